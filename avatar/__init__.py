@@ -1,0 +1,3 @@
+"""avatar: one terminal and one engine for every coding agent."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,5 @@
+"""`python -m avatar` runs the CLI."""
+
+from avatar.cli import main
+
+main()

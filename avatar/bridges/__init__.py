@@ -1,0 +1,1 @@
+"""Bridges: one per transport, each turning an agent into avatar's event model."""

@@ -1,0 +1,160 @@
+"""The contract every bridge fulfils, with safe defaults for what a provider cannot do."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel
+
+from avatar.errors import NotSupportedError
+from avatar.events import BaseEvent, PermissionRequested, SessionStarted
+
+if TYPE_CHECKING:
+    from avatar.config import Settings
+    from avatar.providers import ProviderSpec
+    from avatar.sessions.types import SessionInfo
+
+
+class SessionCapabilities(BaseModel):
+    """What a running bridge can do with sessions, detected at runtime (DESIGN §1)."""
+
+    can_list: bool = False
+    can_load: bool = False
+    can_resume: bool = False
+    can_continue_last: bool = False
+    can_fork: bool = False
+    can_delete: bool = False
+    can_cancel: bool = False
+
+    def names(self) -> list[str]:
+        """The capability names that are true, without the `can_` prefix."""
+        return [k.removeprefix("can_") for k, v in self.model_dump().items() if v]
+
+
+PermissionHandler = Callable[[PermissionRequested], Awaitable[bool]]
+"""Asked before any action that changes something; True allows it."""
+
+EventSink = Callable[[BaseEvent], None]
+"""Receives events produced outside a turn (notices while opening, replay, agent death)."""
+
+
+async def deny_all(request: PermissionRequested) -> bool:
+    """The permission handler used when nobody configured one."""
+    return False
+
+
+def _drop(event: BaseEvent) -> None:
+    return None
+
+
+@dataclass
+class BridgeContext:
+    """Everything a bridge needs from the engine; plain data, built once per bridge."""
+
+    spec: ProviderSpec
+    cwd: Path
+    settings: Settings
+    avatar_home: Path
+    env: Mapping[str, str] = field(default_factory=dict)  # full env for child processes
+    additional_dirs: list[Path] = field(default_factory=list)
+    model: str | None = None
+    system_prompt: str | None = None
+    permission: PermissionHandler = deny_all
+    emit: EventSink = _drop
+
+
+@dataclass(frozen=True)
+class OpenRequest:
+    """How to open a session: a new one (optionally with a chosen id), or an existing one."""
+
+    mode: Literal["new", "resume", "continue", "fork"] = "new"
+    session_id: str | None = None
+
+
+class BaseBridge(ABC):
+    """One provider behind avatar's session API.
+
+    Subclasses implement `start`, `new_session` and `send`; every other session operation
+    defaults to a typed `NotSupportedError` naming the provider, so the engine can fall back
+    and the user sees a clear message instead of a traceback.
+    """
+
+    def __init__(self, ctx: BridgeContext) -> None:
+        self.ctx = ctx
+        self.session_id: str | None = None
+        self.capabilities = SessionCapabilities()
+
+    @property
+    def name(self) -> str:
+        """The provider name this bridge serves."""
+        return self.ctx.spec.name
+
+    @property
+    def session_capabilities(self) -> SessionCapabilities:
+        """Capabilities as detected after `start()`."""
+        return self.capabilities
+
+    async def start(self) -> None:
+        """Spawn or connect to the agent and detect capabilities."""
+
+    async def stop(self) -> None:
+        """Shut the agent down cleanly; safe to call twice."""
+
+    async def open(self, request: OpenRequest) -> SessionStarted:
+        """Open a session as `request` asks, dispatching to the specific method."""
+        if request.mode == "resume":
+            assert request.session_id
+            return await self.resume_session(request.session_id)
+        if request.mode == "continue":
+            return await self.continue_last()
+        if request.mode == "fork":
+            assert request.session_id
+            return await self.fork_session(request.session_id)
+        return await self.new_session(request.session_id)
+
+    @abstractmethod
+    async def new_session(self, session_id: str | None = None) -> SessionStarted:
+        """Start a fresh session (with `session_id` when the provider lets the caller choose)."""
+
+    async def resume_session(self, session_id: str) -> SessionStarted:
+        """Reopen an existing session by id."""
+        raise NotSupportedError(self.name, "resuming a session")
+
+    async def continue_last(self) -> SessionStarted:
+        """Reopen the newest session of this provider in the cwd."""
+        raise NotSupportedError(self.name, "continuing the last session")
+
+    async def fork_session(self, session_id: str) -> SessionStarted:
+        """Open a new session that starts with a copy of another's history."""
+        raise NotSupportedError(self.name, "forking a session")
+
+    async def list_sessions(self, cwd: Path | None = None) -> list[SessionInfo]:
+        """Sessions the running agent knows of (most bridges list from disk instead)."""
+        return []
+
+    async def delete_session(self, session_id: str) -> None:
+        """Delete a session for good."""
+        raise NotSupportedError(self.name, "deleting a session")
+
+    @abstractmethod
+    def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
+        """Run one turn; yields events and ends after `TurnFinished` (or `Error`)."""
+
+    async def cancel(self) -> None:
+        """Stop the running turn; the turn then ends with stop reason `cancelled`."""
+
+    async def steer(self, text: str) -> bool:
+        """Inject text into the running turn; False when the provider cannot (caller queues)."""
+        return False
+
+    async def set_model(self, model: str) -> None:
+        """Switch model for the next turn."""
+        raise NotSupportedError(self.name, "switching the model")
+
+    def status(self) -> dict[str, Any]:
+        """Provider-specific status facts for `/status` (plain strings and numbers)."""
+        return {}

@@ -1,0 +1,307 @@
+"""The `avatar` command line (DESIGN §3). Renders events; knows nothing of vendors."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from avatar import __version__
+from avatar.errors import AvatarError, UsageError
+
+PERMISSIONS = click.Choice(["ask", "allow", "deny"])
+
+
+@dataclass
+class AppState:
+    """Global options, and the settings and engine built from them on first use."""
+
+    provider: str | None = None
+    model: str | None = None
+    preset: str | None = None
+    cwd: Path = field(default_factory=Path.cwd)
+    config: Path | None = None
+    _settings: Any = None
+
+    def settings(self, **flags: Any) -> Any:
+        """Load and validate the layered config (flags win)."""
+        from avatar.config import load_settings
+
+        if self._settings is None or flags:
+            self._settings = load_settings(
+                self.cwd,
+                config_file=self.config,
+                flags={"model": self.model, **flags},
+                preset=self.preset,
+            )
+        return self._settings
+
+    def engine(self, *, interactive: bool = False, **flags: Any) -> Any:
+        """An engine over the loaded settings."""
+        from avatar.engine import Engine
+
+        return Engine(self.settings(**flags), self.cwd, interactive=interactive)
+
+    def provider_name(self, engine: Any) -> str:
+        """`-p`, else the preset/config provider, else the automatic choice."""
+        if self.provider:
+            return str(engine.spec(self.provider).name)
+        return str(engine.default_provider())
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print the one-line error of the output contract and exit."""
+    sys.stderr.write(f"avatar: {message}\n")
+    sys.stderr.flush()
+    raise SystemExit(code)
+
+
+def run(args: list[str]) -> None:
+    """Run the CLI with avatar's error contract: one stderr line, exit 2 usage / 1 provider."""
+    try:
+        result = cli.main(args, prog_name="avatar", standalone_mode=False)
+    except click.exceptions.Exit as e:
+        raise SystemExit(e.exit_code) from None
+    except click.exceptions.Abort:
+        raise SystemExit(130) from None
+    except click.ClickException as e:
+        fail(e.format_message(), 2)
+    except AvatarError as e:
+        fail(str(e), e.exit_code)
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
+    except BrokenPipeError:
+        # The reader went away (`avatar session list | head`): not an error worth a line.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(0) from None
+    except Exception as e:  # the contract: never a traceback, unless asked for
+        if os.environ.get("AVATAR_DEBUG"):
+            raise
+        fail(f"internal error: {type(e).__name__}: {e} (set AVATAR_DEBUG=1 for details)", 1)
+    raise SystemExit(result if isinstance(result, int) else 0)
+
+
+class _Group(click.Group):
+    """A group whose `--help` lists commands in the order of DESIGN §3."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)
+
+
+@click.group(
+    cls=_Group,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.option(
+    "-p",
+    "--provider",
+    help="Provider to use: native, claude, claude-acp, codex, gemini, or a configured ACP agent.",
+)
+@click.option(
+    "-m", "--model", help="Model for the provider (native: an id, provider/id or unique prefix)."
+)
+@click.option("--preset", help="Named bundle of settings from config `presets:`.")
+@click.option(
+    "-C", "cwd", type=click.Path(file_okay=False, path_type=Path), help="Run as if started in DIR."
+)
+@click.option(
+    "-c",
+    "--config",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Config file to use instead of the user config.",
+)
+@click.version_option(__version__, "--version", prog_name="avatar", message="%(prog)s %(version)s")
+@click.pass_context
+def cli(
+    ctx: click.Context,
+    provider: str | None,
+    model: str | None,
+    preset: str | None,
+    cwd: Path | None,
+    config: Path | None,
+) -> int | None:
+    """One terminal for every coding agent: Claude Code, Codex, Gemini CLI, any ACP agent, and a
+    built-in native agent. Without a command, starts the REPL."""
+    if cwd is not None and not cwd.is_dir():
+        raise UsageError(f"no such directory: {cwd}")
+    ctx.obj = AppState(
+        provider=provider,
+        model=model,
+        preset=preset,
+        cwd=(cwd or Path.cwd()).resolve(),
+        config=config,
+    )
+    if ctx.invoked_subcommand is None:
+        from avatar.cli.repl import run_repl
+
+        return run_repl(ctx.obj, resume=None, cont=False, source=None)
+    return None
+
+
+@cli.command()
+@click.argument("prompt", required=False)
+@click.option("--resume", "resume", metavar="ID", help="Resume a session (id or unique prefix).")
+@click.option(
+    "--continue", "cont", is_flag=True, help="Continue the newest session in this directory."
+)
+@click.option("--json", "json_out", is_flag=True, help="Write one JSON event per line to stdout.")
+@click.option(
+    "--permission",
+    type=PERMISSIONS,
+    help="Answer to actions that change things (config default: ask, which denies here).",
+)
+@click.option(
+    "-s",
+    "--session-id",
+    metavar="ID",
+    help="Use this session id (resumed if it exists, else created where the provider allows).",
+)
+@click.option(
+    "--from", "source", metavar="SESSION", help="Start seeded with a handoff of another session."
+)
+@click.pass_obj
+def chat(
+    state: AppState,
+    prompt: str | None,
+    resume: str | None,
+    cont: bool,
+    json_out: bool,
+    permission: str | None,
+    session_id: str | None,
+    source: str | None,
+) -> int:
+    """Send one prompt (or `-` to read it from stdin) and stream the answer."""
+    if prompt is None or prompt == "-":
+        if prompt is None and sys.stdin.isatty():
+            raise UsageError("chat needs a prompt (or `-` to read it from stdin)")
+        prompt = sys.stdin.read()
+    if not prompt.strip():
+        raise UsageError("the prompt is empty")
+    if sum(bool(x) for x in (resume, cont, session_id, source)) > 1:
+        raise UsageError("use only one of --resume, --continue, --session-id and --from")
+    from avatar.cli.chat import run_chat
+
+    return run_chat(
+        state,
+        prompt,
+        resume=resume,
+        cont=cont,
+        json_out=json_out,
+        permission=permission,
+        session_id=session_id,
+        source=source,
+    )
+
+
+@cli.command()
+@click.option("--resume", "resume", metavar="ID", help="Resume a session (id or unique prefix).")
+@click.option(
+    "--continue", "cont", is_flag=True, help="Continue the newest session in this directory."
+)
+@click.option(
+    "--from",
+    "source",
+    metavar="SESSION",
+    help="Start a new session seeded with a handoff of another session.",
+)
+@click.pass_obj
+def repl(state: AppState, resume: str | None, cont: bool, source: str | None) -> int:
+    """Interactive session with slash commands (/help lists them)."""
+    if sum(bool(x) for x in (resume, cont, source)) > 1:
+        raise UsageError("use only one of --resume, --continue and --from")
+    from avatar.cli.repl import run_repl
+
+    return run_repl(state, resume=resume, cont=cont, source=source)
+
+
+@cli.group(cls=_Group)
+def session() -> None:
+    """List, inspect, delete and fork sessions of every provider."""
+
+
+@session.command("list")
+@click.option("--provider", "provider", help="Only this provider's sessions.")
+@click.option(
+    "--all",
+    "all_",
+    is_flag=True,
+    help="Every provider's sessions (the default unless -p/--provider is given).",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=50,
+    show_default=True,
+    help="Rows to show (0 = all).",
+)
+@click.option("--json", "json_out", is_flag=True, help="A JSON array of sessions.")
+@click.option("--any-cwd", is_flag=True, help="Sessions of every directory, not just this project.")
+@click.pass_obj
+def session_list(
+    state: AppState, provider: str | None, all_: bool, limit: int, json_out: bool, any_cwd: bool
+) -> int:
+    """Sessions of this project, newest first."""
+    from avatar.cli.sessions import list_sessions
+
+    if provider and all_:
+        raise UsageError("use either --provider or --all")
+    chosen = None if all_ else (provider or state.provider)
+    return list_sessions(state, chosen, limit=limit, json_out=json_out, any_cwd=any_cwd)
+
+
+@session.command("info")
+@click.argument("session_id", metavar="ID")
+@click.option("--json", "json_out", is_flag=True, help="As a JSON object.")
+@click.pass_obj
+def session_info(state: AppState, session_id: str, json_out: bool) -> int:
+    """Facts about one session."""
+    from avatar.cli.sessions import show_info
+
+    return show_info(state, session_id, json_out=json_out)
+
+
+@session.command("show")
+@click.argument("session_id", metavar="ID")
+@click.pass_obj
+def session_show(state: AppState, session_id: str) -> int:
+    """A session's transcript."""
+    from avatar.cli.sessions import show_transcript
+
+    return show_transcript(state, session_id)
+
+
+@session.command("delete")
+@click.argument("session_id", metavar="ID")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_obj
+def session_delete(state: AppState, session_id: str, yes: bool) -> int:
+    """Delete a session (where its provider allows it)."""
+    from avatar.cli.sessions import delete
+
+    return delete(state, session_id, yes=yes)
+
+
+@session.command("fork")
+@click.argument("session_id", metavar="ID")
+@click.pass_obj
+def session_fork(state: AppState, session_id: str) -> int:
+    """Fork a session into a new one on the same provider; prints the new id."""
+    from avatar.cli.sessions import fork
+
+    return fork(state, session_id)
+
+
+@cli.command()
+@click.option("--json", "json_out", is_flag=True, help="As a JSON array.")
+@click.pass_obj
+def providers(state: AppState, json_out: bool) -> int:
+    """Which agents are installed: path, version, transport, capabilities, how to enable."""
+    from avatar.cli.providers import show_providers
+
+    return show_providers(state, json_out=json_out)
+

@@ -1,0 +1,136 @@
+"""`avatar session …`: one listing and one set of session commands for every provider."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+from avatar.cli.table import render_table
+from avatar.errors import UsageError
+from avatar.sessions.types import SessionInfo, Transcript
+
+
+def _ago(stamp: datetime | None) -> str:
+    if stamp is None:
+        return "-"
+    seconds = (datetime.now(UTC) - stamp).total_seconds()
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit} ago"
+    return "just now"
+
+
+def _warn(engine: Any) -> None:
+    for line in engine.warnings():
+        sys.stderr.write(f"warning: {line}\n")
+
+
+def list_sessions(
+    state: Any, provider: str | None, *, limit: int, json_out: bool, any_cwd: bool
+) -> int:
+    """Print the session table (newest first) or the JSON array of DESIGN §3."""
+    engine = state.engine()
+    sessions = engine.list_sessions(provider, any_cwd=any_cwd)
+    _warn(engine)
+    shown = sessions if limit == 0 else sessions[:limit]
+    if json_out:
+        sys.stdout.write(json.dumps([s.to_public() for s in shown], indent=1) + "\n")
+        return 0
+    if not sessions:
+        where = "any directory" if any_cwd else str(engine.cwd)
+        sys.stderr.write(f"no sessions in {where}\n")
+    rows = [
+        [s.provider, s.id, (s.title or "").replace("\n", " "), _ago(s.updated), str(s.messages)]
+        for s in shown
+    ]
+    sys.stdout.write(
+        render_table(["provider", "id", "title", "updated", "messages"], rows, shrink=2)
+    )
+    if len(shown) < len(sessions):
+        sys.stderr.write(f"({len(sessions) - len(shown)} more; --limit 0 shows all)\n")
+    return 0
+
+
+def _find(state: Any, ref: str) -> tuple[Any, SessionInfo]:
+    engine = state.engine()
+    info = engine.find_session(ref, state.provider)
+    return engine, info
+
+
+def show_info(state: Any, ref: str, *, json_out: bool) -> int:
+    """Facts about one session."""
+    engine, info = _find(state, ref)
+    _warn(engine)
+    data = info.to_public()
+    if info.path:
+        data["path"] = info.path
+    if json_out:
+        sys.stdout.write(json.dumps(data, indent=1) + "\n")
+        return 0
+    for key, value in data.items():
+        sys.stdout.write(f"{key:9} {value if value is not None else '-'}\n")
+    return 0
+
+
+def render_transcript(transcript: Transcript) -> str:
+    """A transcript as readable text: one block per message."""
+    out = []
+    for m in transcript.messages:
+        label = {"user": "you", "assistant": "assistant", "tool": "tool", "system": "system"}
+        head = f"── {label[m.role]}" + (" (error)" if m.is_error else "")
+        body = [m.text.rstrip()] if m.text.strip() else []
+        for call in m.tool_calls:
+            arg = call.input if isinstance(call.input, str) else json.dumps(call.input)
+            body.append(f"→ {call.name} {arg}")
+        out.append(head + "\n" + "\n".join(body))
+    if transcript.skipped_lines:
+        out.append(f"({transcript.skipped_lines} unreadable lines skipped)")
+    return "\n\n".join(out) + "\n"
+
+
+def show_transcript(state: Any, ref: str) -> int:
+    """Print a session's transcript."""
+    engine, info = _find(state, ref)
+    transcript = engine.transcript(info)
+    _warn(engine)
+    title = f"{info.provider} session {info.id}" + (f" — {info.title}" if info.title else "")
+    sys.stdout.write(title + "\n\n" + render_transcript(transcript))
+    return 0
+
+
+def delete(state: Any, ref: str, *, yes: bool) -> int:
+    """Delete a session after confirmation."""
+    engine, info = _find(state, ref)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise UsageError("refusing to delete without confirmation; pass --yes")
+        import click
+
+        if not click.confirm(
+            f"delete {info.provider} session {info.id} ({info.title or 'untitled'})?"
+        ):
+            return 1
+    engine.delete_session(info)
+    sys.stderr.write(f"deleted {info.provider} session {info.id}\n")
+    return 0
+
+
+def fork(state: Any, ref: str) -> int:
+    """Fork a session on its own provider and print the new id."""
+    import asyncio
+
+    from avatar.cli.render import LineRenderer
+
+    async def go() -> int:
+        engine = state.engine()
+        engine.listeners.append(LineRenderer(json_out=False).on_event)
+        try:
+            started = await engine.fork(ref)
+        finally:
+            await engine.stop()
+        sys.stdout.write(started.session_id + "\n")
+        return 0
+
+    return asyncio.run(go())

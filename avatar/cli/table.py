@@ -1,0 +1,27 @@
+"""Plain aligned tables: listing must stay fast, so no rich import on this path."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+
+
+def render_table(headers: list[str], rows: list[list[str]], *, shrink: int | None = None) -> str:
+    """Left-aligned columns; column `shrink` is cut to fit the terminal width."""
+    widths = [len(h) for h in headers]
+    for row in rows:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], len(cell))
+    if shrink is not None and sys.stdout.isatty():
+        total = shutil.get_terminal_size((120, 24)).columns
+        others = sum(w for i, w in enumerate(widths) if i != shrink) + 2 * (len(widths) - 1)
+        widths[shrink] = max(len(headers[shrink]), min(widths[shrink], total - others))
+    lines = []
+    for row in [headers, *rows]:
+        cells = []
+        for i, cell in enumerate(row):
+            if len(cell) > widths[i]:
+                cell = cell[: max(widths[i] - 1, 0)] + "…"
+            cells.append(cell.ljust(widths[i]) if i < len(row) - 1 else cell)
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines) + "\n"

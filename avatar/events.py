@@ -1,0 +1,225 @@
+"""The one event model every provider speaks.
+
+Bridges translate their agent's wire format into these events; the CLI renders them and never
+looks at provider payloads. `chat --json` writes `event.to_json()` per line (`{"v": 1, "type": …}`).
+Importing this module costs pydantic (~50 ms) and nothing heavier.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+SCHEMA_VERSION = 1
+
+OpenHow = Literal["new", "loaded", "resumed", "continued", "forked"]
+StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
+
+
+class BaseEvent(BaseModel):
+    """Common fields: `replay` marks history re-sent by an agent while loading a session."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    replay: bool = False
+
+    def to_json(self) -> str:
+        """One JSON object, with the schema version `v` first."""
+        data = {"v": SCHEMA_VERSION, **self.model_dump(mode="json", exclude_defaults=False)}
+        return _dumps(data)
+
+
+def _dumps(data: dict[str, Any]) -> str:
+    import json
+
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+class TextDelta(BaseEvent):
+    """A piece of the assistant's answer."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ThinkingDelta(BaseEvent):
+    """A piece of the model's visible reasoning."""
+
+    type: Literal["thinking"] = "thinking"
+    text: str
+
+
+class UserMessage(BaseEvent):
+    """A user turn, seen when an agent replays history (or echoes steering)."""
+
+    type: Literal["user_message"] = "user_message"
+    text: str
+
+
+class ToolCallStarted(BaseEvent):
+    """The agent began a tool call."""
+
+    type: Literal["tool_call_started"] = "tool_call_started"
+    id: str
+    name: str
+    title: str | None = None
+    kind: str | None = None
+    input: dict[str, Any] | None = None
+
+
+class ToolCallUpdated(BaseEvent):
+    """Progress of a running tool call (status change or partial output)."""
+
+    type: Literal["tool_call_updated"] = "tool_call_updated"
+    id: str
+    status: str | None = None
+    title: str | None = None
+    output: str | None = None
+
+
+class ToolCallFinished(BaseEvent):
+    """A tool call ended; `is_error` when it failed or was refused."""
+
+    type: Literal["tool_call_finished"] = "tool_call_finished"
+    id: str
+    output: str = ""
+    is_error: bool = False
+
+
+class PermissionRequested(BaseEvent):
+    """The agent asked to do something that changes state; `decision` is what avatar answered."""
+
+    type: Literal["permission"] = "permission"
+    id: str
+    title: str
+    kind: str | None = None
+    decision: Literal["allow", "deny", "pending"] = "pending"
+    reason: str | None = None
+
+
+class PlanEntry(BaseModel):
+    """One line of an agent's plan."""
+
+    content: str
+    status: str = "pending"
+    priority: str | None = None
+
+
+class Plan(BaseEvent):
+    """The agent's current plan (replaces any earlier plan)."""
+
+    type: Literal["plan"] = "plan"
+    entries: list[PlanEntry] = Field(default_factory=list)
+
+
+class Usage(BaseEvent):
+    """Token use and cost so far; `context_used`/`context_size` give the context fill."""
+
+    type: Literal["usage"] = "usage"
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    cost_usd: float | None = None
+    context_used: int | None = None
+    context_size: int | None = None
+
+    @property
+    def context_percent(self) -> float | None:
+        """Context window fill in percent, when both numbers are known."""
+        if self.context_used is None or not self.context_size:
+            return None
+        return 100.0 * self.context_used / self.context_size
+
+
+class SessionStarted(BaseEvent):
+    """A session is open: how it was opened, on which provider."""
+
+    type: Literal["session"] = "session"
+    session_id: str
+    provider: str
+    how: OpenHow = "new"
+    model: str | None = None
+    cwd: str | None = None
+
+
+class TitleChanged(BaseEvent):
+    """The agent (re)named the session."""
+
+    type: Literal["title"] = "title"
+    title: str
+
+
+class CommandsAvailable(BaseEvent):
+    """The agent's own slash commands."""
+
+    type: Literal["commands"] = "commands"
+    commands: list[str] = Field(default_factory=list)
+
+
+class ModeChanged(BaseEvent):
+    """The agent switched mode (e.g. plan, auto-edit)."""
+
+    type: Literal["mode"] = "mode"
+    mode: str
+
+
+class TurnFinished(BaseEvent):
+    """The turn ended."""
+
+    type: Literal["turn_finished"] = "turn_finished"
+    stop_reason: StopReason = "end_turn"
+
+
+class Error(BaseEvent):
+    """Something failed; `detail` carries e.g. the agent's last stderr lines."""
+
+    type: Literal["error"] = "error"
+    message: str
+    detail: str | None = None
+
+
+class Notice(BaseEvent):
+    """Something the user should know: a fallback taken, a permission denied, a warning."""
+
+    type: Literal["notice"] = "notice"
+    message: str
+    level: Literal["info", "warning"] = "info"
+
+
+Event = Annotated[
+    TextDelta
+    | ThinkingDelta
+    | UserMessage
+    | ToolCallStarted
+    | ToolCallUpdated
+    | ToolCallFinished
+    | PermissionRequested
+    | Plan
+    | Usage
+    | SessionStarted
+    | TitleChanged
+    | CommandsAvailable
+    | ModeChanged
+    | TurnFinished
+    | Error
+    | Notice,
+    Field(discriminator="type"),
+]
+
+_adapter: TypeAdapter[Any] | None = None
+
+
+def parse_event(data: str | bytes | dict[str, Any]) -> BaseEvent:
+    """Parse one event from its JSON form (the `v` key is accepted and ignored)."""
+    global _adapter
+    if _adapter is None:
+        _adapter = TypeAdapter(Event)
+    if isinstance(data, (str, bytes)):
+        import json
+
+        data = json.loads(data)
+    assert isinstance(data, dict)
+    data = {k: v for k, v in data.items() if k != "v"}
+    return _adapter.validate_python(data)

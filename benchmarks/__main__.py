@@ -1,0 +1,46 @@
+"""Run every benchmark and print one table: `python -m benchmarks [--quick] [--only NAME]`."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+
+SUITES = ("startup", "sessions", "native", "acp")
+
+
+def main() -> int:
+    """Run the suites; exit 1 when a target is missed."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks")
+    parser.add_argument("--quick", action="store_true", help="fewer runs, smaller data (<2 min)")
+    parser.add_argument("--only", choices=SUITES, action="append", help="run only this suite")
+    parser.add_argument("--json", action="store_true", help="rows as JSON")
+    args = parser.parse_args()
+    rows: list[dict[str, object]] = []
+    for name in args.only or SUITES:
+        try:
+            module = importlib.import_module(f"benchmarks.{name}")
+        except ModuleNotFoundError:
+            continue
+        for r in module.run(args.quick):
+            rows.append({"suite": name, **r})
+            if not args.json:
+                _print(rows[-1])
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
+def _print(r: dict[str, object]) -> None:
+    value = r["value"]
+    unit = r.get("unit", "s")
+    shown = f"{value * 1000:.1f} ms" if unit == "s" else f"{value:,.1f} {unit}"
+    ratio = f"{r['ratio']:.2f}×" if r.get("ratio") is not None else ""
+    mark = "ok " if r["ok"] else "MISS"
+    print(f"{mark} {r['suite']:9} {r['name']:55} {shown:>14} {ratio:>8}  {r['target']}")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

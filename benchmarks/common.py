@@ -1,0 +1,55 @@
+"""Timing helpers shared by the benchmarks."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_BIN = Path(sys.executable).parent
+
+
+def avatar_exe() -> str:
+    """The installed `avatar` console script next to this interpreter."""
+    return str(VENV_BIN / "avatar")
+
+
+def median_wall(cmd: Sequence[str], runs: int, env: dict[str, str] | None = None) -> float:
+    """Median wall time in seconds of running `cmd` to completion (output discarded)."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(
+            cmd,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env or os.environ.copy(),
+            check=True,
+        )
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def row(
+    name: str,
+    value: float,
+    baseline: float | None,
+    target: str,
+    ok: bool,
+    unit: str = "s",
+) -> dict[str, object]:
+    """One result row: value, baseline, their ratio, the target and whether it is met."""
+    return {
+        "name": name,
+        "value": value,
+        "unit": unit,
+        "baseline": baseline,
+        "ratio": (value / baseline) if baseline else None,
+        "target": target,
+        "ok": ok,
+    }
