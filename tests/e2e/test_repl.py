@@ -1,0 +1,129 @@
+"""End-to-end: the installed `avatar` REPL in a pseudo-terminal (pexpect), against the fake server.
+
+The native provider answers through the fake server's chat-completions API; the switch test
+hands the conversation to the real codex-acp and checks codex's model request carries it.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pexpect
+
+from tests.support.homes import AgentHome, avatar_env, require_bridges
+from tests.support.model_server import FakeModelServer, Reply
+
+AVATAR = shutil.which("avatar", path=str(Path(sys.executable).parent)) or "avatar"
+ULID = r"[0-9A-HJKMNP-TV-Z]{26}"
+
+
+def spawn(home: AgentHome, *args: str, env: dict[str, str] | None = None) -> pexpect.spawn:
+    child = pexpect.spawn(
+        AVATAR,
+        list(args),
+        cwd=str(home.workdir),
+        env=env or avatar_env(home),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 200),
+    )
+    child.expect("avatar REPL")
+    return child
+
+
+def test_repl_chat_sessions_new_resume_status_quit(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    model_server.chat.append(Reply.text("First answer."), Reply.text("Second answer."))
+    child = spawn(agent_home, "-p", "native", "repl")
+    child.sendline("remember the pelican")
+    child.expect(rf"session: ({ULID}) \(native, new\)")
+    first_id = child.match.group(1)
+    child.expect("First answer.")
+
+    child.sendline("/sessions")
+    child.expect(rf"native\s+{first_id}\s+remember the pelican")
+
+    child.sendline("/new")
+    child.expect(rf"session: ({ULID}) \(native, new\)")
+    assert child.match.group(1) != first_id
+
+    child.sendline(f"/resume {first_id[:12]}")
+    child.expect(rf"session: {first_id} \(native, resumed\)")
+    child.sendline("what did I ask you to remember?")
+    child.expect("Second answer.")
+    last = model_server.requests_for("chat")[-1].all_text()
+    assert "remember the pelican" in last and "First answer." in last
+
+    child.sendline("/status")
+    child.expect(rf"native · .* · {first_id}")
+    child.expect("capabilities: list, load, resume, continue_last, fork, delete, cancel")
+
+    child.sendline("/nonsense")
+    child.expect(r"unknown command /nonsense")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_ctrl_c_interrupts_the_turn_not_the_repl(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    model_server.chat.append(
+        Reply.slow_text(["slow ", "stream ", "that ", "never ", "ends "] * 20, delay=0.2),
+        Reply.text("Still here."),
+    )
+    child = spawn(agent_home, "-p", "native", "repl")
+    child.sendline("start something long")
+    child.expect("slow stream")
+    child.sendintr()
+    child.expect(r"\(interrupted\)")
+    child.sendline("are you there?")
+    child.expect("Still here.")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+
+
+def test_provider_switch_hands_the_conversation_to_codex(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    require_bridges("codex-acp")
+    model_server.chat.append(Reply.text("The codeword is PELICAN."))
+    model_server.responses.append(Reply.text("You told me: PELICAN."))
+    child = spawn(agent_home, "-p", "native", "repl")
+    child.sendline("pick a codeword")
+    child.expect("The codeword is PELICAN.")
+    child.sendline("/provider codex")
+    child.expect(r"session: \S+ \(codex, new\)", timeout=60)
+    child.sendline("what was the codeword?")
+    child.expect("You told me: PELICAN.", timeout=60)
+    codex_request = model_server.requests_for("responses")[-1].all_text()
+    assert "pick a codeword" in codex_request
+    assert "The codeword is PELICAN." in codex_request
+    assert "what was the codeword?" in codex_request
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+
+
+def test_repl_without_a_terminal_reads_lines(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    import subprocess
+
+    model_server.chat.append(Reply.text("Piped answer."))
+    out = subprocess.run(
+        [AVATAR, "-p", "native", "repl"],
+        input="hello from a pipe\n/session\n",
+        capture_output=True,
+        text=True,
+        env=avatar_env(agent_home),
+        cwd=agent_home.workdir,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "Piped answer." in out.stdout
+    assert re.search(rf"{ULID} \(native, new\)", out.stdout)
