@@ -38,6 +38,13 @@ def plan_open(
         info = engine.find_session(resume)
         return info.provider, OpenRequest("resume", info.id)
     name = engine.spec(provider).name if provider else engine.default_provider()
+    if not (cont or session_id):
+        # A provider's `session:` block in config sets how sessions open by default.
+        cfg = engine.settings.provider_config(name)
+        defaults = cfg.session if cfg is not None else None
+        if defaults is not None and defaults.resume_id:
+            return plan_open(engine, name, resume=defaults.resume_id)
+        cont = bool(defaults and defaults.continue_last)
     if cont:
         return name, OpenRequest("continue")
     if session_id:

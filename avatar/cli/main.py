@@ -304,4 +304,3 @@ def providers(state: AppState, json_out: bool) -> int:
     from avatar.cli.providers import show_providers
 
     return show_providers(state, json_out=json_out)
-

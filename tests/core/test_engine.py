@@ -131,3 +131,22 @@ def test_no_usable_provider_says_what_it_looked_for(tmp_path: Path) -> None:
     )
     with pytest.raises(AvatarError, match="no usable provider found"):
         e.default_provider()
+
+
+def test_provider_session_block_sets_the_default_open_mode(tmp_path: Path) -> None:
+    from avatar.cli.chat import plan_open
+
+    settings = Settings.model_validate(
+        {
+            "providers": {
+                "codex": {"session": {"continue_last": True}},
+                "gemini": {"session": {"resume_id": "abc123"}},
+            }
+        }
+    )
+    e = Engine(settings, tmp_path, env={"HOME": str(tmp_path)}, home=tmp_path)
+    e._stores = {"gemini": _Store([])}
+    assert plan_open(e, "codex") == ("codex", OpenRequest("continue"))
+    assert plan_open(e, "codex", session_id="x1") == ("codex", OpenRequest("new", "x1"))
+    assert plan_open(e, "gemini") == ("gemini", OpenRequest("resume", "abc123"))
+    assert plan_open(e, "claude") == ("claude", OpenRequest("new"))

@@ -127,3 +127,27 @@ def test_repl_without_a_terminal_reads_lines(
     assert out.returncode == 0, out.stderr
     assert "Piped answer." in out.stdout
     assert re.search(rf"{ULID} \(native, new\)", out.stdout)
+
+
+def test_repl_asks_before_a_write_and_honours_the_answer(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    model_server.chat.append(
+        Reply.tool_call("write", {"path": "yes.txt", "content": "allowed"}),
+        Reply.text("Wrote it."),
+        Reply.tool_call("write", {"path": "no.txt", "content": "denied"}),
+        Reply.text("Could not write."),
+    )
+    child = spawn(agent_home, "-p", "native", "repl")
+    child.sendline("write yes.txt")
+    child.expect(r"permission: allow .*\? \[y/N\]")
+    child.sendline("y")
+    child.expect("Wrote it.")
+    child.sendline("write no.txt")
+    child.expect(r"permission: allow .*\? \[y/N\]")
+    child.sendline("n")
+    child.expect("Could not write.")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    assert (agent_home.workdir / "yes.txt").read_text() == "allowed"
+    assert not (agent_home.workdir / "no.txt").exists()
