@@ -20,7 +20,8 @@ StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "
 class BaseEvent(BaseModel):
     """Common fields: `replay` marks history re-sent by an agent while loading a session."""
 
-    model_config = ConfigDict(extra="forbid")
+    # Schemas are built on first use: a command pays only for the events it creates.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     replay: bool = False
 

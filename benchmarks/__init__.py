@@ -1,1 +1,1 @@
-"""Benchmarks: `python -m benchmarks [--quick]`; each reports ratios against a baseline run alongside."""
+"""Benchmarks: `python -m benchmarks [--quick]`; each reports ratios to a baseline run alongside."""

@@ -13,6 +13,11 @@ def main(argv: list[str] | None = None) -> None:
 
         sys.stdout.write(f"avatar {__version__}\n")
         raise SystemExit(0)
+    import os
+
+    # pydantic scans every installed distribution for plugins on first use (~25 ms); avatar
+    # uses none, and start-up time is a feature of a CLI.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from avatar.cli.main import run
 
     run(args)

@@ -1,0 +1,60 @@
+"""Config `mcp_servers` → the MCP server list of `session/new`, `load`, `resume` and `fork`.
+
+Every ACP agent must accept stdio servers; http and sse servers are only sent to agents that
+advertise them in `mcp_capabilities`, and the others are reported so the user knows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from avatar.config import McpServer
+from avatar.providers import find_executable
+
+
+def server_kind(server: McpServer) -> str:
+    """`stdio`, `http` or `sse`: the explicit `type`, else by whether a url is given."""
+    if server.type:
+        return server.type
+    return "http" if server.url and not server.command else "stdio"
+
+
+def build_mcp_servers(
+    servers: Mapping[str, McpServer], mcp_capabilities: Any
+) -> tuple[list[Any], list[str]]:
+    """The SDK objects to send, and one message per server left out (and why)."""
+    from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio, SseMcpServer
+
+    out: list[Any] = []
+    skipped: list[str] = []
+    for name, server in servers.items():
+        kind = server_kind(server)
+        if kind == "stdio":
+            if not server.command:
+                skipped.append(f"MCP server {name!r} has no command")
+                continue
+            # The protocol wants an absolute path; resolve a bare name the way a shell would.
+            command = find_executable(server.command) or server.command
+            out.append(
+                McpServerStdio(
+                    name=name,
+                    command=command,
+                    args=list(server.args),
+                    env=[EnvVariable(name=k, value=v) for k, v in server.env.items()],
+                )
+            )
+            continue
+        supported = bool(getattr(mcp_capabilities, kind, False)) if mcp_capabilities else False
+        if not server.url:
+            skipped.append(f"MCP server {name!r} ({kind}) has no url")
+            continue
+        if not supported:
+            skipped.append(
+                f"MCP server {name!r} not passed: the agent does not accept {kind} servers"
+            )
+            continue
+        headers = [HttpHeader(name=k, value=v) for k, v in server.headers.items()]
+        cls = HttpMcpServer if kind == "http" else SseMcpServer
+        out.append(cls(name=name, url=server.url, headers=headers, type=kind))
+    return out, skipped

@@ -1,0 +1,192 @@
+"""Terminals an ACP agent runs through the client: real subprocesses, bounded output.
+
+Each terminal is its own process group, so `kill` ends a whole pipeline; output (stdout and
+stderr merged) is kept up to a byte limit, dropping the oldest bytes at a character boundary
+as the protocol asks. The working directory must lie inside the session's directories.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import shlex
+import signal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from avatar.bridges.acp_fs import AccessDenied, FileAccess
+
+DEFAULT_OUTPUT_LIMIT = 1024 * 1024
+_SHELL_CHARS = set(" \t\n|&;<>()$`\\\"'*?[]#~=%")
+
+
+@dataclass
+class ExitStatus:
+    """How a terminal's process ended: `exit_code`, or the `signal` that killed it."""
+
+    exit_code: int | None = None
+    signal: str | None = None
+
+
+@dataclass
+class Terminal:
+    """One running (or finished) command and the output kept so far."""
+
+    id: str
+    process: asyncio.subprocess.Process
+    limit: int
+    output: bytearray = field(default_factory=bytearray)
+    truncated: bool = False
+    reader: asyncio.Task[None] | None = None
+
+    def append(self, data: bytes) -> None:
+        """Keep `data`, dropping the oldest bytes beyond the limit at a UTF-8 boundary."""
+        self.output += data
+        excess = len(self.output) - self.limit
+        if excess > 0:
+            # Never start inside a multi-byte character (continuation bytes are 0b10xxxxxx).
+            while excess < len(self.output) and (self.output[excess] & 0xC0) == 0x80:
+                excess += 1
+            del self.output[:excess]
+            self.truncated = True
+
+    def text(self) -> str:
+        """The kept output as text."""
+        return self.output.decode("utf-8", "replace")
+
+    def exit_status(self) -> ExitStatus | None:
+        """The exit status once the process has ended, else None."""
+        code = self.process.returncode
+        if code is None:
+            return None
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = str(-code)
+            return ExitStatus(signal=name)
+        return ExitStatus(exit_code=code)
+
+
+class TerminalManager:
+    """Creates, reads, waits for, kills and releases the agent's terminals."""
+
+    def __init__(
+        self,
+        files: FileAccess,
+        env: Mapping[str, str],
+        allowed_commands: Sequence[str] = (),
+    ) -> None:
+        self.files = files
+        self.env = dict(env)
+        self.allowed = list(allowed_commands)
+        self._terminals: dict[str, Terminal] = {}
+        self._ids = itertools.count(1)
+
+    def _argv(self, command: str, args: Sequence[str] | None) -> list[str]:
+        # Agents send either a program plus args, or one shell command line without args.
+        if not args and any(c in _SHELL_CHARS for c in command):
+            return ["/bin/sh", "-c", command]
+        return [command, *(args or [])]
+
+    def _check_allowed(self, argv: list[str]) -> None:
+        if not self.allowed:
+            return
+        first = argv[0]
+        if argv[:2] == ["/bin/sh", "-c"]:
+            try:
+                words = shlex.split(argv[2])
+            except ValueError:
+                words = argv[2].split()
+            first = words[0] if words else ""
+        if os.path.basename(first) not in self.allowed:
+            raise AccessDenied(
+                f"command {first!r} refused: scope.shell_commands allows only "
+                + ", ".join(self.allowed)
+            )
+
+    async def create(
+        self,
+        command: str,
+        args: Sequence[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+    ) -> str:
+        """Start the command and return its terminal id; AccessDenied when not allowed."""
+        workdir = self.files.check(cwd, "read") if cwd else self.files.cwd
+        if not workdir.is_dir():
+            raise AccessDenied(f"terminal cwd {cwd} is not a directory")
+        argv = self._argv(command, args)
+        self._check_allowed(argv)
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                cwd=str(workdir),
+                env={**self.env, **(env or {})},
+                start_new_session=True,
+            )
+        except OSError as e:
+            raise AccessDenied(f"cannot run {argv[0]}: {e.strerror or e}") from None
+        limit = DEFAULT_OUTPUT_LIMIT if output_byte_limit is None else max(output_byte_limit, 0)
+        term = Terminal(id=f"term-{next(self._ids)}", process=process, limit=limit)
+        term.reader = asyncio.get_running_loop().create_task(self._pump(term))
+        self._terminals[term.id] = term
+        return term.id
+
+    async def _pump(self, term: Terminal) -> None:
+        stream = term.process.stdout
+        assert stream is not None
+        with contextlib.suppress(OSError, ValueError):
+            while chunk := await stream.read(65536):
+                term.append(chunk)
+
+    def get(self, terminal_id: str) -> Terminal:
+        """The terminal with this id; AccessDenied when unknown (or released)."""
+        term = self._terminals.get(terminal_id)
+        if term is None:
+            raise AccessDenied(f"unknown terminal {terminal_id}")
+        return term
+
+    def output(self, terminal_id: str) -> tuple[str, bool, ExitStatus | None]:
+        """Output so far, whether it was truncated, and the exit status if finished."""
+        term = self.get(terminal_id)
+        return term.text(), term.truncated, term.exit_status()
+
+    async def wait(self, terminal_id: str) -> ExitStatus:
+        """Wait for the command to finish (and its output to be read)."""
+        term = self.get(terminal_id)
+        await term.process.wait()
+        if term.reader is not None:
+            # A background child may hold the pipe open; the exit status is what matters.
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(term.reader), 1.0)
+        status = term.exit_status()
+        assert status is not None
+        return status
+
+    async def kill(self, terminal_id: str) -> None:
+        """Kill the command's whole process group; the terminal stays readable."""
+        term = self.get(terminal_id)
+        if term.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(term.process.pid, signal.SIGKILL)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(term.process.wait(), 2.0)
+
+    async def release(self, terminal_id: str) -> None:
+        """Kill the command if still running and forget the terminal."""
+        await self.kill(terminal_id)
+        term = self._terminals.pop(terminal_id, None)
+        if term is not None and term.reader is not None and not term.reader.done():
+            term.reader.cancel()
+
+    async def close(self) -> None:
+        """Release every terminal (the bridge is stopping)."""
+        for terminal_id in list(self._terminals):
+            await self.release(terminal_id)

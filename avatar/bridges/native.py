@@ -1,0 +1,245 @@
+"""NativeBridge: the built-in agent behind avatar's session API (every capability is true).
+
+The model comes from `ctx.model` (the `-m` flag, preset or provider config), else
+`default_model`, else the built-in default, resolved by `ModelResolver`. `open()` modes:
+new (an explicit `-s ID` resumes that id if it exists, else creates it), resume (id or
+unique prefix, any project), continue (newest in the cwd; a new session and a notice when
+there is none) and fork.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from avatar.bridges.base import BaseBridge, BridgeContext, SessionCapabilities
+from avatar.events import BaseEvent, Notice, SessionStarted
+from avatar.native.store import SessionManager, check_session_id
+
+if TYPE_CHECKING:
+    from avatar.native.models import ModelInfo, ModelResolver
+    from avatar.native.session import AgentSession, SessionConfig
+    from avatar.sessions.types import SessionInfo
+
+
+class NativeBridge(BaseBridge):
+    """The native agent as a bridge."""
+
+    def __init__(self, ctx: BridgeContext) -> None:
+        super().__init__(ctx)
+        self.capabilities = SessionCapabilities(
+            can_list=True,
+            can_load=True,
+            can_resume=True,
+            can_continue_last=True,
+            can_fork=True,
+            can_delete=True,
+            can_cancel=True,
+        )
+        self.manager = SessionManager(ctx.avatar_home)
+        self.env = dict(ctx.env) if ctx.env else dict(os.environ)
+        self.resolver: ModelResolver | None = None
+        self.model: ModelInfo | None = None
+        self.session: AgentSession | None = None
+        # Tests and embedders may set a factory making LLM clients (e.g. with a transport).
+        self.client_factory: Any = None
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Resolve the model (a clear usage error if unknown); nothing is spawned."""
+        from avatar.native.models import ModelResolver
+
+        self.resolver = ModelResolver.from_settings(self.ctx.settings, self.env)
+        self.model = self._pick_model()
+
+    def _requested_model(self) -> str | None:
+        cfg = self.ctx.settings.provider_config(self.name) if self.ctx.settings else None
+        return self.ctx.model or self.ctx.spec.model or (cfg.model if cfg else None)
+
+    def _pick_model(self) -> ModelInfo:
+        from avatar.native.models import ModelInfo, ollama_models, ollama_running
+
+        assert self.resolver is not None
+        requested = self._requested_model()
+        model = self.resolver.resolve(requested)
+        if requested or self.resolver.default_model:
+            return model
+        # Nothing chosen and no key for the built-in default: use a local Ollama if it runs.
+        if model.api_key(self.env) or self.env.get("OPENAI_BASE_URL"):
+            return model
+        if self.env.get("ANTHROPIC_BASE_URL") and model.api == "anthropic":
+            return model
+        if ollama_running():
+            names = ollama_models()
+            if names:
+                return ModelInfo(id=names[0], provider="ollama", api="openai", builtin=False)
+        return model
+
+    async def stop(self) -> None:
+        """Close the open session (flush, fsync, unlock)."""
+        if self.session is not None:
+            await self.session.close()
+            self.session = None
+
+    # -- opening ----------------------------------------------------------------------------
+
+    def _config(self) -> SessionConfig:
+        from avatar.native.compaction import strategy_for
+        from avatar.native.session import SessionConfig
+
+        assert self.resolver is not None
+        settings = self.ctx.settings
+        cfg = settings.provider_config(self.name)
+        additions = [self.ctx.system_prompt or settings.system_prompt or ""]
+        config = SessionConfig(
+            cwd=Path(self.ctx.cwd),
+            scope=settings.scope,
+            env=self.env,
+            resolver=self.resolver,
+            permission=self.ctx.permission,
+            additional_dirs=list(self.ctx.additional_dirs),
+            prompt_additions=[a for a in additions if a],
+            compaction=strategy_for(cfg.compaction if cfg else None),
+            auto_compact=cfg.auto_compact if cfg and cfg.auto_compact is not None else True,
+            compact_threshold=(
+                cfg.compact_threshold if cfg and cfg.compact_threshold is not None else 0.8
+            ),
+            preset=settings.preset,
+            outside_turn=self.ctx.emit,
+        )
+        if self.client_factory is not None:
+            config.client_factory = self.client_factory
+        return config
+
+    async def _fresh_session(self) -> AgentSession:
+        from avatar.native.session import AgentSession
+
+        if self.resolver is None:
+            await self.start()
+        if self.session is not None:
+            await self.session.close()
+            self.session = None
+        session = AgentSession(self._config(), self.manager)
+        return session
+
+    def _started(self, how: str) -> SessionStarted:
+        assert self.session is not None and self.session.model is not None
+        self.session_id = self.session.session_id
+        assert self.session_id is not None
+        return SessionStarted(
+            session_id=self.session_id,
+            provider=self.name,
+            how=how,  # type: ignore[arg-type]
+            model=self.session.model.full_id,
+            cwd=str(self.ctx.cwd),
+        )
+
+    def _explicit_model(self) -> ModelInfo | None:
+        assert self.resolver is not None
+        requested = self._requested_model()
+        return self.resolver.resolve(requested) if requested else None
+
+    async def new_session(self, session_id: str | None = None) -> SessionStarted:
+        """A new session; with an explicit id, resume it when it already exists."""
+        if session_id is not None:
+            check_session_id(session_id)
+            if self.manager.exists(session_id):
+                return await self.resume_session(session_id)
+        session = await self._fresh_session()
+        assert self.model is not None
+        session.start(self.model, session_id)
+        self.session = session
+        return self._started("new")
+
+    async def resume_session(self, session_id: str) -> SessionStarted:
+        """Reopen a session by id or unique prefix."""
+        record = self.manager.resolve(session_id)
+        session = await self._fresh_session()
+        session.resume(record.id, self._explicit_model())
+        self.session = session
+        return self._started("resumed")
+
+    async def continue_last(self) -> SessionStarted:
+        """Reopen the newest session of the cwd, or start one (with a notice)."""
+        latest = self.manager.latest(Path(self.ctx.cwd))
+        if latest is None:
+            self.ctx.emit(
+                Notice(message="no native session in this directory to continue; started a new one")
+            )
+            return await self.new_session()
+        session = await self._fresh_session()
+        session.resume(latest.id, self._explicit_model())
+        self.session = session
+        return self._started("continued")
+
+    async def fork_session(self, session_id: str) -> SessionStarted:
+        """Copy a session into a new one and open the copy."""
+        record = self.manager.resolve(session_id)
+        session = await self._fresh_session()
+        session.fork(record.id, self._explicit_model())
+        self.session = session
+        return self._started("forked")
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    async def list_sessions(self, cwd: Path | None = None) -> list[SessionInfo]:
+        """Native sessions of `cwd` (all when None), newest first."""
+        from avatar.sessions.native import record_to_info
+
+        return [record_to_info(r, self.name) for r in self.manager.list(cwd)]
+
+    async def delete_session(self, session_id: str) -> None:
+        """Delete a session (closing it first if it is the open one)."""
+        record = self.manager.resolve(session_id)
+        if self.session is not None and self.session.session_id == record.id:
+            await self.session.close()
+            self.session = None
+            self.session_id = None
+        self.manager.delete(record.id)
+
+    # -- turns ------------------------------------------------------------------------------
+
+    async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:  # type: ignore[override]
+        """Run one turn; events end with `TurnFinished`."""
+        if self.session is None:
+            self.ctx.emit(await self.new_session())
+        assert self.session is not None
+        async for event in self.session.send_message(prompt):
+            yield event
+
+    async def cancel(self) -> None:
+        """Abort the running turn (it ends with stop reason `cancelled`)."""
+        if self.session is not None:
+            await self.session.abort()
+
+    async def steer(self, text: str) -> bool:
+        """Queue text for the running turn; it reaches the model before its next call."""
+        if self.session is None:
+            return False
+        self.session.steer(text)
+        return True
+
+    async def set_model(self, model: str) -> None:
+        """Switch model (id, provider/id or unique prefix) from the next call on."""
+        if self.resolver is None:
+            await self.start()
+        assert self.resolver is not None
+        info = self.resolver.resolve(model)
+        self.model = info
+        if self.session is not None:
+            self.session.set_model(info)
+
+    async def compact(self) -> str:
+        """Compact the open session's context now (the REPL's /compact)."""
+        if self.session is None:
+            return "no session is open"
+        return await self.session.compact()
+
+    def status(self) -> dict[str, Any]:
+        """Model, context use, tokens and cost."""
+        if self.session is None:
+            return {"model": self.model.full_id} if self.model else {}
+        return self.session.status()

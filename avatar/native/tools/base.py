@@ -1,0 +1,140 @@
+"""What every native tool is: a name, a description, a JSON Schema, and `run()`.
+
+Arguments are validated with the tool's pydantic model at the boundary (the model's JSON);
+a bad argument, a scope refusal or a denied permission is a `ToolError`, which the agent
+returns to the model as an error result it can read and act on.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+if TYPE_CHECKING:
+    from avatar.native.tools.scope import ScopePolicy
+
+ToolKind = Literal["read", "edit", "execute", "search"]
+
+AskPermission = Callable[[str, ToolKind], Awaitable[bool]]
+"""Asks the user (through the bridge's permission handler) whether an action may run."""
+
+
+class ToolError(Exception):
+    """A tool failed in a way the model should read (bad path, refused, not found...)."""
+
+
+@dataclass
+class AgentToolResult:
+    """A tool's answer to the model."""
+
+    output: str
+    is_error: bool = False
+
+
+@dataclass
+class ToolContext:
+    """What tools may use: the scope, the permission question, the environment."""
+
+    scope: ScopePolicy
+    ask: AskPermission
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def root(self) -> Path:
+        """The project root (the session's working directory)."""
+        return self.scope.root
+
+
+class ToolArgs(BaseModel):
+    """Base of every tool's argument model: unknown keys are an error the model can fix."""
+
+    # defer_build: the validators are built on first use, not at import (a one-shot
+    # `avatar chat` that calls no tool never pays for them).
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+
+class Tool(ABC):
+    """One tool offered to the model."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    kind: ClassVar[ToolKind]
+    args_model: ClassVar[type[ToolArgs]]
+    _schema: ClassVar[dict[str, Any] | None] = None
+
+    @classmethod
+    def parameters(cls) -> dict[str, Any]:
+        """The JSON Schema of the arguments (plain: no titles, no `anyOf` with null)."""
+        if cls.__dict__.get("_schema") is None:
+            cls._schema = _clean_schema(cls.args_model.model_json_schema())
+        assert cls._schema is not None
+        return cls._schema
+
+    def title(self, args: dict[str, Any]) -> str:
+        """A one-line description of a call, for the UI and permission prompts."""
+        first = next(iter(args.values()), "") if args else ""
+        return f"{self.name} {first}".strip()
+
+    async def __call__(self, args: dict[str, Any], ctx: ToolContext) -> AgentToolResult:
+        """Validate `args` and run; every failure becomes an error result."""
+        # Models often send `null` for an argument they mean to leave out.
+        args = {k: v for k, v in args.items() if v is not None}
+        try:
+            parsed = self.args_model.model_validate(args)
+        except ValidationError as e:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+                for err in e.errors()
+            )
+            return AgentToolResult(f"invalid arguments for {self.name}: {problems}", True)
+        try:
+            return await self.run(parsed, ctx)
+        except ToolError as e:
+            return AgentToolResult(str(e), True)
+        except OSError as e:
+            return AgentToolResult(f"{self.name} failed: {e.strerror or e}", True)
+
+    @abstractmethod
+    async def run(self, args: Any, ctx: ToolContext) -> AgentToolResult:
+        """Do the work with validated arguments."""
+
+    async def require_permission(self, ctx: ToolContext, title: str) -> None:
+        """Ask before changing anything; a refusal is a `ToolError`."""
+        if not await ctx.ask(title, self.kind):
+            raise ToolError(f"permission denied: the user did not allow `{title}`")
+
+
+def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop pydantic's titles and collapse `anyOf: [X, null]` so every server accepts it."""
+
+    def walk(node: Any, names: bool = False) -> Any:
+        # `names`: the keys of this dict are property names, not schema keywords.
+        if isinstance(node, dict):
+            if names:
+                return {k: walk(v) for k, v in node.items()}
+            node = {
+                k: walk(v, k in ("properties", "$defs")) for k, v in node.items() if k != "title"
+            }
+            options = node.get("anyOf")
+            if isinstance(options, list):
+                rest = [o for o in options if o != {"type": "null"}]
+                if len(rest) == 1:
+                    merged = {**{k: v for k, v in node.items() if k != "anyOf"}, **rest[0]}
+                    if merged.get("default", 0) is None:
+                        del merged["default"]
+                    return merged
+            return node
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    out = walk(schema)
+    out.pop("description", None)  # the args model's docstring; the tool has its own
+    out.setdefault("properties", {})
+    out["additionalProperties"] = False
+    return out

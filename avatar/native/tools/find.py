@@ -1,0 +1,73 @@
+"""`find`: paths matching a glob, relative to the project."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+from pydantic import Field
+
+from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext, ToolError
+from avatar.native.tools.scope import matches
+from avatar.native.tools.truncate import MAX_BYTES, MAX_LINES
+from avatar.native.tools.walk import walk
+
+
+class FindArgs(ToolArgs):
+    """Arguments of `find`."""
+
+    pattern: str = Field(
+        description="Glob, e.g. *.py (a name at any depth) or src/**/test_*.py (a path)."
+    )
+    path: str = Field(".", description="Directory to search, relative to the project root.")
+
+
+class FindTool(Tool):
+    """Find files by name."""
+
+    name = "find"
+    kind = "search"
+    args_model = FindArgs
+    description = (
+        "Find files and directories by glob. A pattern without '/' matches names at any "
+        "depth (*.py); with '/' it matches the path relative to `path` (src/**/*.py). "
+        "Directories end with '/'. Skips .git, node_modules, virtualenvs and caches."
+    )
+
+    async def run(self, args: FindArgs, ctx: ToolContext) -> AgentToolResult:
+        """Walk in a worker thread and list what matches."""
+        start = ctx.scope.check(args.path, "read")
+        if not start.is_dir():
+            raise ToolError(f"{args.path}: not a directory")
+        stop = threading.Event()
+        try:
+            found, more = await asyncio.to_thread(self._find, args.pattern, start, ctx, stop)
+        finally:
+            stop.set()
+        if not found:
+            return AgentToolResult("no matches")
+        text = "\n".join(found)
+        if more:
+            text += (
+                f"\n\n[stopped after {len(found)} paths ({MAX_LINES} lines / "
+                f"{MAX_BYTES // 1024} KB limit); use a narrower pattern or path]"
+            )
+        return AgentToolResult(text)
+
+    def _find(
+        self, pattern: str, start: Path, ctx: ToolContext, stop: threading.Event
+    ) -> tuple[list[str], bool]:
+        by_name = "/" not in pattern.strip("/")
+        out: list[str] = []
+        size = 0
+        for path in walk(start, ctx.scope, stop, dirs=True):
+            rel = path.relative_to(start).as_posix()
+            if not matches(pattern, path.name if by_name else rel):
+                continue
+            shown = ctx.scope.display(path) + ("/" if path.is_dir() else "")
+            size += len(shown.encode()) + 1
+            if len(out) >= MAX_LINES or size > MAX_BYTES:
+                return out, True
+            out.append(shown)
+        return out, False

@@ -1,0 +1,41 @@
+"""`write`: create or overwrite a file (asks permission)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext, ToolError
+
+
+class WriteArgs(ToolArgs):
+    """Arguments of `write`."""
+
+    path: str = Field(description="File to write, relative to the project root.")
+    content: str = Field(description="The complete new content of the file.")
+
+
+class WriteTool(Tool):
+    """Write a whole file."""
+
+    name = "write"
+    kind = "edit"
+    args_model = WriteArgs
+    description = (
+        "Create or overwrite a file with `content`; parent directories are created. "
+        "Prefer `edit` for changing part of an existing file."
+    )
+
+    async def run(self, args: WriteArgs, ctx: ToolContext) -> AgentToolResult:
+        """Write the file after asking permission."""
+        real = ctx.scope.check(args.path, "write")
+        if real.is_dir():
+            raise ToolError(f"{args.path} is a directory")
+        existed = real.exists()
+        shown = ctx.scope.display(real)
+        await self.require_permission(ctx, f"write {shown}")
+        real.parent.mkdir(parents=True, exist_ok=True)
+        data = args.content.encode()
+        real.write_bytes(data)
+        lines = args.content.count("\n") + (0 if args.content.endswith("\n") else 1)
+        verb = "overwrote" if existed else "created"
+        return AgentToolResult(f"{verb} {shown} ({len(data)} bytes, {lines} lines)")

@@ -1,0 +1,283 @@
+"""Codex's own session store: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`.
+
+`CODEX_HOME` defaults to `~/.codex`. Each line is `{"timestamp", "type", "payload"}`; the first
+is `session_meta` (id, cwd, start time), `turn_context` lines carry the model, and the
+conversation is in `response_item` lines (`message`, `function_call`, `function_call_output`,
+…). `event_msg` lines repeat the conversation for UIs and are ignored. Thread names given with
+`/rename` live in `$CODEX_HOME/session_index.jsonl`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from avatar.errors import SessionNotFoundError
+from avatar.sessions.filestore import JsonlSessionStore, Summary, listdir, unsafe_id
+from avatar.sessions.jsonl import (
+    LIST_LINE_CAP,
+    TRANSCRIPT_LINE_CAP,
+    LineStats,
+    blocks_text,
+    is_injected,
+    iter_records,
+    later,
+    mtime_utc,
+    parse_line,
+    parse_time,
+    read_records,
+    title_from,
+)
+from avatar.sessions.types import SessionInfo, ToolCall, Transcript, TranscriptMessage
+
+# User-role messages codex builds itself: environment, instructions, aborted-turn markers.
+INJECTED_PREFIXES = (
+    "<environment_context>",
+    "<user_instructions>",
+    "<permissions instructions>",
+    "# AGENTS.md instructions for",
+    "<INSTRUCTIONS>",
+    "<skills_instructions>",
+    "<apps_instructions>",
+    "<plugins_instructions>",
+    "<collaboration_mode>",
+    "<personality_spec>",
+    "<startup_context>",
+    "<subagent_notification>",
+    "<turn_aborted>",
+    "<user_shell_command>",
+)
+
+_LIST_WANT = re.compile(rb'"type"\s*:\s*"(?:session_meta|turn_context|message)"')
+_META = re.compile(rb'"type"\s*:\s*"session_meta"')
+_INSTRUCTIONS = re.compile(rb',\s*"base_instructions"\s*:')
+_DATE_PART = re.compile(r"\d{2,4}")
+_TOOL_CALLS = ("function_call", "custom_tool_call", "local_shell_call")
+_TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+
+
+def codex_home(env: Any, home: Path) -> Path:
+    """`$CODEX_HOME`, else `~/.codex`."""
+    configured = env.get("CODEX_HOME")
+    return Path(configured).expanduser() if configured else home / ".codex"
+
+
+class _Fold:
+    """Walks a rollout's lines once, for a listing summary or a full transcript."""
+
+    def __init__(self, keep: bool) -> None:
+        self.keep = keep
+        self.messages: list[TranscriptMessage] = []
+        self.count = 0
+        self.session_id: Any = None
+        self.meta_seen = False
+        self.subagent = False
+        self.cwd: str | None = None
+        self.model: str | None = None
+        self.first_user: str | None = None
+        self.created: datetime | None = None
+        self.updated: datetime | None = None
+        self._assistant: TranscriptMessage | None = None
+
+    def feed(self, line: dict[str, Any]) -> None:
+        kind = line.get("type")
+        payload = line.get("payload")
+        if not isinstance(payload, dict):
+            return
+        stamp = parse_time(line.get("timestamp"))
+        self.updated = later(self.updated, stamp)
+        if kind == "session_meta":
+            if not self.meta_seen:  # a resumed or forked rollout may repeat its parent's meta
+                self.meta_seen = True
+                self.session_id = payload.get("id") or payload.get("session_id")
+                source = payload.get("source")
+                # Threads codex spawns itself (reviews, sub-agents) are not user sessions.
+                self.subagent = isinstance(source, dict) and "subagent" in source
+                cwd = payload.get("cwd")
+                self.cwd = cwd if isinstance(cwd, str) else None
+                self.created = parse_time(payload.get("timestamp")) or stamp
+        elif kind == "turn_context":
+            model = payload.get("model")
+            if isinstance(model, str) and model:
+                self.model = model
+        elif kind == "response_item":
+            self._item(payload, stamp)
+
+    def _item(self, item: dict[str, Any], stamp: datetime | None) -> None:
+        kind = item.get("type")
+        if kind == "message":
+            role = item.get("role")
+            text = blocks_text(item.get("content"), kinds=("input_text", "output_text", "text"))
+            if role == "user":
+                self._assistant = None
+                if is_injected(text, INJECTED_PREFIXES):
+                    return
+                self.count += 1
+                self.first_user = self.first_user or text
+                if self.keep:
+                    self.messages.append(TranscriptMessage(role="user", text=text, timestamp=stamp))
+            elif role == "assistant":
+                self.count += 1
+                if self.keep:
+                    message = TranscriptMessage(role="assistant", text=text, timestamp=stamp)
+                    self._assistant = message
+                    self.messages.append(message)
+        elif not self.keep:
+            return
+        elif kind in _TOOL_CALLS:
+            call = ToolCall(id=item.get("call_id"), name=_tool_name(item), input=_tool_input(item))
+            if self._assistant is None:
+                self._assistant = TranscriptMessage(role="assistant", timestamp=stamp)
+                self.messages.append(self._assistant)
+            self._assistant.tool_calls.append(call)
+        elif kind in _TOOL_OUTPUTS:
+            text, failed = _tool_output(item.get("output"))
+            self.messages.append(
+                TranscriptMessage(
+                    role="tool",
+                    text=text,
+                    tool_call_id=item.get("call_id"),
+                    is_error=failed,
+                    timestamp=stamp,
+                )
+            )
+            self._assistant = None
+
+
+def _parse_for_listing(line: bytes) -> dict[str, Any] | None:
+    """Parse a line, but decode `session_meta` only up to its (long) base instructions.
+
+    The id, start time and cwd come first in the payload and the 15-40 KB of instructions
+    after them are never listed; raw `,"base_instructions":` cannot occur inside a JSON
+    string (its quotes would be escaped), so the cut always falls between two fields.
+    """
+    if line.startswith(b"{") and _META.search(line):
+        cut = _INSTRUCTIONS.search(line)
+        if cut is not None:
+            head = parse_line(line[: cut.start()] + b"}}")
+            if head is not None:
+                return head
+    return parse_line(line)
+
+
+def _tool_name(item: dict[str, Any]) -> str:
+    if item.get("type") == "local_shell_call":
+        return "shell"
+    return str(item.get("name") or "tool")
+
+
+def _tool_input(item: dict[str, Any]) -> dict[str, Any] | str | None:
+    raw = item.get("arguments", item.get("input", item.get("action")))
+    if isinstance(raw, str):
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            return raw
+        return parsed if isinstance(parsed, dict) else raw
+    return raw if isinstance(raw, dict) else None
+
+
+def _tool_output(output: Any) -> tuple[str, bool]:
+    # Either a plain string or {"content": str | parts, "success": bool}.
+    if isinstance(output, dict):
+        text = blocks_text(output.get("content"), kinds=("input_text", "output_text", "text"))
+        return text, output.get("success") is False
+    if isinstance(output, str):
+        return output, False
+    return blocks_text(output, kinds=("input_text", "output_text", "text")), False
+
+
+class CodexStore(JsonlSessionStore):
+    """Reads codex rollouts (written by codex-acp, `codex exec` and the codex TUI alike)."""
+
+    cache_name = "sessions-codex"
+
+    def root(self) -> Path:
+        """`$CODEX_HOME/sessions`."""
+        return codex_home(self.env, self.home()) / "sessions"
+
+    def session_files(self, cwd: Path | None) -> Iterable[str]:
+        """Every rollout file; the cwd is only known from inside each file."""
+        return self._walk(self.root(), depth=3)
+
+    def _walk(self, d: Path | str, depth: int) -> Iterator[str]:
+        for entry in listdir(d):
+            if depth:
+                if _DATE_PART.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False):
+                    yield from self._walk(entry.path, depth - 1)
+            elif (
+                entry.name.startswith("rollout-")
+                and entry.name.endswith(".jsonl")
+                and entry.is_file()
+            ):
+                yield entry.path
+
+    def summarize(self, path: Path, st: os.stat_result) -> Summary:
+        """Session facts from one rollout, parsing only the lines that matter."""
+        fold = _Fold(keep=False)
+        stats = LineStats()
+        with path.open("rb") as f:
+            records = iter_records(
+                f, stats, max_line=LIST_LINE_CAP, want=_LIST_WANT, parse=_parse_for_listing
+            )
+            for line in records:
+                fold.feed(line)
+        warnings = [w for w in (stats.warning(path),) if w]
+        if not fold.meta_seen:
+            return Summary(None, [f"{path}: no session_meta line, skipped"])
+        bad = unsafe_id(path, fold.session_id)
+        if bad is not None:
+            return bad
+        if fold.count == 0 or fold.subagent:
+            return Summary(None, warnings)  # never used, or codex's own helper thread
+        info = SessionInfo(
+            id=fold.session_id,
+            provider=self.provider,
+            cwd=fold.cwd,
+            title=title_from(fold.first_user),
+            created=fold.created or mtime_utc(st.st_mtime),
+            updated=fold.updated or mtime_utc(st.st_mtime),
+            messages=fold.count,
+            model=fold.model,
+        )
+        return Summary(info, warnings)
+
+    def list(self, cwd: Path | None) -> list[SessionInfo]:
+        """Sessions, titled with their `/rename` thread names where codex recorded one."""
+        sessions = super().list(cwd)
+        names = self._thread_names()
+        for info in sessions:
+            if info.id in names:
+                info.title = names[info.id]
+        return sessions
+
+    def _thread_names(self) -> dict[str, str]:
+        index = codex_home(self.env, self.home()) / "session_index.jsonl"
+        try:
+            records, _ = read_records(index, max_line=LIST_LINE_CAP)
+        except OSError:
+            return {}
+        names: dict[str, str] = {}
+        for rec in records:
+            sid, name = rec.get("id"), title_from(rec.get("thread_name"))
+            if isinstance(sid, str) and name:
+                names[sid] = name
+        return names
+
+    def read_transcript(self, info: SessionInfo) -> Transcript:
+        """Every message of the rollout, tool calls and their outputs included."""
+        assert info.path is not None
+        fold = _Fold(keep=True)
+        stats = LineStats()
+        try:
+            with open(info.path, "rb") as f:
+                for line in iter_records(f, stats, max_line=TRANSCRIPT_LINE_CAP):
+                    fold.feed(line)
+        except OSError as e:
+            raise SessionNotFoundError(f"cannot read session {info.id}: {e.strerror}") from None
+        return Transcript(info=info, messages=fold.messages, skipped_lines=stats.skipped)

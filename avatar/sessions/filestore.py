@@ -1,0 +1,179 @@
+"""The shared skeleton of a store that keeps one JSONL file per session (Claude, Codex, Gemini).
+
+A subclass says where the files are (`session_files`) and how to summarise and read one
+(`summarize`, `read_transcript`); this class does the rest the same way for every provider:
+stat-keyed caching, the cwd filter, id validation and warnings for skipped files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from abc import abstractmethod
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from avatar.errors import SessionNotFoundError, UsageError
+from avatar.ids import is_valid_id
+from avatar.sessions.cache import ListingCache
+from avatar.sessions.store import SessionStore
+from avatar.sessions.types import SessionInfo, Transcript
+
+
+class Summary:
+    """What listing learns from one file: the session, or why the file was skipped."""
+
+    __slots__ = ("info", "warnings")
+
+    def __init__(self, info: SessionInfo | None, warnings: list[str] | None = None) -> None:
+        self.info = info
+        self.warnings = warnings or []
+
+    def to_json(self) -> dict[str, Any]:
+        """The cacheable form."""
+        info = None
+        if self.info is not None:
+            info = self.info.model_dump(mode="json")
+            info["path"] = self.info.path
+        return {"info": info, "warnings": self.warnings}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Summary | None:
+        """Back from the cached form; None if the entry is unusable."""
+        try:
+            raw = data.get("info")
+            info = SessionInfo.model_validate(raw) if raw is not None else None
+            warnings = [str(w) for w in data.get("warnings") or []]
+        except (ValueError, TypeError, AttributeError):
+            return None
+        return cls(info, warnings)
+
+
+def same_dir_keys(cwd: Path) -> set[str]:
+    """The spellings of a directory a session may have recorded (as given, and resolved)."""
+    keys = {os.path.normpath(str(cwd))}
+    with contextlib.suppress(OSError):
+        keys.add(os.path.realpath(cwd))
+    return keys
+
+
+class JsonlSessionStore(SessionStore):
+    """A store with one JSONL file per session, listed through a size/mtime-keyed cache."""
+
+    #: File name of this store's listing cache under `$AVATAR_HOME/cache/`.
+    cache_name = "sessions"
+
+    def __init__(self, provider: str, env: Any, avatar_home: Path) -> None:
+        super().__init__(provider, env, avatar_home)
+        self._cache = ListingCache(
+            Path(avatar_home) / "cache" / f"{self.cache_name}.json" if avatar_home else None
+        )
+
+    # ----- what a provider supplies ---------------------------------------------------------
+
+    @abstractmethod
+    def root(self) -> Path:
+        """The directory holding every session file of this provider."""
+
+    @abstractmethod
+    def session_files(self, cwd: Path | None) -> Iterable[str]:
+        """Paths of candidate session files (for `cwd` when given; a superset is fine).
+
+        Plain strings, not `Path`s: listing handles thousands and pathlib costs add up.
+        """
+
+    @abstractmethod
+    def summarize(self, path: Path, st: os.stat_result) -> Summary:
+        """Read what listing needs from one file (never raising for bad content)."""
+
+    @abstractmethod
+    def read_transcript(self, info: SessionInfo) -> Transcript:
+        """The canonical transcript of a listed session."""
+
+    def place(self, path: str, info: SessionInfo) -> None:
+        """Add what the file's location (not its content, which is cached) says about it."""
+
+    # ----- the SessionStore interface ---------------------------------------------------------
+
+    def list(self, cwd: Path | None) -> list[SessionInfo]:
+        """Sessions started in `cwd` (every session when None)."""
+        keys = same_dir_keys(cwd) if cwd is not None else None
+        out: list[SessionInfo] = []
+        seen: set[str] = set()
+        for path in self.session_files(cwd):
+            summary = self._summary(path)
+            if summary is None:
+                continue
+            self._warn(summary.warnings)
+            info = summary.info
+            if info is None:
+                continue
+            self.place(path, info)
+            if keys is not None and (info.cwd is None or os.path.normpath(info.cwd) not in keys):
+                continue
+            if info.id in seen:
+                self._warn([f"{path}: duplicate session id {info.id}, skipped"])
+                continue
+            seen.add(info.id)
+            out.append(info)
+        if cwd is None:
+            self._cache.prune(str(self.root()))
+        self._cache.save()
+        return out
+
+    def transcript(self, session_id: str) -> Transcript:
+        """The canonical transcript of one session; SessionNotFoundError if absent."""
+        return self.read_transcript(self.locate(session_id))
+
+    def locate(self, session_id: str) -> SessionInfo:
+        """The listed session with exactly this id (any cwd)."""
+        if not is_valid_id(session_id):
+            raise UsageError(f"invalid session id {session_id!r}")
+        for info in self.list(None):
+            if info.id == session_id:
+                return info
+        raise SessionNotFoundError(f"no {self.provider} session {session_id!r}")
+
+    # ----- helpers --------------------------------------------------------------------------
+
+    def _warn(self, lines: list[str]) -> None:
+        # Listing twice in one run (find, then read) must not repeat a warning.
+        for line in lines:
+            if line not in self.warnings:
+                self.warnings.append(line)
+
+    def _summary(self, path: str) -> Summary | None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None  # vanished between directory listing and stat
+        cached = self._cache.get(path, st)
+        if cached is not None:
+            summary = Summary.from_json(cached)
+            if summary is not None:
+                return summary
+        try:
+            summary = self.summarize(Path(path), st)
+        except OSError as e:
+            summary = Summary(None, [f"{path}: unreadable, skipped ({e.strerror or e})"])
+        if summary.info is not None:
+            summary.info.path = path
+        self._cache.put(path, st, summary.to_json())
+        return summary
+
+
+def unsafe_id(path: Path, session_id: Any) -> Summary | None:
+    """A skip (with a warning) when an id read from a file is unsafe: it may later name a file."""
+    if isinstance(session_id, str) and is_valid_id(session_id):
+        return None
+    return Summary(None, [f"{path}: invalid session id {str(session_id)[:80]!r}, skipped"])
+
+
+def listdir(path: Path | str) -> list[os.DirEntry[str]]:
+    """The entries of a directory, or nothing when it is missing or unreadable."""
+    try:
+        with os.scandir(path) as it:
+            return list(it)
+    except OSError:
+        return []

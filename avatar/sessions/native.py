@@ -1,0 +1,112 @@
+"""NativeStore: the native sessions as `avatar session list/show/delete` see them.
+
+Listing reads the per-project index (no session file is parsed unless the index is stale),
+so 10,000 sessions list in well under the 0.3 s budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+
+from avatar.native.entries import (
+    CompactionEntry,
+    MessageEntry,
+    SteeringEntry,
+    ToolCallEntry,
+    ToolResultEntry,
+)
+from avatar.native.store import IndexRecord, SessionManager, iter_file
+from avatar.sessions.store import SessionStore
+from avatar.sessions.types import SessionInfo, ToolCall, Transcript, TranscriptMessage
+
+
+def _time(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def record_to_info(record: IndexRecord, provider: str = "native") -> SessionInfo:
+    """An index record as a `SessionInfo` (it already is one; renamed if the provider is)."""
+    if record.provider == provider:
+        return record
+    return record.model_copy(update={"provider": provider})
+
+
+class NativeStore(SessionStore):
+    """Reads the native session store under `$AVATAR_HOME/sessions`."""
+
+    def __init__(self, provider: str, env: Mapping[str, str], avatar_home: Path) -> None:
+        super().__init__(provider, env, avatar_home)
+        self.manager = SessionManager(avatar_home)
+
+    def list(self, cwd: Path | None) -> list[SessionInfo]:
+        """Sessions started in `cwd` (all when None), in no particular order (callers sort)."""
+        records = self.manager.list(cwd, newest_first=False)
+        return [record_to_info(r, self.provider) for r in records]
+
+    def find(self, prefix: str) -> list[SessionInfo]:
+        """Sessions whose id starts with `prefix`."""
+        return [record_to_info(r, self.provider) for r in self.manager.find(prefix)]
+
+    def delete(self, session_id: str) -> None:
+        """Delete a session file (refused while another process has it open)."""
+        self.manager.delete(session_id)
+
+    def transcript(self, session_id: str) -> Transcript:
+        """The whole conversation, compacted parts included (marked where compacted)."""
+        from avatar.errors import SessionNotFoundError
+
+        path = self.manager.path_of(session_id)
+        if path is None:
+            raise SessionNotFoundError(f"no native session {session_id}")
+        warnings: list[str] = []
+        messages: list[TranscriptMessage] = []
+        info: SessionInfo | None = None
+        it = iter_file(path, warnings)
+        header = next(it)
+        for entry in it:
+            when = _time(entry.timestamp)
+            if isinstance(entry, MessageEntry):
+                messages.append(TranscriptMessage(role=entry.role, text=entry.text, timestamp=when))
+            elif isinstance(entry, SteeringEntry):
+                messages.append(TranscriptMessage(role="user", text=entry.text, timestamp=when))
+            elif isinstance(entry, ToolCallEntry):
+                if not messages or messages[-1].role != "assistant":
+                    messages.append(TranscriptMessage(role="assistant", timestamp=when))
+                messages[-1].tool_calls.append(
+                    ToolCall(id=entry.call_id, name=entry.name, input=entry.input)
+                )
+            elif isinstance(entry, ToolResultEntry):
+                messages.append(
+                    TranscriptMessage(
+                        role="tool",
+                        text=entry.output,
+                        tool_call_id=entry.call_id,
+                        is_error=entry.is_error,
+                        timestamp=when,
+                    )
+                )
+            elif isinstance(entry, CompactionEntry):
+                note = entry.summary or "older messages were dropped from the context"
+                messages.append(
+                    TranscriptMessage(role="system", text=f"[compacted] {note}", timestamp=when)
+                )
+        self.warnings.extend(warnings)
+        records = [r for r in self.manager.find(session_id) if r.id == session_id]
+        if records:
+            info = record_to_info(records[0], self.provider)
+        else:
+            info = SessionInfo(
+                id=session_id,
+                provider=self.provider,
+                cwd=getattr(header, "cwd", None),
+                created=_time(getattr(header, "created", None)),
+                path=str(path),
+            )
+        return Transcript(info=info, messages=messages, skipped_lines=len(warnings))

@@ -1,0 +1,323 @@
+"""Benchmarks of the native agent (issue 5, acceptance 6 and 7), each against a baseline
+measured in the same run.
+
+- append 100,000 entries through `SessionWriter` vs a plain `json.dumps` + `write` loop;
+- load (resume) a 100,000-entry session vs `json.loads` of every line, and its peak memory
+  (tracemalloc, in a fresh subprocess) relative to the file size;
+- list 10,000 native sessions through `NativeStore`;
+- one-shot `avatar -p native chat "hi"` against the fake model server, median wall time,
+  beside `python -c pass`.
+
+`run(quick)` returns rows `{"name", "value", "baseline", "ratio", "target", "ok"}`; `python -m
+benchmarks.native [--quick]` prints them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+N_ENTRIES = 100_000
+N_SESSIONS = 10_000
+
+
+def _entries(n: int) -> list[Any]:
+    """A realistic mix: user prompts, assistant answers, tool calls, tool results."""
+    from avatar.native.entries import MessageEntry, ToolCallEntry, ToolResultEntry
+
+    out: list[Any] = []
+    for i in range(n):
+        k = i % 4
+        if k == 0:
+            out.append(
+                MessageEntry(role="user", text=f"please look at src/mod{i}.py and fix the bug")
+            )
+        elif k == 1:
+            out.append(MessageEntry(role="assistant", text="Let me read the file first. " * 4))
+        elif k == 2:
+            out.append(
+                ToolCallEntry(call_id=f"call_{i}", name="read", input={"path": f"src/mod{i}.py"})
+            )
+        else:
+            out.append(
+                ToolResultEntry(
+                    call_id=f"call_{i - 1}", name="read", output="    x = compute(y)\n" * 30
+                )
+            )
+    return out
+
+
+def _best(fn: Any, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def _row(
+    name: str,
+    value: float,
+    baseline: float | None,
+    ratio: float | None,
+    target: str,
+    ok: bool,
+    unit: str = "s",
+) -> dict[str, Any]:
+    """A result row; `ratio` is spelled out per row (throughput ratios are baseline/ours)."""
+    return {
+        "name": name,
+        "value": round(value, 4),
+        "unit": unit,
+        "baseline": None if baseline is None else round(baseline, 4),
+        "ratio": None if ratio is None else round(ratio, 3),
+        "target": target,
+        "ok": bool(ok),
+    }
+
+
+def bench_append_and_load(workdir: Path, repeat: int) -> list[dict[str, Any]]:
+    """Append and load 100,000 entries, with their plain-JSON baselines."""
+    from avatar.native.store import SessionManager, read_state
+
+    entries = _entries(N_ENTRIES)
+    dicts = [e.model_dump(exclude_none=True) for e in entries]
+    manager = SessionManager(workdir / "home")
+    plain = workdir / "plain.jsonl"
+
+    def baseline_append() -> None:
+        with open(plain, "w") as f:
+            for d in dicts:
+                f.write(json.dumps(d) + "\n")
+
+    path_holder: list[Path] = []
+
+    def ours_append() -> None:
+        _, writer = manager.create(workdir / "project", model="openai/gpt-4o")
+        add = writer.add
+        for e in entries:
+            add(e)
+        writer.close()  # includes the final write and fsync
+        path_holder.append(writer.path)
+
+    base_a = _best(baseline_append, repeat)
+    ours_a = _best(ours_append, repeat)
+    session = path_holder[-1]
+
+    def baseline_load() -> None:
+        with open(plain, "rb") as f:
+            for line in f:
+                json.loads(line)
+
+    def ours_load() -> None:
+        state = read_state(session)
+        assert state.message_count == N_ENTRIES // 2
+
+    base_l = _best(baseline_load, repeat)
+    ours_l = _best(ours_load, repeat)
+    size = session.stat().st_size
+    peak = _peak_memory(session)
+    return [
+        _row(
+            "append 100k entries: throughput ÷ json.dumps loop",
+            ours_a,
+            base_a,
+            base_a / ours_a,
+            "ratio >= 0.5",
+            base_a / ours_a >= 0.5,
+        ),
+        _row(
+            "load 100k entries: speed ÷ json.loads loop",
+            ours_l,
+            base_l,
+            base_l / ours_l,
+            "ratio >= 0.5",
+            base_l / ours_l >= 0.5,
+        ),
+        _row(
+            f"load 100k entries: peak memory ÷ file ({size / 1e6:.0f} MB)",
+            peak / size,
+            None,
+            None,
+            "< 2× file size",
+            peak / size < 2.0,
+            unit="× file size",
+        ),
+    ]
+
+
+def _peak_memory(session: Path) -> int:
+    """Peak Python allocation while loading `session`, measured in a fresh interpreter."""
+    code = (
+        "import sys, tracemalloc\n"
+        "from pathlib import Path\n"
+        "from avatar.native.store import read_state\n"
+        "tracemalloc.start()\n"
+        "state = read_state(Path(sys.argv[1]))\n"
+        "print(tracemalloc.get_traced_memory()[1])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(session)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
+    return int(out.stdout.strip())
+
+
+def make_many_sessions(home: Path, n: int, projects: int = 10) -> None:
+    """Write `n` small session files (and their index) quickly, spread over `projects` dirs."""
+    from avatar.native.store import INDEX_NAME, SUFFIX, SessionManager
+    from avatar.native.ulid import new_ulid
+
+    manager = SessionManager(home)
+    for p in range(projects):
+        cwd = home / f"project-{p}"
+        directory = manager.project_dir(cwd)
+        directory.mkdir(parents=True, exist_ok=True)
+        index_lines = []
+        for i in range(n // projects):
+            sid = new_ulid()
+            stamp = f"2026-01-{1 + i % 28:02d}T12:00:{i % 60:02d}.000Z"
+            lines = [
+                {
+                    "type": "session",
+                    "version": 1,
+                    "id": sid,
+                    "created": stamp,
+                    "cwd": str(cwd),
+                    "provider": "native",
+                    "model": "openai/gpt-4o",
+                },
+                {
+                    "type": "message",
+                    "id": f"{i:012x}",
+                    "timestamp": stamp,
+                    "role": "user",
+                    "text": f"question {i}",
+                },
+                {
+                    "type": "message",
+                    "id": f"{i + 1:012x}",
+                    "timestamp": stamp,
+                    "role": "assistant",
+                    "text": "answer",
+                },
+            ]
+            data = "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines).encode()
+            (directory / (sid + SUFFIX)).write_bytes(data)
+            index_lines.append(
+                json.dumps(
+                    {
+                        "id": sid,
+                        "cwd": str(cwd),
+                        "title": f"question {i}",
+                        "created": stamp,
+                        "updated": stamp,
+                        "messages": 2,
+                        "model": "openai/gpt-4o",
+                        "size": len(data),
+                    },
+                    separators=(",", ":"),
+                )
+            )
+        (directory / INDEX_NAME).write_text("\n".join(index_lines) + "\n")
+
+
+def bench_list(workdir: Path, repeat: int) -> list[dict[str, Any]]:
+    """List 10,000 sessions through the NativeStore (what `avatar session list` uses)."""
+    from avatar.sessions.native import NativeStore
+
+    home = workdir / "many"
+    make_many_sessions(home, N_SESSIONS)
+    store = NativeStore("native", {}, home)
+    count = len(store.list(None))
+    assert count == N_SESSIONS, count
+    took = _best(lambda: store.list(None), repeat)
+    return [_row("list 10k sessions (NativeStore)", took, None, None, "< 0.3 s", took < 0.3)]
+
+
+def bench_chat_latency(workdir: Path, runs: int) -> list[dict[str, Any]]:
+    """Median wall time of `avatar -p native chat "hi"` against the fake model server."""
+    sys.path.insert(0, str(ROOT))
+    from tests.support.model_server import FakeModelServer
+
+    project = workdir / "chat-project"
+    project.mkdir(exist_ok=True)
+    avatar = Path(sys.executable).parent / "avatar"
+    with FakeModelServer() as server:
+        env = {
+            "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+            "HOME": str(workdir),
+            "AVATAR_HOME": str(workdir / "chat-home"),
+            "AVATAR_CONFIG": str(workdir / "no-config.yaml"),
+            "OPENAI_BASE_URL": server.openai_base_url,
+            "OPENAI_API_KEY": "test",
+        }
+        cmd = [str(avatar), "-p", "native", "chat", "hi"]
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            out = subprocess.run(cmd, env=env, cwd=project, capture_output=True, text=True)
+            times.append(time.perf_counter() - t0)
+            if out.returncode != 0 or "Hello from the fake LLM." not in out.stdout:
+                raise RuntimeError(f"avatar chat failed: {out.returncode} {out.stderr.strip()}")
+    base = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        base.append(time.perf_counter() - t0)
+    median, median_base = statistics.median(times), statistics.median(base)
+    return [
+        _row(
+            'avatar -p native chat "hi" (median) ÷ python -c pass',
+            median,
+            median_base,
+            median / median_base,
+            "< 0.5 s",
+            median < 0.5,
+        )
+    ]
+
+
+def run(quick: bool) -> list[dict[str, Any]]:
+    """Every native benchmark; `quick` repeats less (a few seconds in all)."""
+    repeat = 1 if quick else 3
+    with tempfile.TemporaryDirectory(prefix="avatar-bench-native-") as tmp:
+        work = Path(tmp)
+        rows = bench_append_and_load(work, repeat)
+        rows += bench_list(work, 3)
+        rows += bench_chat_latency(work, 5 if quick else 11)
+    return rows
+
+
+def main() -> None:
+    """Print the rows as a table (`--json` for JSON)."""
+    quick = "--quick" in sys.argv
+    rows = run(quick)
+    if "--json" in sys.argv:
+        print(json.dumps(rows, indent=2))
+        return
+    for r in rows:
+        mark = "ok  " if r["ok"] else "MISS"
+        value = (
+            f"{r['value'] * 1000:.1f} ms" if r["unit"] == "s" else f"{r['value']:.2f} {r['unit']}"
+        )
+        base = "" if r["baseline"] is None else f"  baseline {r['baseline'] * 1000:.1f} ms"
+        ratio = "" if r["ratio"] is None else f"  ratio {r['ratio']:.2f}"
+        print(f"{mark} {r['name']:52} {value:>16}{base}{ratio}  (target {r['target']})")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    main()

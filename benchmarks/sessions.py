@@ -1,0 +1,156 @@
+"""Session listing over synthetic stores: 100 → 1,000 (→ 10,000) sessions per provider.
+
+The sessions are byte copies of the real Claude Code, codex and Gemini CLI files in
+tests/fixtures/provider-stores with fresh ids (tests/sessions/synth.py). Measured:
+
+- the stores' `list()` with no cache (first listing ever) and with the `$AVATAR_HOME/cache`
+  listing cache in place (every later listing);
+- `avatar session list --all --json` end to end, first run and warm median, with every agent
+  program on PATH replaced by a stub that records being started (none may start).
+
+The baseline of each size series is the same measurement at 100 sessions per provider, so the
+ratio is the growth; the CLI rows also show the CLI on empty stores (interpreter, imports and
+output: the floor no listing can go below). Target: under 0.5 s at 1,000 sessions per provider.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import avatar_exe, row
+
+TARGET = 0.5
+AGENT_PROGRAMS = ("claude", "codex-acp", "gemini", "claude-agent-acp")
+
+
+def _stores(env: dict[str, str], avatar_home: Path) -> list[object]:
+    from avatar.sessions.claude import ClaudeStore
+    from avatar.sessions.codex import CodexStore
+    from avatar.sessions.gemini import GeminiStore
+
+    return [
+        ClaudeStore("claude", env, avatar_home),
+        CodexStore("codex", env, avatar_home),
+        GeminiStore("gemini", env, avatar_home),
+    ]
+
+
+def _list_all(env: dict[str, str], avatar_home: Path, cwd: Path, expect: int) -> float:
+    start = time.perf_counter()
+    found = sum(len(store.list(cwd)) for store in _stores(env, avatar_home))  # type: ignore[attr-defined]
+    elapsed = time.perf_counter() - start
+    if found != expect:
+        raise RuntimeError(f"listed {found} sessions, expected {expect}")
+    return elapsed
+
+
+def _cli_env(root: Path, synth_env: dict[str, str], marks: Path) -> dict[str, str]:
+    shadow = root / "shadow-bin"
+    shadow.mkdir(exist_ok=True)
+    for name in AGENT_PROGRAMS:
+        exe = shadow / name
+        exe.write_text(f'#!/bin/sh\necho "{name}" >> "{marks}"\nexit 1\n')
+        exe.chmod(0o755)
+    keep = {k: v for k, v in os.environ.items() if k in ("LANG", "LC_ALL", "USER", "TERM")}
+    return {
+        **keep,
+        **synth_env,
+        "PATH": f"{shadow}:{Path(avatar_exe()).parent}:/usr/bin:/bin",
+        "AVATAR_HOME": str(root / "avatar-home-cli"),
+        "AVATAR_CONFIG": str(root / "no-config.yaml"),
+    }
+
+
+def _cli(env: dict[str, str], cwd: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run(
+        [avatar_exe(), "session", "list", "--all", "--json", "--limit", "0"],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=True,
+    )
+    return time.perf_counter() - start
+
+
+def _cli_floor(quick: bool) -> float:
+    """`avatar session list --all` with no sessions anywhere."""
+    root = Path(tempfile.mkdtemp(prefix="avatar-bench-sessions-empty-"))
+    try:
+        (root / "proj").mkdir()
+        (root / "home").mkdir()
+        env = _cli_env(root, {"HOME": str(root / "home")}, root / "agents-started")
+        _cli(env, root / "proj")
+        return statistics.median(_cli(env, root / "proj") for _ in range(3 if quick else 7))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _measure(n: int, quick: bool) -> dict[str, float]:
+    from tests.sessions.synth import populate
+
+    root = Path(tempfile.mkdtemp(prefix="avatar-bench-sessions-"))
+    try:
+        cwd = root / "proj"
+        cwd.mkdir()
+        synth = populate(root, n, cwd=str(cwd))
+        expect = 3 * n
+        cold = []
+        for i in range(1 if quick or n > 1000 else 3):
+            cold.append(_list_all(synth.env, root / f"avatar-home-cold-{i}", cwd, expect))
+        warm_home = root / "avatar-home-warm"
+        _list_all(synth.env, warm_home, cwd, expect)
+        warm = [_list_all(synth.env, warm_home, cwd, expect) for _ in range(3 if quick else 7)]
+        marks = root / "agents-started"
+        env = _cli_env(root, synth.env, marks)
+        cli_first = _cli(env, cwd)
+        cli_warm = statistics.median(_cli(env, cwd) for _ in range(3 if quick else 7))
+        started = len(marks.read_text().splitlines()) if marks.exists() else 0
+        return {
+            "cold": statistics.median(cold),
+            "warm": statistics.median(warm),
+            "cli_first": cli_first,
+            "cli_warm": cli_warm,
+            "started": float(started),
+        }
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def run(quick: bool) -> list[dict[str, object]]:
+    """Rows for 100 and 1,000 sessions per provider (and 10,000 unless quick)."""
+    sizes = (100, 1000) if quick else (100, 1000, 10000)
+    results = {n: _measure(n, quick) for n in sizes}
+    base = results[100]
+    floor = _cli_floor(quick)
+    rows: list[dict[str, object]] = [
+        row("avatar session list --all, no sessions (CLI floor)", floor, None, "(reported)", True)
+    ]
+    labels = {
+        "warm": "stores list(), cached",
+        "cold": "stores list(), first listing (no cache)",
+        "cli_warm": "avatar session list --all",
+        "cli_first": "avatar session list --all, first run",
+    }
+    for key, label in labels.items():
+        for n in sizes:
+            value = results[n][key]
+            name = f"{label}, {n:,}/provider"
+            if n == 100:
+                rows.append(row(name, value, None, "(baseline)", True))
+            elif n == 1000 and key in ("warm", "cli_warm"):
+                rows.append(row(name, value, base[key], f"< {TARGET} s", value < TARGET))
+            else:
+                rows.append(row(name, value, base[key], "(reported; ratio = growth)", True))
+    started = sum(r["started"] for r in results.values())
+    rows.append(
+        row("agent processes started while listing", started, None, "0", started == 0, unit="")
+    )
+    return rows

@@ -1,0 +1,215 @@
+"""Every branch of the load → resume → new cascade (DESIGN §2), against the fake agent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from avatar.bridges.base import OpenRequest
+from avatar.errors import NotSupportedError, ProviderError
+from tests.acp.conftest import Factory, text_of
+from tests.support.acp_agent import seed_session
+
+STORE = "tests.acp.fake_store:FakeStore"
+
+
+def seeded(tmp_path: Path, turns: int = 1) -> tuple[Path, str]:
+    """An agent root holding one session with `turns` exchanges; (root, session id)."""
+    root = tmp_path / "agent"
+    (root / "work").mkdir(parents=True)
+    return root, seed_session(root / "state", root / "work", turns)
+
+
+# -- resume by id ----------------------------------------------------------------------------
+
+
+async def test_load_reopens_with_replay_and_history(fake: Factory, tmp_path: Path) -> None:
+    root, sid = seeded(tmp_path)
+    h = await fake("load,resume", root=root)
+    started = await h.bridge.open(OpenRequest("resume", sid))
+    assert (started.session_id, started.how, started.provider) == (sid, "loaded", "fake")
+    assert h.notices() == []
+    turn = await h.turn("next")
+    assert "history 2" in text_of(turn)
+    replay = [e for e in h.emitted if e.replay]
+    assert [e.type for e in replay] == ["user_message", "text"]
+    assert not any(e.replay for e in turn)
+
+
+async def test_failed_load_falls_back_to_resume(fake: Factory, tmp_path: Path) -> None:
+    root, sid = seeded(tmp_path)
+    h = await fake("load,resume", root=root, load_error=-32603)
+    started = await h.bridge.open(OpenRequest("resume", sid))
+    assert (started.session_id, started.how) == (sid, "resumed")
+    (notice,) = h.notices()
+    assert "session/load" in notice and "-32603" in notice and "session/resume instead" in notice
+    assert "history 2" in text_of(await h.turn("next"))
+
+
+async def test_load_and_resume_failing_open_new(fake: Factory, tmp_path: Path) -> None:
+    root, sid = seeded(tmp_path)
+    h = await fake("load,resume", root=root, load_error=-32602, resume_error=-32002)
+    started = await h.bridge.open(OpenRequest("resume", sid))
+    assert started.how == "new" and started.session_id != sid
+    (notice,) = h.notices()
+    assert "session/load" in notice and "session/resume" in notice
+    assert f"opened a new session {started.session_id}" in notice
+    assert "history 0" in text_of(await h.turn("next"))
+
+
+async def test_unknown_session_load_only(fake: Factory, tmp_path: Path) -> None:
+    h = await fake("load")
+    started = await h.bridge.open(OpenRequest("resume", "no-such-session"))
+    assert started.how == "new"
+    (notice,) = h.notices()
+    assert "no-such-session" in notice and "-32002" in notice
+
+
+async def test_resume_without_load(fake: Factory, tmp_path: Path) -> None:
+    root, sid = seeded(tmp_path)
+    h = await fake("resume", root=root)
+    started = await h.bridge.open(OpenRequest("resume", sid))
+    assert started.how == "resumed"
+    assert h.emitted == []  # resume does not replay
+    assert h.requests("session/load") == []
+
+
+async def test_invalid_resume_answer_is_a_fallback(fake: Factory, tmp_path: Path) -> None:
+    # An agent answering `null` trips pydantic on the client side: caught like a RequestError.
+    root, sid = seeded(tmp_path)
+    h = await fake("resume", root=root, resume_invalid=True)
+    started = await h.bridge.open(OpenRequest("resume", sid))
+    assert started.how == "new"
+    assert "unexpected answer" in h.notices()[0]
+
+
+async def test_agent_that_cannot_reopen(fake: Factory, tmp_path: Path) -> None:
+    root, sid = seeded(tmp_path)
+    h = await fake("", root=root)
+    started = await h.bridge.open(OpenRequest("resume", sid))
+    assert started.how == "new"
+    assert "cannot reopen sessions" in h.notices()[0]
+    assert h.requests("session/load") == h.requests("session/resume") == []
+
+
+# -- continue-last ---------------------------------------------------------------------------
+
+
+async def test_continue_follows_pages_and_picks_newest(fake: Factory, tmp_path: Path) -> None:
+    root = tmp_path / "agent"
+    work = root / "work"
+    work.mkdir(parents=True)
+    state = root / "state"
+    stamps = ["2030-01-01T10:00:00+00:00", "2030-01-01T12:00:00+00:00", "2030-01-01T09:00:00+00:00"]
+    ids = [seed_session(state, work, 1, updated_at=t) for t in stamps]
+    ids += [seed_session(state, work, 1, updated_at=None) for _ in range(2)]
+    # Newer, but elsewhere: the cwd filter must keep it out.
+    seed_session(state, tmp_path / "elsewhere", 1, updated_at="2031-01-01T00:00:00+00:00")
+    h = await fake("load,list", root=root, page_size=2)
+    started = await h.bridge.open(OpenRequest("continue"))
+    assert (started.session_id, started.how) == (ids[1], "continued")
+    lists = h.requests("session/list")
+    assert [r["cwd"] for r in lists] == [str(work.resolve())] * 3
+    assert [r.get("cursor") for r in lists] == [None, "2", "4"]
+    assert h.notices() == []
+
+
+async def test_continue_resumes_when_load_fails(fake: Factory, tmp_path: Path) -> None:
+    root, sid = seeded(tmp_path)
+    h = await fake("load,list,resume", root=root, load_error=-32603)
+    started = await h.bridge.open(OpenRequest("continue"))
+    assert (started.session_id, started.how) == (sid, "continued")
+    assert "session/resume instead" in h.notices()[0]
+
+
+async def test_continue_with_nothing_to_continue(fake: Factory) -> None:
+    h = await fake("load,list")
+    started = await h.bridge.open(OpenRequest("continue"))
+    assert started.how == "new"
+    (notice,) = h.notices()
+    assert "no earlier fake session" in notice and started.session_id in notice
+
+
+async def test_continue_lists_from_disk_without_session_list(fake: Factory, tmp_path: Path) -> None:
+    root, sid = seeded(tmp_path)
+    h = await fake("load", root=root, store=STORE, quirks=frozenset({"list_from_disk"}))
+    assert not h.bridge.capabilities.can_list
+    started = await h.bridge.open(OpenRequest("continue"))
+    assert (started.session_id, started.how) == (sid, "continued")
+    assert h.requests("session/list") == []
+    assert [s.id for s in await h.bridge.list_sessions(h.cwd.resolve())] == [sid]
+
+
+async def test_continue_falls_back_to_disk_when_list_fails(fake: Factory, tmp_path: Path) -> None:
+    root, sid = seeded(tmp_path)
+    h = await fake("load,list", root=root, store=STORE, list_error=-32603)
+    started = await h.bridge.open(OpenRequest("continue"))
+    assert (started.session_id, started.how) == (sid, "continued")
+
+
+async def test_continue_without_any_listing(fake: Factory, tmp_path: Path) -> None:
+    root, _ = seeded(tmp_path)
+    h = await fake("load,list", root=root, list_error=-32601)
+    started = await h.bridge.open(OpenRequest("continue"))
+    assert started.how == "new"
+    (notice,) = h.notices()
+    assert "session/list failed" in notice and "-32601" in notice
+
+
+async def test_continue_when_no_list_and_no_store(fake: Factory, tmp_path: Path) -> None:
+    root, _ = seeded(tmp_path)
+    h = await fake("load", root=root)
+    started = await h.bridge.open(OpenRequest("continue"))
+    assert started.how == "new"
+    assert "cannot list its sessions" in h.notices()[0]
+
+
+# -- fork and new ----------------------------------------------------------------------------
+
+
+async def test_fork(fake: Factory, tmp_path: Path) -> None:
+    root, sid = seeded(tmp_path)
+    h = await fake("load,fork", root=root)
+    assert h.bridge.capabilities.can_fork
+    started = await h.bridge.open(OpenRequest("fork", sid))
+    assert started.how == "forked" and started.session_id != sid
+    assert "history 2" in text_of(await h.turn("branch"))
+
+
+async def test_failed_fork_opens_new(fake: Factory, tmp_path: Path) -> None:
+    root, sid = seeded(tmp_path)
+    h = await fake("fork", root=root, fork_error=-32603)
+    started = await h.bridge.open(OpenRequest("fork", sid))
+    assert started.how == "new"
+    assert "session/fork" in h.notices()[0]
+
+
+async def test_fork_not_advertised(fake: Factory) -> None:
+    h = await fake("load")
+    with pytest.raises(NotSupportedError, match="forking a session is not supported by fake"):
+        await h.bridge.open(OpenRequest("fork", "abc"))
+
+
+async def test_new_session_ignores_a_requested_id(fake: Factory) -> None:
+    h = await fake()
+    started = await h.bridge.open(OpenRequest("new", "my-own-id"))
+    assert started.how == "new" and started.session_id != "my-own-id"
+    assert "chooses its own session ids" in h.notices()[0]
+    assert started.cwd == str(h.cwd)
+
+
+async def test_failing_session_new_is_a_provider_error(fake: Factory, tmp_path: Path) -> None:
+    root, sid = seeded(tmp_path)
+    h = await fake("load", root=root, new_error=-32603, load_error=-32603)
+    with pytest.raises(ProviderError, match=r"session/new failed: new session refused.*-32603"):
+        await h.bridge.open(OpenRequest("resume", sid))
+
+
+async def test_list_sessions_failure(fake: Factory, tmp_path: Path) -> None:
+    root, sid = seeded(tmp_path)
+    bare = await fake("list", root=root, list_error=-32603)
+    with pytest.raises(ProviderError, match="session/list failed"):
+        await bare.bridge.list_sessions()
+    with_store = await fake("list", root=root, list_error=-32603, store=STORE)
+    assert [s.id for s in await with_store.bridge.list_sessions()] == [sid]

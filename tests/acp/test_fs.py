@@ -1,0 +1,80 @@
+"""FileAccess: the agent's file callbacks stay inside the session's directories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from avatar.bridges.acp_fs import AccessDenied, FileAccess
+from avatar.config import Scope
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    (work / "src").mkdir(parents=True)
+    (work / "src" / "a.txt").write_text("one\ntwo\nthree\n")
+    (work / ".git").mkdir()
+    (work / ".git" / "config").write_text("[core]")
+    (work / ".env").write_text("KEY=1")
+    (work / "src" / ".env").write_text("KEY=2")
+    (tmp_path / "outside.txt").write_text("outside")
+    (tmp_path / "extra").mkdir()
+    (tmp_path / "extra" / "b.txt").write_text("extra file")
+    (work / "link").symlink_to(tmp_path / "outside.txt")
+    return work
+
+
+def test_reads_inside_the_cwd(tree: Path) -> None:
+    files = FileAccess(tree, [], Scope())
+    assert files.read("src/a.txt") == "one\ntwo\nthree\n"
+    assert files.read(str(tree / "src" / "a.txt"), line=2, limit=1) == "two\n"
+    assert files.read("src/a.txt", line=3) == "three\n"
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["../outside.txt", "/etc/passwd", "link", ".git/config", ".env", "src/.env", ""],
+)
+def test_refusals(tree: Path, path: str) -> None:
+    files = FileAccess(tree, [], Scope())
+    with pytest.raises(AccessDenied):
+        files.read(path)
+
+
+def test_additional_dirs_are_allowed(tree: Path) -> None:
+    extra = tree.parent / "extra"
+    files = FileAccess(tree, [extra], Scope())
+    assert files.read(str(extra / "b.txt")) == "extra file"
+    files.write(str(extra / "new.txt"), "x")
+    assert (extra / "new.txt").read_text() == "x"
+
+
+def test_write_creates_parents_and_respects_scope(tree: Path) -> None:
+    files = FileAccess(tree, [], Scope())
+    files.write("deep/er/c.txt", "hi")
+    assert (tree / "deep" / "er" / "c.txt").read_text() == "hi"
+    with pytest.raises(AccessDenied, match="outside the session"):
+        files.write("../evil.txt", "x")
+    assert not (tree.parent / "evil.txt").exists()
+    read_only = FileAccess(tree, [], Scope(write=[]))
+    with pytest.raises(AccessDenied):
+        read_only.write("src/a.txt", "x")
+    assert read_only.read("src/a.txt").startswith("one")
+
+
+def test_custom_deny_patterns(tree: Path) -> None:
+    files = FileAccess(tree, [], Scope(deny=["src/*", "*.key"]))
+    with pytest.raises(AccessDenied, match=r"scope.deny \(src/\*\)"):
+        files.read("src/a.txt")
+    with pytest.raises(AccessDenied, match=r"scope\.deny"):
+        files.write("deep/id.key", "k")
+
+
+def test_missing_file_and_directory(tree: Path) -> None:
+    files = FileAccess(tree, [], Scope())
+    with pytest.raises(AccessDenied, match="no such file"):
+        files.read("nope.txt")
+    with pytest.raises(AccessDenied, match="is a directory"):
+        files.read("src")

@@ -1,0 +1,34 @@
+"""Shared fixtures: the fake model server, a fake HOME for the agent CLIs, the avatar env.
+
+The logic lives in :mod:`tests.support`; this file only wires it into pytest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.homes import AgentHome
+from tests.support.homes import avatar_env as build_avatar_env
+from tests.support.model_server import FakeModelServer
+
+
+@pytest.fixture
+def model_server() -> Iterator[FakeModelServer]:
+    """A fresh :class:`FakeModelServer` per test (starting one takes about a millisecond)."""
+    with FakeModelServer() as server:
+        yield server
+
+
+@pytest.fixture
+def agent_home(tmp_path: Path, model_server: FakeModelServer) -> AgentHome:
+    """A fake HOME under ``tmp_path`` whose ``.env`` runs every agent CLI against the server."""
+    return AgentHome(tmp_path / "agent", model_server)
+
+
+@pytest.fixture
+def avatar_env(agent_home: AgentHome) -> dict[str, str]:
+    """Environment for running ``avatar`` in a subprocess (temp AVATAR_HOME, no config)."""
+    return build_avatar_env(agent_home)

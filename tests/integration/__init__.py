@@ -1,0 +1,1 @@
+"""Integration tests: the real agent CLIs against the fake model server."""

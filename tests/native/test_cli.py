@@ -1,0 +1,161 @@
+"""End to end: the installed `avatar -p native chat` against the fake model server."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support.model_server import FakeModelServer, Reply
+
+SESSION_LINE = re.compile(r"^session: (\S+) \(native, (new|resumed|continued|forked)\)$", re.M)
+
+
+def avatar(
+    env: dict[str, str], cwd: Path, *args: str, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["avatar", "-p", "native", *args],
+        env=env,
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    p = tmp_path / "proj"
+    p.mkdir()
+    return p
+
+
+def test_chat_prints_answer_and_session_line(
+    avatar_env: dict[str, str], project: Path, model_server: FakeModelServer
+) -> None:
+    out = avatar(avatar_env, project, "chat", "hi")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "Hello from the fake LLM."
+    match = SESSION_LINE.search(out.stderr)
+    assert match and match.group(2) == "new"
+    request = model_server.requests_for("chat")[0]
+    assert request.last_user_text() == "hi" and request.model == "gpt-4o"
+
+
+def test_chat_resume_continue_and_explicit_id(
+    avatar_env: dict[str, str], project: Path, model_server: FakeModelServer
+) -> None:
+    model_server.script("chat", "first answer", "second answer", "third answer", "fourth")
+    first = avatar(avatar_env, project, "chat", "my name is Ada")
+    sid = SESSION_LINE.search(first.stderr).group(1)  # type: ignore[union-attr]
+    resumed = avatar(avatar_env, project, "chat", "--resume", sid[:12], "what is my name?")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"session: {sid} (native, resumed)" in resumed.stderr
+    assert "my name is Ada" in model_server.requests_for("chat")[-1].all_text()
+    cont = avatar(avatar_env, project, "chat", "--continue", "and again?")
+    assert f"session: {sid} (native, continued)" in cont.stderr
+    assert "second answer" in model_server.requests_for("chat")[-1].all_text()
+    chosen = avatar(avatar_env, project, "chat", "-s", "named-one", "hello")
+    assert "session: named-one (native, new)" in chosen.stderr
+    bad = avatar(avatar_env, project, "chat", "-s", "a/b", "hello")
+    assert bad.returncode == 2 and bad.stderr.startswith("avatar: ")
+
+
+def test_chat_tool_use_needs_permission(
+    avatar_env: dict[str, str], project: Path, model_server: FakeModelServer
+) -> None:
+    write = Reply.tool_call("write", {"path": "note.txt", "content": "from the agent\n"})
+    model_server.script("chat", write, "not allowed", write, "written")
+    denied = avatar(avatar_env, project, "chat", "write a note")
+    assert denied.returncode == 0 and not (project / "note.txt").exists()
+    assert "--permission allow" in denied.stderr
+    allowed = avatar(avatar_env, project, "chat", "--permission", "allow", "write a note")
+    assert allowed.returncode == 0, allowed.stderr
+    assert (project / "note.txt").read_text() == "from the agent\n"
+
+
+def test_chat_json_events(
+    avatar_env: dict[str, str], project: Path, model_server: FakeModelServer
+) -> None:
+    out = avatar(avatar_env, project, "chat", "--json", "hi")
+    events = [json.loads(line) for line in out.stdout.splitlines()]
+    assert all(e["v"] == 1 for e in events)
+    types = [e["type"] for e in events]
+    assert (
+        types[0] == "session"
+        and types[-1] == "turn_finished"
+        and "text" in types
+        and "usage" in types
+    )
+
+
+def test_chat_on_anthropic_model(
+    avatar_env: dict[str, str], project: Path, model_server: FakeModelServer
+) -> None:
+    model_server.script("anthropic", "bonjour")
+    out = avatar(avatar_env, project, "-m", "claude-sonnet-4-5", "chat", "hi")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "bonjour"
+    assert model_server.requests_for("anthropic")[0].model == "claude-sonnet-4-5"
+
+
+def test_session_list_shows_native_sessions(
+    avatar_env: dict[str, str], project: Path, model_server: FakeModelServer
+) -> None:
+    avatar(avatar_env, project, "chat", "list me")
+    out = subprocess.run(
+        ["avatar", "session", "list", "--json", "--provider", "native"],
+        env=avatar_env,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert rows[0]["provider"] == "native" and rows[0]["title"] == "list me"
+    assert rows[0]["messages"] == 2 and rows[0]["model"] == "openai/gpt-4o"
+
+
+def test_unknown_model_is_a_usage_error(
+    avatar_env: dict[str, str], project: Path, model_server: FakeModelServer
+) -> None:
+    out = avatar(avatar_env, project, "-m", "gpt-4p", "chat", "hi")
+    assert out.returncode == 2
+    assert out.stderr.startswith("avatar: unknown model 'gpt-4p'") and "gpt-4o" in out.stderr
+
+
+def test_ctrl_c_interrupts_quickly_and_the_session_resumes(
+    avatar_env: dict[str, str], project: Path, model_server: FakeModelServer
+) -> None:
+    import signal
+    import time
+
+    model_server.script(
+        "chat", Reply.slow_text(["one ", "two ", "three "], delay=2.0), "resumed ok"
+    )
+    proc = subprocess.Popen(
+        ["avatar", "-p", "native", "chat", "count slowly"],
+        env=avatar_env,
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    model_server.wait_for_request(api="chat", timeout=20)
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 130, err
+    assert time.monotonic() - t0 < 1.5
+    sid = SESSION_LINE.search(err).group(1)  # type: ignore[union-attr]
+    again = avatar(avatar_env, project, "chat", "--resume", sid, "go on")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == "resumed ok"
+    assert "count slowly" in model_server.requests_for("chat")[-1].all_text()
