@@ -4,14 +4,14 @@ One generic bridge serves Gemini CLI (`gemini --acp`), codex-acp, claude-agent-a
 `transport: acp` entry in config; what differs between agents is data (`ProviderSpec`) and
 quirks (`acp_quirks`). The pieces:
 
-- `acp_process`   the agent subprocess (explicit env, stderr drained, process-group shutdown)
+- `process`       the agent subprocess (explicit env, stderr drained, process-group shutdown)
 - `acp_client`    the agent's callbacks (updates, permission, files, terminals)
 - `acp_fs`, `acp_terminal`   file access and terminals, confined to the session's directories
 - `acp_stream`    where updates go (the running turn, or the sink, marked replay on load)
 - `acp_session`   the load → resume → new cascade, continue-last, fork (`ACPSessionMixin`)
 - `acp_listing`   `session/list` pages, on-disk readers, the newest session
 - `acp_updates`   ACP session updates → avatar events
-- `acp_mcp`       config `mcp_servers` → the MCP servers handed to the agent
+- `mcp`           config `mcp_servers` → the MCP servers handed to the agent
 - `acp_quirks`    what differs per agent (claude executable, Gemini's load bugs, late replay)
 
 `import acp` costs ~0.65 s, so this module does not import it: `start()` spawns the agent
@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Awaitable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from avatar.bridges.acp_fs import FileAccess
-from avatar.bridges.acp_process import AgentProcess
+from avatar.bridges.process import AgentProcess
 from avatar.bridges.acp_quirks import quirk_env, remove_companions
 from avatar.bridges.acp_session import ACPSessionMixin, describe_error
 from avatar.bridges.acp_stream import TurnSignal, UpdateRouter

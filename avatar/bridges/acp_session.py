@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from avatar.bridges import acp_quirks
 from avatar.bridges.acp_listing import list_pages, load_store, newest, same_dir
-from avatar.bridges.acp_mcp import build_mcp_servers
+from avatar.bridges.mcp import build_mcp_servers
 from avatar.errors import NotSupportedError, ProviderError
 from avatar.events import Notice, OpenHow, SessionStarted
 from avatar.sessions.types import SessionInfo

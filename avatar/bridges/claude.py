@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from avatar.bridges.acp_process import AgentProcess
+from avatar.bridges.process import AgentProcess
 from avatar.bridges.base import BaseBridge, BridgeContext, SessionCapabilities
 from avatar.bridges.claude_stream import (
     TOOL_KINDS,

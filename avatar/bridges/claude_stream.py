@@ -80,7 +80,7 @@ _STOP_REASONS: dict[str, StopReason] = {
 
 def mcp_config(servers: Mapping[str, McpServer]) -> str | None:
     """The `--mcp-config` JSON for config `mcp_servers` (None when there are none)."""
-    from avatar.bridges.acp_mcp import server_kind
+    from avatar.bridges.mcp import server_kind
 
     out: dict[str, dict[str, Any]] = {}
     for name, server in servers.items():

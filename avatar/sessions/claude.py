@@ -20,10 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from avatar.errors import SessionNotFoundError, UsageError
-from avatar.sessions.filestore import JsonlSessionStore, Summary, listdir, same_dir_keys
+from avatar.sessions.filestore import (
+    JsonlSessionStore,
+    Summary,
+    fold_transcript,
+    listdir,
+    same_dir_keys,
+)
 from avatar.sessions.jsonl import (
     LIST_LINE_CAP,
-    TRANSCRIPT_LINE_CAP,
     LineStats,
     blocks_text,
     is_injected,
@@ -266,16 +271,7 @@ class ClaudeStore(JsonlSessionStore):
 
     def read_transcript(self, info: SessionInfo) -> Transcript:
         """Every message of the session, tool calls and results included."""
-        assert info.path is not None
-        fold = _Fold(keep=True)
-        stats = LineStats()
-        try:
-            with open(info.path, "rb") as f:
-                for entry in iter_records(f, stats, max_line=TRANSCRIPT_LINE_CAP):
-                    fold.feed(entry)
-        except OSError as e:
-            raise SessionNotFoundError(f"cannot read session {info.id}: {e.strerror}") from None
-        return Transcript(info=info, messages=fold.messages, skipped_lines=stats.skipped)
+        return fold_transcript(info, _Fold(keep=True))
 
     def delete(self, session_id: str) -> None:
         """Remove the transcript file (and the session's side directory, if any)."""

@@ -17,11 +17,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from avatar.errors import SessionNotFoundError
-from avatar.sessions.filestore import JsonlSessionStore, Summary, listdir, unsafe_id
+from avatar.sessions.filestore import (
+    JsonlSessionStore,
+    Summary,
+    fold_transcript,
+    listdir,
+    unsafe_id,
+)
 from avatar.sessions.jsonl import (
     LIST_LINE_CAP,
-    TRANSCRIPT_LINE_CAP,
     LineStats,
     blocks_text,
     is_injected,
@@ -271,13 +275,4 @@ class CodexStore(JsonlSessionStore):
 
     def read_transcript(self, info: SessionInfo) -> Transcript:
         """Every message of the rollout, tool calls and their outputs included."""
-        assert info.path is not None
-        fold = _Fold(keep=True)
-        stats = LineStats()
-        try:
-            with open(info.path, "rb") as f:
-                for line in iter_records(f, stats, max_line=TRANSCRIPT_LINE_CAP):
-                    fold.feed(line)
-        except OSError as e:
-            raise SessionNotFoundError(f"cannot read session {info.id}: {e.strerror}") from None
-        return Transcript(info=info, messages=fold.messages, skipped_lines=stats.skipped)
+        return fold_transcript(info, _Fold(keep=True))

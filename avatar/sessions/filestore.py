@@ -12,13 +12,14 @@ import os
 from abc import abstractmethod
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from avatar.errors import SessionNotFoundError, UsageError
 from avatar.ids import is_valid_id
 from avatar.sessions.cache import ListingCache
+from avatar.sessions.jsonl import TRANSCRIPT_LINE_CAP, LineStats, iter_records
 from avatar.sessions.store import SessionStore
-from avatar.sessions.types import SessionInfo, Transcript
+from avatar.sessions.types import SessionInfo, Transcript, TranscriptMessage
 
 
 class Summary:
@@ -161,6 +162,28 @@ class JsonlSessionStore(SessionStore):
             summary.info.path = path
         self._cache.put(path, st, summary.to_json())
         return summary
+
+
+class Fold(Protocol):
+    """Builds transcript messages from a file's records, one record at a time."""
+
+    messages: list[TranscriptMessage]
+
+    def feed(self, record: Any) -> None:
+        """Take one parsed JSONL record."""
+
+
+def fold_transcript(info: SessionInfo, fold: Fold) -> Transcript:
+    """Feed every record of a listed session's file to `fold`; broken lines are counted."""
+    assert info.path is not None
+    stats = LineStats()
+    try:
+        with open(info.path, "rb") as f:
+            for record in iter_records(f, stats, max_line=TRANSCRIPT_LINE_CAP):
+                fold.feed(record)
+    except OSError as e:
+        raise SessionNotFoundError(f"cannot read session {info.id}: {e.strerror}") from None
+    return Transcript(info=info, messages=fold.messages, skipped_lines=stats.skipped)
 
 
 def unsafe_id(path: Path, session_id: Any) -> Summary | None:

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from avatar.bridges import acp_quirks
-from avatar.bridges.acp_process import StderrTail
+from avatar.bridges.process import StderrTail
 from avatar.bridges.base import OpenRequest
 from avatar.config import ProviderConfig, Settings
 from avatar.providers import BUILTIN
