@@ -26,13 +26,13 @@ from collections.abc import AsyncIterator, Awaitable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from avatar.bridges.acp_fs import FileAccess
-from avatar.bridges.process import AgentProcess
 from avatar.bridges.acp_quirks import quirk_env, remove_companions
 from avatar.bridges.acp_session import ACPSessionMixin, describe_error
 from avatar.bridges.acp_stream import TurnSignal, UpdateRouter
 from avatar.bridges.acp_terminal import TerminalManager
 from avatar.bridges.acp_updates import prompt_usage, translate
 from avatar.bridges.base import BaseBridge, BridgeContext, SessionCapabilities
+from avatar.bridges.process import AgentProcess
 from avatar.errors import ProviderError
 from avatar.events import BaseEvent, Error, PermissionRequested, SessionStarted, TurnFinished
 from avatar.providers import find_executable

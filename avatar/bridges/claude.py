@@ -20,7 +20,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from avatar.bridges.process import AgentProcess
 from avatar.bridges.base import BaseBridge, BridgeContext, SessionCapabilities
 from avatar.bridges.claude_stream import (
     TOOL_KINDS,
@@ -33,6 +32,7 @@ from avatar.bridges.claude_stream import (
     tool_title,
     user_message,
 )
+from avatar.bridges.process import AgentProcess
 from avatar.errors import ProviderError, SessionNotFoundError, UsageError
 from avatar.events import (
     BaseEvent,

@@ -48,7 +48,7 @@ from avatar.native.entries import (
 )
 from avatar.native.llm.types import ChatRequest, Message, ToolCall, UsagePart
 from avatar.native.prompt import build_system_prompt
-from avatar.native.store import SessionManager, read_state
+from avatar.native.store import SessionManager, index_record, read_state
 from avatar.native.tools import default_tools
 from avatar.native.tools.base import AgentToolResult, Tool, ToolContext, ToolKind
 from avatar.native.tools.scope import ScopePolicy
@@ -269,7 +269,7 @@ class AgentSession:
         self._dirty = False
         await self.writer.async_sync()
         path = self.writer.path
-        record = self.manager.record_for(path, self.state, self.writer.size())
+        record = index_record(self.state, self.writer.size())
         self.manager.update_index(path, record)
 
     # -- AgentHooks -------------------------------------------------------------------------

@@ -187,20 +187,6 @@ class SessionManager:
         line = record.model_dump_json(exclude_none=True, exclude={"path"}).encode() + b"\n"
         _append(path.parent / INDEX_NAME, line)
 
-    def record_for(self, path: Path, state: SessionState, size: int) -> IndexRecord:
-        """The index record describing a session state at file size `size`."""
-        return IndexRecord(
-            id=state.header.id,
-            cwd=state.header.cwd,
-            title=state.display_title,
-            created=state.header.created,
-            updated=state.updated,
-            messages=state.message_count,
-            model=state.model,
-            parent_id=state.header.parent_id,
-            size=size,
-        )
-
     def list(self, cwd: Path | None = None, *, newest_first: bool = True) -> list[IndexRecord]:
         """Sessions of project `cwd` (all projects when None), newest first unless told not."""
         dirs = [self.project_dir(cwd)] if cwd is not None else self._project_dirs()
@@ -350,7 +336,7 @@ class SessionManager:
         finally:
             writer.close()
         state = read_state(writer.path)
-        self.update_index(writer.path, self.record_for(writer.path, state, size))
+        self.update_index(writer.path, index_record(state, size))
         return new_header.id
 
     def set_title(self, session_id: str, title: str, writer: SessionWriter | None = None) -> None:
@@ -362,7 +348,7 @@ class SessionManager:
             writer.add(TitleEntry(title=title))
             writer.sync()
             state = read_state(writer.path)
-            self.update_index(writer.path, self.record_for(writer.path, state, writer.size()))
+            self.update_index(writer.path, index_record(state, writer.size()))
         finally:
             if own:
                 writer.close()
@@ -511,6 +497,11 @@ def scan_record(path: Path, base: IndexRecord | None = None) -> IndexRecord | No
         state = read_state(path)
     except (OSError, ValueError, StopIteration):
         return None
+    return index_record(state, size)
+
+
+def index_record(state: SessionState, size: int) -> IndexRecord:
+    """The index record describing a session state at file size `size`."""
     return IndexRecord(
         id=state.header.id,
         cwd=state.header.cwd,

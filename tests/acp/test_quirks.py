@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 from avatar.bridges import acp_quirks
-from avatar.bridges.process import StderrTail
 from avatar.bridges.base import OpenRequest
+from avatar.bridges.process import StderrTail
 from avatar.config import ProviderConfig, Settings
 from avatar.providers import BUILTIN
 from tests.acp.conftest import Factory

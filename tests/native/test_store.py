@@ -19,7 +19,13 @@ from avatar.native.entries import (
     ToolCallEntry,
     ToolResultEntry,
 )
-from avatar.native.store import INDEX_NAME, SessionManager, project_slug, read_state
+from avatar.native.store import (
+    INDEX_NAME,
+    SessionManager,
+    index_record,
+    project_slug,
+    read_state,
+)
 from avatar.native.ulid import is_valid_session_id, new_ulid, ulid_time
 from avatar.native.writer import SessionBusyError, SessionWriter
 
@@ -204,7 +210,7 @@ def test_index_compacts_itself(manager: SessionManager, tmp_path: Path) -> None:
         w.add(MessageEntry(role="user", text=str(i)))
         w.flush()
         state = read_state(w.path)
-        manager.update_index(w.path, manager.record_for(w.path, state, w.size()))
+        manager.update_index(w.path, index_record(state, w.size()))
     w.close()
     index = w.path.parent / INDEX_NAME
     assert len(index.read_text().splitlines()) > 200
