@@ -7,26 +7,22 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.config import Settings, avatar_home
 from avatar.errors import AvatarError, NotSupportedError, SessionNotFoundError, UsageError
-from avatar.events import (
-    BaseEvent,
-    Notice,
-    PermissionRequested,
-    SessionStarted,
-    TextDelta,
-    TurnFinished,
-)
 from avatar.handoff import build_handoff, seed_prompt
 from avatar.ids import check_id
 from avatar.providers import AUTO_ORDER, BUILTIN, ProviderSpec, find_executable, resolve_spec
 from avatar.sessions.store import SessionStore
 from avatar.sessions.types import SessionInfo, Transcript, TranscriptMessage
 
-Asker = Callable[[PermissionRequested], Awaitable[bool]]
+if TYPE_CHECKING:
+    # Listing sessions never builds an event; the turn and open paths import them when used.
+    from avatar.events import BaseEvent, PermissionRequested, SessionStarted
+
+Asker = Callable[["PermissionRequested"], Awaitable[bool]]
 
 
 def load_object(path: str) -> Any:
@@ -198,6 +194,8 @@ class Engine:
             listener(event)
 
     async def _permission(self, request: PermissionRequested) -> bool:
+        from avatar.events import Notice
+
         policy = self.settings.permission
         if policy == "allow":
             allowed = True
@@ -219,14 +217,13 @@ class Engine:
     # ----- bridges ------------------------------------------------------------------------
 
     def _context(self, spec: ProviderSpec) -> BridgeContext:
-        preset_model = self.model
         return BridgeContext(
             spec=spec,
             cwd=self.cwd,
             settings=self.settings,
             avatar_home=self.home,
             env=self.provider_env(spec),
-            model=preset_model or spec.model,
+            model=self.model or spec.model,
             system_prompt=self.settings.system_prompt,
             permission=self._permission,
             emit=self.emit,
@@ -246,6 +243,8 @@ class Engine:
 
     async def open(self, request: OpenRequest) -> SessionStarted:
         """Open a session on the active bridge; an unsupported resume falls back to new."""
+        from avatar.events import Notice
+
         bridge = self._require_bridge()
         try:
             started = await bridge.open(request)
@@ -292,7 +291,7 @@ class Engine:
         live = self._live
         if live is None:
             return None
-        store = self.store(live.info.provider) if self.spec(live.info.provider).store else None
+        store = self.store(live.info.provider)
         if store is not None:
             try:
                 return build_handoff(store.transcript(live.info.id))
@@ -304,6 +303,8 @@ class Engine:
 
     async def switch_provider(self, name: str, *, handoff: bool = True) -> SessionStarted:
         """Switch mid-project: a new session on `name`, seeded with the current conversation."""
+        from avatar.events import Notice
+
         text = self.current_handoff() if handoff else None
         started = await self.open_on(name, OpenRequest("new"))
         if text:
@@ -313,6 +314,8 @@ class Engine:
 
     async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
         """Run one turn on the active bridge, yielding its events."""
+        from avatar.events import TextDelta, TurnFinished
+
         bridge = self._require_bridge()
         text = prompt
         if self._pending_seed:

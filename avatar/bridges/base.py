@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel
 
 from avatar.errors import NotSupportedError
-from avatar.events import BaseEvent, PermissionRequested, SessionStarted
 
 if TYPE_CHECKING:
     from avatar.config import Settings
+    from avatar.events import BaseEvent, PermissionRequested, SessionStarted
     from avatar.providers import ProviderSpec
     from avatar.sessions.types import SessionInfo
 
@@ -35,10 +35,10 @@ class SessionCapabilities(BaseModel):
         return [k.removeprefix("can_") for k, v in self.model_dump().items() if v]
 
 
-PermissionHandler = Callable[[PermissionRequested], Awaitable[bool]]
+PermissionHandler = Callable[["PermissionRequested"], Awaitable[bool]]
 """Asked before any action that changes something; True allows it."""
 
-EventSink = Callable[[BaseEvent], None]
+EventSink = Callable[["BaseEvent"], None]
 """Receives events produced outside a turn (notices while opening, replay, agent death)."""
 
 
