@@ -64,5 +64,8 @@ def build_handoff(transcript: Transcript, budget: int = DEFAULT_BUDGET) -> str:
 
 
 def seed_prompt(handoff: str, prompt: str) -> str:
-    """The first prompt of a seeded session: the handoff, then the user's own words."""
-    return f"{handoff}\n\n{prompt}"
+    """The first prompt of a seeded session: the user's own words, then the handed-over context.
+
+    The user's words come first so every provider titles the new session by them.
+    """
+    return f"{prompt}\n\n{handoff}"
