@@ -42,14 +42,18 @@ def row(
     target: str,
     ok: bool,
     unit: str = "s",
+    ratio: float | None = None,
 ) -> dict[str, object]:
-    """One result row: value, baseline, their ratio, the target and whether it is met."""
+    """One result row: value, baseline, their ratio, the target and whether it is met.
+
+    `ratio` defaults to value ÷ baseline; throughput rows pass baseline ÷ value instead.
+    """
     return {
         "name": name,
         "value": value,
         "unit": unit,
         "baseline": baseline,
-        "ratio": (value / baseline) if baseline else None,
+        "ratio": ratio if ratio is not None else (value / baseline if baseline else None),
         "target": target,
         "ok": ok,
     }

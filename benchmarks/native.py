@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common import avatar_exe, median_wall, row
+
 ROOT = Path(__file__).resolve().parent.parent
 N_ENTRIES = 100_000
 N_SESSIONS = 10_000
@@ -62,27 +64,6 @@ def _best(fn: Any, repeat: int) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return min(times)
-
-
-def _row(
-    name: str,
-    value: float,
-    baseline: float | None,
-    ratio: float | None,
-    target: str,
-    ok: bool,
-    unit: str = "s",
-) -> dict[str, Any]:
-    """A result row; `ratio` is spelled out per row (throughput ratios are baseline/ours)."""
-    return {
-        "name": name,
-        "value": round(value, 4),
-        "unit": unit,
-        "baseline": None if baseline is None else round(baseline, 4),
-        "ratio": None if ratio is None else round(ratio, 3),
-        "target": target,
-        "ok": bool(ok),
-    }
 
 
 def bench_append_and_load(workdir: Path, repeat: int) -> list[dict[str, Any]]:
@@ -127,26 +108,25 @@ def bench_append_and_load(workdir: Path, repeat: int) -> list[dict[str, Any]]:
     size = session.stat().st_size
     peak = _peak_memory(session)
     return [
-        _row(
+        row(
             "append 100k entries: throughput ÷ json.dumps loop",
             ours_a,
             base_a,
-            base_a / ours_a,
             "ratio >= 0.5",
             base_a / ours_a >= 0.5,
+            ratio=base_a / ours_a,
         ),
-        _row(
+        row(
             "load 100k entries: speed ÷ json.loads loop",
             ours_l,
             base_l,
-            base_l / ours_l,
             "ratio >= 0.5",
             base_l / ours_l >= 0.5,
+            ratio=base_l / ours_l,
         ),
-        _row(
+        row(
             f"load 100k entries: peak memory ÷ file ({size / 1e6:.0f} MB)",
             peak / size,
-            None,
             None,
             "< 2× file size",
             peak / size < 2.0,
@@ -244,7 +224,7 @@ def bench_list(workdir: Path, repeat: int) -> list[dict[str, Any]]:
     count = len(store.list(None))
     assert count == N_SESSIONS, count
     took = _best(lambda: store.list(None), repeat)
-    return [_row("list 10k sessions (NativeStore)", took, None, None, "< 0.3 s", took < 0.3)]
+    return [row("list 10k sessions (NativeStore)", took, None, "< 0.3 s", took < 0.3)]
 
 
 FLOOR_IMPORTS = (
@@ -260,7 +240,7 @@ def bench_chat_latency(workdir: Path, runs: int) -> list[dict[str, Any]]:
 
     project = workdir / "chat-project"
     project.mkdir(exist_ok=True)
-    avatar = Path(sys.executable).parent / "avatar"
+    avatar = avatar_exe()
     with FakeModelServer() as server:
         env = {
             "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
@@ -270,7 +250,7 @@ def bench_chat_latency(workdir: Path, runs: int) -> list[dict[str, Any]]:
             "OPENAI_BASE_URL": server.openai_base_url,
             "OPENAI_API_KEY": "test",
         }
-        cmd = [str(avatar), "-p", "native", "chat", "hi"]
+        cmd = [avatar, "-p", "native", "chat", "hi"]
         times = []
         for _ in range(runs):
             t0 = time.perf_counter()
@@ -278,34 +258,23 @@ def bench_chat_latency(workdir: Path, runs: int) -> list[dict[str, Any]]:
             times.append(time.perf_counter() - t0)
             if out.returncode != 0 or "Hello from the fake LLM." not in out.stdout:
                 raise RuntimeError(f"avatar chat failed: {out.returncode} {out.stderr.strip()}")
-    base = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        base.append(time.perf_counter() - t0)
+    median_base = median_wall([sys.executable, "-c", "pass"], runs)
     # The floor no CLI on this stack can beat: importing what the chat path must import
     # (click, pydantic, asyncio, httpx and the anyio backend httpcore loads on first request).
-    floor = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-c", FLOOR_IMPORTS], check=True)
-        floor.append(time.perf_counter() - t0)
-    median, median_base = statistics.median(times), statistics.median(base)
-    median_floor = statistics.median(floor)
+    median_floor = median_wall([sys.executable, "-c", FLOOR_IMPORTS], runs)
+    median = statistics.median(times)
     return [
-        _row(
+        row(
             "import click+pydantic+httpx+anyio backend (floor)",
             median_floor,
             median_base,
-            median_floor / median_base,
             "(reported)",
             True,
         ),
-        _row(
+        row(
             'avatar -p native chat "hi" (median) ÷ python -c pass',
             median,
             median_base,
-            median / median_base,
             "< 0.5 s",
             median < 0.5,
         ),

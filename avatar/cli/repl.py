@@ -110,7 +110,7 @@ class Repl:
     async def submit(self, text: str) -> None:
         """Start a turn, or steer/queue when one is running."""
         if self.session is None:
-            await self.open(OpenRequest("new"), self.state.provider)
+            await self.engine.open_on(self.provider(), OpenRequest("new"))
         if self.turn is not None and not self.turn.done():
             bridge = self.engine.bridge
             if bridge is not None and await bridge.steer(text):
@@ -133,14 +133,11 @@ class Repl:
             await self.engine.cancel()
             self.say("(interrupted)")
 
-    async def open(self, request: OpenRequest, provider: str | None) -> None:
-        """Open a session, choosing the provider as the CLI does."""
-        name = provider or (self.session.provider if self.session else None)
-        if request.mode == "resume" and request.session_id:
-            name, request = plan_open(self.engine, provider, resume=request.session_id)
-        elif name is None:
-            name = plan_open(self.engine, None)[0]
-        await self.engine.open_on(name, request)
+    def provider(self) -> str:
+        """The current session's provider, else `-p`, else the automatic choice."""
+        if self.session is not None:
+            return self.session.provider
+        return plan_open(self.engine, self.state.provider)[0]
 
     # ----- commands -------------------------------------------------------------------
 
@@ -183,11 +180,11 @@ class Repl:
             if len(args) != 1:
                 self.say("usage: /resume ID")
             else:
-                await self.open(OpenRequest("resume", args[0]), None)
+                await engine.resume(args[0])
         elif cmd == "/continue":
-            await self.open(OpenRequest("continue"), None)
+            await engine.continue_last(self.provider())
         elif cmd == "/new":
-            await self.open(OpenRequest("new"), None)
+            await engine.open_on(self.provider(), OpenRequest("new"))
         elif cmd == "/provider":
             names = [a for a in args if not a.startswith("--")]
             if len(names) != 1:

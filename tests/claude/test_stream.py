@@ -31,6 +31,7 @@ from avatar.events import (
     TurnFinished,
     Usage,
 )
+from avatar.providers import BUILTIN
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -209,15 +210,7 @@ def test_mcp_config() -> None:
 def test_build_argv_everything() -> None:
     settings = Settings(permission="allow", mcp_servers={"files": McpServer(command="srv")})
     argv = build_argv(
-        (
-            "claude",
-            "-p",
-            "--input-format",
-            "stream-json",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-        ),
+        BUILTIN["claude"].command,
         "/bin/claude",
         settings=settings,
         provider="claude",

@@ -68,6 +68,9 @@ def test_repl_chat_sessions_new_resume_status_quit(
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+    # Input history persists across runs (prompt-toolkit's file history in AVATAR_HOME).
+    history = Path(avatar_env(agent_home)["AVATAR_HOME"]) / "history"
+    assert "remember the pelican" in history.read_text()
 
 
 def test_ctrl_c_interrupts_the_turn_not_the_repl(
@@ -151,3 +154,22 @@ def test_repl_asks_before_a_write_and_honours_the_answer(
     child.expect(pexpect.EOF)
     assert (agent_home.workdir / "yes.txt").read_text() == "allowed"
     assert not (agent_home.workdir / "no.txt").exists()
+
+
+def test_text_typed_during_a_native_turn_steers_it(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    model_server.chat.append(
+        Reply.slow_text(["working ", "on ", "it ", "slowly ", "now "] * 4, delay=0.15),
+        Reply.text("Steered answer."),
+    )
+    child = spawn(agent_home, "-p", "native", "repl")
+    child.sendline("start the task")
+    child.expect("working on")
+    child.sendline("use tabs, not spaces")
+    child.expect(r"\(steering the running turn\)")
+    child.expect("Steered answer.", timeout=30)
+    steered = model_server.requests_for("chat")[-1].all_text()
+    assert "start the task" in steered and "use tabs, not spaces" in steered
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)

@@ -10,7 +10,15 @@ from typing import Any
 
 import httpx
 
+from avatar.native.llm.types import ChatRequest, Message, ToolSpec
 from avatar.native.models import ModelInfo
+
+#: A small request with one tool, for the client tests.
+REQ = ChatRequest(
+    system="be brief",
+    messages=[Message("user", "hi")],
+    tools=[ToolSpec("read", "Read a file", {"type": "object", "properties": {}})],
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

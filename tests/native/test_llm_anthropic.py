@@ -14,16 +14,9 @@ from avatar.native.llm.types import (
     ThinkingPart,
     ToolCall,
     ToolCallPart,
-    ToolSpec,
     UsagePart,
 )
-from tests.native.helpers import Scripted, anthropic_model, error, sse
-
-REQ = ChatRequest(
-    system="be brief",
-    messages=[Message("user", "hi")],
-    tools=[ToolSpec("read", "Read a file", {"type": "object", "properties": {}})],
-)
+from tests.native.helpers import REQ, Scripted, anthropic_model, error, sse
 
 
 def client(handler: Scripted, **kw: object) -> AnthropicClient:

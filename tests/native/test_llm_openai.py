@@ -15,16 +15,9 @@ from avatar.native.llm.types import (
     ThinkingPart,
     ToolCall,
     ToolCallPart,
-    ToolSpec,
     UsagePart,
 )
-from tests.native.helpers import Scripted, error, openai_model, sse
-
-REQ = ChatRequest(
-    system="be brief",
-    messages=[Message("user", "hi")],
-    tools=[ToolSpec("read", "Read a file", {"type": "object", "properties": {}})],
-)
+from tests.native.helpers import REQ, Scripted, error, openai_model, sse
 
 
 def client(handler: Scripted, **kw: object) -> OpenAIClient:

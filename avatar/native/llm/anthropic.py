@@ -128,19 +128,6 @@ class AnthropicClient(LLMClient):
         base = self.base_url.removesuffix("/v1")
         return f"{base}/v1/messages", headers, body
 
-    def error_detail(self, body: Any) -> str | None:
-        """`{"type": "error", "error": {"type", "message"}}` as one line."""
-        if not isinstance(body, dict):
-            return None
-        err = body.get("error", body)
-        if isinstance(err, str):
-            return err
-        if not isinstance(err, dict):
-            return None
-        message = err.get("message") or ""
-        kind = err.get("type")
-        return f"{kind}: {message}" if kind and message else (message or kind or None)
-
     async def parse(self, response: Any) -> AsyncIterator[StreamPart]:
         """Translate the event stream; a tool call is yielded when its block closes."""
         from httpx_sse import EventSource

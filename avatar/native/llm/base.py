@@ -90,9 +90,23 @@ class LLMClient(ABC):
     def parse(self, response: httpx.Response) -> AsyncIterator[StreamPart]:
         """The response's SSE stream as `StreamPart`s, ending with a `DonePart`."""
 
-    @abstractmethod
     def error_detail(self, body: Any) -> str | None:
-        """The human message inside an error body of this API."""
+        """The message of an error body as one line: `<code or type>: <message>`.
+
+        Both APIs nest it the same way — OpenAI-compatible servers send
+        `{"error": {"message", "type", "code"}}` (some a bare string or `detail`), Anthropic
+        `{"type": "error", "error": {"type", "message"}}`.
+        """
+        if not isinstance(body, dict):
+            return None
+        err = body.get("error", body)
+        if isinstance(err, str):
+            return err
+        if not isinstance(err, dict):
+            return None
+        message = err.get("message") or err.get("detail") or ""
+        kind = err.get("code") or err.get("type")
+        return f"{kind}: {message}" if kind and message else (message or kind or None)
 
     # -- public -----------------------------------------------------------------------------
 

@@ -104,19 +104,6 @@ class OpenAIClient(LLMClient):
             headers["authorization"] = f"Bearer {self._key}"
         return f"{self.base_url}/chat/completions", headers, body
 
-    def error_detail(self, body: Any) -> str | None:
-        """`{"error": {"message", "type", "code"}}` (or a bare string) as one line."""
-        if not isinstance(body, dict):
-            return None
-        err = body.get("error", body)
-        if isinstance(err, str):
-            return err
-        if not isinstance(err, dict):
-            return None
-        message = err.get("message") or err.get("detail") or ""
-        code = err.get("code") or err.get("type")
-        return f"{code}: {message}" if code and message else (message or code or None)
-
     async def parse(self, response: Any) -> AsyncIterator[StreamPart]:
         """Translate the SSE chunks; tool calls are yielded whole once the stream ends."""
         from httpx_sse import EventSource
