@@ -19,7 +19,7 @@ Permission = Literal["ask", "allow", "deny"]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class SessionDefaults(_Strict):
@@ -109,7 +109,7 @@ class Settings(_Strict):
     presets: dict[str, Preset] = Field(default_factory=dict)
     models: list[ModelConfig] = Field(default_factory=list)
     default_model: str | None = None
-    scope: Scope = Field(default_factory=Scope)
+    scope: Scope = Field(default_factory=Scope.model_construct)  # defaults need no checks
     permission: Permission = "ask"
     system_prompt: str | None = None
     preset: str | None = None  # the preset in force, if any
@@ -264,7 +264,9 @@ def load_settings(
         data = _deep_merge(data, load_file(project))
     data = _deep_merge(data, _from_env(os.environ))
     try:
-        settings = Settings.model_validate(data)
+        # No layer at all is the common case of a one-shot command: the defaults need no
+        # validation, and skipping it keeps pydantic's schema builder out of start-up.
+        settings = Settings.model_construct() if not data else Settings.model_validate(data)
         chosen = preset or settings.preset
         if chosen:
             settings = settings.apply_preset(chosen)

@@ -102,6 +102,8 @@ class PermissionRequested(BaseEvent):
 class PlanEntry(BaseModel):
     """One line of an agent's plan."""
 
+    model_config = ConfigDict(defer_build=True)
+
     content: str
     status: str = "pending"
     priority: str | None = None

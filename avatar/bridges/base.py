@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import BaseModel
 
 from avatar.errors import NotSupportedError
 
@@ -19,7 +17,8 @@ if TYPE_CHECKING:
     from avatar.sessions.types import SessionInfo
 
 
-class SessionCapabilities(BaseModel):
+@dataclass
+class SessionCapabilities:
     """What a running bridge can do with sessions, detected at runtime (DESIGN §1)."""
 
     can_list: bool = False
@@ -32,7 +31,7 @@ class SessionCapabilities(BaseModel):
 
     def names(self) -> list[str]:
         """The capability names that are true, without the `can_` prefix."""
-        return [k.removeprefix("can_") for k, v in self.model_dump().items() if v]
+        return [f.name.removeprefix("can_") for f in fields(self) if getattr(self, f.name)]
 
 
 PermissionHandler = Callable[["PermissionRequested"], Awaitable[bool]]

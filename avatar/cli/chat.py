@@ -7,6 +7,7 @@ import signal
 from typing import Any
 
 from avatar.bridges.base import OpenRequest
+from avatar.cli import settled
 from avatar.cli.render import LineRenderer
 from avatar.errors import SessionNotFoundError
 from avatar.ids import check_id
@@ -96,6 +97,7 @@ async def _turn(
     loop.add_signal_handler(signal.SIGINT, on_sigint)
     try:
         await engine.open_on(provider, request)
+        settled()
         if handoff:
             engine.seed(handoff)
         async for event in engine.send(prompt):

@@ -14,6 +14,7 @@ from collections import deque
 from typing import Any
 
 from avatar.bridges.base import OpenRequest
+from avatar.cli import settled
 from avatar.cli.chat import plan_open
 from avatar.cli.render import LineRenderer
 from avatar.errors import AvatarError
@@ -304,6 +305,7 @@ async def _main(state: Any, resume: str | None, cont: bool, source: str | None) 
             if handoff:
                 engine.seed(handoff)
                 repl.say("(the other session's conversation will open this one)")
+        settled()
         if sys.stdin.isatty():
             repl.say("avatar REPL — /help for commands, Ctrl-D to leave")
             await repl.run_tty()

@@ -1,25 +1,14 @@
-"""SessionManager: the native session store of DESIGN §6.
-
-Layout: `$AVATAR_HOME/sessions/<project-slug>/<id>.jsonl`, one file per session, plus a
-per-project `.index.jsonl` cache (one record per line, last record per id wins) so listing
-never parses session files. The files are the truth: a record whose file is gone is dropped,
-a file without a record (or whose size changed since it was indexed) is scanned and its
-record re-appended — so the index heals itself after crashes, races or deletion.
+"""SessionManager: the native session store of DESIGN §6 — creating, reading, forking and
+deleting session files. Where they live and how they are listed is `avatar.native.index`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
-import hashlib
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-
-from pydantic import ConfigDict, TypeAdapter
 
 from avatar.errors import SessionNotFoundError, UsageError
 from avatar.native.context import SessionState, derive_title
@@ -36,27 +25,9 @@ from avatar.native.entries import (
     parse_entry,
     parse_header,
 )
+from avatar.native.index import SUFFIX, IndexRecord, SessionIndex, parse_time
 from avatar.native.ulid import is_valid_session_id, new_ulid
 from avatar.native.writer import SessionBusyError, SessionWriter
-from avatar.sessions.types import SessionInfo
-
-INDEX_NAME = ".index.jsonl"
-SUFFIX = ".jsonl"
-
-
-class IndexRecord(SessionInfo):
-    """One session as the index knows it: a `SessionInfo` plus bookkeeping.
-
-    Being a `SessionInfo` itself, a record read from the index is handed to `session list`
-    as it is — no second object per session (listing 10,000 must stay under 0.3 s).
-    """
-
-    model_config = ConfigDict(extra="ignore")
-
-    provider: str = "native"
-    parent_id: str | None = None
-    size: int = 0  # file size when indexed; a different size means the record is stale
-    deleted: bool = False
 
 
 @dataclass
@@ -65,14 +36,6 @@ class LoadedSession:
 
     path: Path
     state: SessionState
-
-
-def project_slug(cwd: Path) -> str:
-    """A readable, collision-free directory name for a project: `<name>-<hash of path>`."""
-    resolved = str(Path(cwd).resolve())
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(resolved).name).strip("-.") or "root"
-    digest = hashlib.sha256(resolved.encode()).hexdigest()[:10]
-    return f"{name[:40]}-{digest}"
 
 
 def check_session_id(session_id: str) -> str:
@@ -85,37 +48,8 @@ def check_session_id(session_id: str) -> str:
     return session_id
 
 
-class SessionManager:
+class SessionManager(SessionIndex):
     """Create, load, list, fork, title and delete native sessions under one data dir."""
-
-    def __init__(self, avatar_home: Path) -> None:
-        self.root = Path(avatar_home) / "sessions"
-
-    # -- locations --------------------------------------------------------------------------
-
-    def project_dir(self, cwd: Path) -> Path:
-        """The directory holding the sessions started in `cwd`."""
-        return self.root / project_slug(cwd)
-
-    def _project_dirs(self) -> list[Path]:
-        try:
-            return [Path(e.path) for e in os.scandir(self.root) if e.is_dir()]
-        except FileNotFoundError:
-            return []
-
-    def path_of(self, session_id: str) -> Path | None:
-        """The file of session `session_id` (full id), wherever its project is."""
-        if not is_valid_session_id(session_id):
-            return None
-        for d in self._project_dirs():
-            candidate = d / (session_id + SUFFIX)
-            if candidate.is_file():
-                return candidate
-        return None
-
-    def exists(self, session_id: str) -> bool:
-        """True when a session file with this exact id exists."""
-        return self.path_of(session_id) is not None
 
     # -- create / open ----------------------------------------------------------------------
 
@@ -179,105 +113,6 @@ class SessionManager:
         if path is None:
             raise SessionNotFoundError(f"no native session {session_id}")
         return LoadedSession(path, read_state(path))
-
-    # -- index ------------------------------------------------------------------------------
-
-    def update_index(self, path: Path, record: IndexRecord) -> None:
-        """Append `record` to the index of the file's project (one small atomic append)."""
-        line = record.model_dump_json(exclude_none=True, exclude={"path"}).encode() + b"\n"
-        _append(path.parent / INDEX_NAME, line)
-
-    def list(self, cwd: Path | None = None, *, newest_first: bool = True) -> list[IndexRecord]:
-        """Sessions of project `cwd` (all projects when None), newest first unless told not."""
-        dirs = [self.project_dir(cwd)] if cwd is not None else self._project_dirs()
-        records: list[IndexRecord] = []
-        for d in dirs:
-            records.extend(self._read_dir(d))
-        if newest_first:
-            records.sort(key=_updated_key, reverse=True)
-        return records
-
-    def _read_dir(self, directory: Path) -> list[IndexRecord]:
-        index_path = directory / INDEX_NAME
-        known: dict[str, IndexRecord] = {}
-        parsed = _read_index(index_path)
-        lines = len(parsed)
-        for record in parsed:
-            if record.deleted:
-                known.pop(record.id, None)
-            else:
-                known[record.id] = record
-        out: list[IndexRecord] = []
-        repaired: list[IndexRecord] = []
-        try:
-            entries = os.scandir(directory)
-        except FileNotFoundError:
-            return []
-        with entries:
-            for e in entries:
-                name = e.name
-                if not name.endswith(SUFFIX) or name.startswith("."):
-                    continue
-                sid = name[: -len(SUFFIX)]
-                record = known.get(sid)
-                try:
-                    size = e.stat().st_size
-                except FileNotFoundError:
-                    continue
-                if record is None or record.size != size:
-                    fresh = scan_record(Path(e.path), record)
-                    if fresh is None:
-                        continue
-                    record = fresh
-                    repaired.append(record)
-                # Straight into __dict__: pydantic's __setattr__ costs ~3 µs, ×10,000.
-                record.__dict__["path"] = e.path
-                out.append(record)
-        if repaired:
-            data = b"".join(
-                r.model_dump_json(exclude_none=True, exclude={"path"}).encode() + b"\n"
-                for r in repaired
-            )
-            with contextlib.suppress(OSError):
-                _append(index_path, data)
-        if lines > 2 * len(out) + 64:
-            self._rewrite_index(index_path, out)
-        return out
-
-    def _rewrite_index(self, index_path: Path, records: list[IndexRecord]) -> None:
-        # Drop superseded lines. A record appended by another process in between may be lost;
-        # that is harmless, the next listing rescans that session's file.
-        tmp = index_path.with_name(f"{INDEX_NAME}.{os.getpid()}.tmp")
-        data = b"".join(
-            r.model_dump_json(exclude_none=True, exclude={"path"}).encode() + b"\n" for r in records
-        )
-        with contextlib.suppress(OSError):
-            tmp.write_bytes(data)
-            os.replace(tmp, index_path)
-
-    def find(self, prefix: str) -> list[IndexRecord]:
-        """Sessions (any project) whose id starts with `prefix` (case-insensitive)."""
-        exact = self.path_of(prefix)
-        if exact is not None:
-            return [r for r in self._read_dir(exact.parent) if r.id == prefix]
-        low = prefix.lower()
-        return [r for r in self.list(None) if r.id.lower().startswith(low)]
-
-    def resolve(self, id_or_prefix: str) -> IndexRecord:
-        """The one session an id or unique prefix names; a usage error otherwise."""
-        matches = self.find(id_or_prefix)
-        if not matches:
-            raise SessionNotFoundError(f"no native session matches {id_or_prefix!r}")
-        if len(matches) > 1:
-            ids = ", ".join(r.id for r in matches[:10])
-            more = f" and {len(matches) - 10} more" if len(matches) > 10 else ""
-            raise UsageError(f"session id {id_or_prefix!r} is ambiguous: {ids}{more}")
-        return matches[0]
-
-    def latest(self, cwd: Path) -> IndexRecord | None:
-        """The most recently updated session of project `cwd`."""
-        records = self.list(cwd)
-        return records[0] if records else None
 
     # -- changes ----------------------------------------------------------------------------
 
@@ -355,60 +190,6 @@ class SessionManager:
 
 
 # -- file helpers ----------------------------------------------------------------------------
-
-
-def _updated_key(record: IndexRecord) -> float:
-    # A float per record: comparing aware datetimes directly asks their tzinfo for the
-    # offset on every comparison, which made sorting 10,000 records take 0.15 s.
-    stamp = record.updated or record.created
-    return stamp.timestamp() if stamp else 0.0
-
-
-def _parse_time(value: str) -> datetime | None:
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        return None
-
-
-_records: TypeAdapter[list[IndexRecord]] | None = None
-
-
-def _read_index(path: Path) -> list[IndexRecord]:
-    """Every record of an index file, oldest first; unreadable lines are skipped.
-
-    The whole file is validated as one JSON array (one call into pydantic-core instead of
-    one per line); only when that fails is it read line by line.
-    """
-    global _records
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return []
-    lines = [line for line in data.split(b"\n") if line.strip()]
-    if not lines:
-        return []
-    if _records is None:
-        _records = TypeAdapter(list[IndexRecord])
-    try:
-        return _records.validate_json(b"[" + b",".join(lines) + b"]")
-    except ValueError:
-        pass
-    out: list[IndexRecord] = []
-    for line in lines:
-        try:
-            out.append(IndexRecord.model_validate_json(line))
-        except ValueError:
-            continue  # a torn or foreign line: the files will tell
-    return out
-
-
-def _append(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
 
 
 def iter_file(path: Path, warnings: list[str] | None = None) -> Iterator[SessionHeader | Entry]:
@@ -523,7 +304,7 @@ def _fold_tail(record: IndexRecord, f: object) -> None:
             entry = parse_entry(line)
         except ValueError:
             continue
-        record.updated = _parse_time(entry.timestamp)
+        record.updated = parse_time(entry.timestamp)
         if isinstance(entry, MessageEntry):
             record.messages += 1
             if entry.role == "user" and not record.title:

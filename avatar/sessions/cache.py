@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 # Bump when a reader's summary logic changes, so old entries are recomputed.
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 
 class ListingCache:

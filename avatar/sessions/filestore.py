@@ -35,7 +35,7 @@ class Summary:
         """The cacheable form."""
         info = None
         if self.info is not None:
-            info = self.info.model_dump(mode="json")
+            info = self.info.to_public()
             info["path"] = self.info.path
         return {"info": info, "warnings": self.warnings}
 
@@ -44,9 +44,9 @@ class Summary:
         """Back from the cached form; None if the entry is unusable."""
         try:
             raw = data.get("info")
-            info = SessionInfo.model_validate(raw) if raw is not None else None
+            info = SessionInfo.from_public(raw, raw.get("path")) if raw is not None else None
             warnings = [str(w) for w in data.get("warnings") or []]
-        except (ValueError, TypeError, AttributeError):
+        except (ValueError, TypeError, AttributeError, KeyError):
             return None
         return cls(info, warnings)
 

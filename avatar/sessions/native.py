@@ -10,14 +10,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
-from avatar.native.entries import (
-    CompactionEntry,
-    MessageEntry,
-    SteeringEntry,
-    ToolCallEntry,
-    ToolResultEntry,
-)
-from avatar.native.store import IndexRecord, SessionManager, iter_file
+from avatar.native.index import IndexRecord, SessionIndex
 from avatar.sessions.store import SessionStore
 from avatar.sessions.types import SessionInfo, ToolCall, Transcript, TranscriptMessage
 
@@ -43,26 +36,38 @@ class NativeStore(SessionStore):
 
     def __init__(self, provider: str, env: Mapping[str, str], avatar_home: Path) -> None:
         super().__init__(provider, env, avatar_home)
-        self.manager = SessionManager(avatar_home)
+        # Listing and finding need only the index; the entry models (what `delete` and
+        # `transcript` use) are imported when first needed.
+        self.index = SessionIndex(avatar_home)
 
     def list(self, cwd: Path | None) -> list[SessionInfo]:
         """Sessions started in `cwd` (all when None), in no particular order (callers sort)."""
-        records = self.manager.list(cwd, newest_first=False)
+        records = self.index.list(cwd, newest_first=False)
         return [record_to_info(r, self.provider) for r in records]
 
     def find(self, prefix: str) -> list[SessionInfo]:
         """Sessions whose id starts with `prefix`."""
-        return [record_to_info(r, self.provider) for r in self.manager.find(prefix)]
+        return [record_to_info(r, self.provider) for r in self.index.find(prefix)]
 
     def delete(self, session_id: str) -> None:
         """Delete a session file (refused while another process has it open)."""
-        self.manager.delete(session_id)
+        from avatar.native.store import SessionManager
+
+        SessionManager(self.avatar_home).delete(session_id)
 
     def transcript(self, session_id: str) -> Transcript:
         """The whole conversation, compacted parts included (marked where compacted)."""
         from avatar.errors import SessionNotFoundError
+        from avatar.native.entries import (
+            CompactionEntry,
+            MessageEntry,
+            SteeringEntry,
+            ToolCallEntry,
+            ToolResultEntry,
+        )
+        from avatar.native.store import iter_file
 
-        path = self.manager.path_of(session_id)
+        path = self.index.path_of(session_id)
         if path is None:
             raise SessionNotFoundError(f"no native session {session_id}")
         warnings: list[str] = []
@@ -98,7 +103,7 @@ class NativeStore(SessionStore):
                     TranscriptMessage(role="system", text=f"[compacted] {note}", timestamp=when)
                 )
         self.warnings.extend(warnings)
-        records = [r for r in self.manager.find(session_id) if r.id == session_id]
+        records = [r for r in self.index.find(session_id) if r.id == session_id]
         if records:
             info = record_to_info(records[0], self.provider)
         else:

@@ -5,11 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class SessionInfo(BaseModel):
     """One session as listed by `avatar session list` (times are timezone-aware UTC)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     id: str
     provider: str
@@ -34,9 +36,44 @@ class SessionInfo(BaseModel):
             "model": self.model,
         }
 
+    @classmethod
+    def from_public(cls, data: dict[str, Any], path: str | None = None) -> SessionInfo:
+        """Back from `to_public()` output without running the validator.
+
+        The listing cache holds thousands of these and is avatar's own file, so a shape check
+        suffices; it also keeps pydantic's schema builder (~25 ms) out of a warm listing.
+        Raises `ValueError` or `TypeError` on an entry of the wrong shape.
+        """
+        created, updated, messages = data.get("created"), data.get("updated"), data["messages"]
+        if type(messages) is not int:
+            raise TypeError("messages")
+        return cls.model_construct(
+            id=_text(data["id"]),
+            provider=_text(data["provider"]),
+            cwd=_opt_text(data.get("cwd")),
+            title=_opt_text(data.get("title")),
+            created=datetime.fromisoformat(created) if created is not None else None,
+            updated=datetime.fromisoformat(updated) if updated is not None else None,
+            messages=messages,
+            model=_opt_text(data.get("model")),
+            path=_opt_text(path),
+        )
+
+
+def _text(value: Any) -> str:
+    if type(value) is not str:
+        raise TypeError("expected a string")
+    return value
+
+
+def _opt_text(value: Any) -> str | None:
+    return None if value is None else _text(value)
+
 
 class ToolCall(BaseModel):
     """A tool call inside a transcript message."""
+
+    model_config = ConfigDict(defer_build=True)
 
     id: str | None = None
     name: str
@@ -45,6 +82,8 @@ class ToolCall(BaseModel):
 
 class TranscriptMessage(BaseModel):
     """One message of a canonical transcript (used by `session show` and provider handoffs)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     role: Literal["user", "assistant", "tool", "system"]
     text: str = ""
@@ -56,6 +95,8 @@ class TranscriptMessage(BaseModel):
 
 class Transcript(BaseModel):
     """A session's conversation, in provider-neutral form."""
+
+    model_config = ConfigDict(defer_build=True)
 
     info: SessionInfo
     messages: list[TranscriptMessage] = Field(default_factory=list)

@@ -54,6 +54,24 @@ def test_version_and_help_import_nothing_heavy(flag: str, env: dict[str, str]) -
     assert ("avatar 0." in out.stdout) if flag == "--version" else ("session" in out.stdout)
 
 
+def test_model_validation_works_without_pydantic_s_plugin_scan(env: dict[str, str]) -> None:
+    """The CLI stands in for pydantic's plugin loader (a start-up cost, DESIGN §1): models
+    still validate and reject, and `importlib.metadata` is never imported for it."""
+    code = (
+        "import sys\n"
+        "from avatar.cli import without_pydantic_plugins\n"
+        "without_pydantic_plugins()\n"
+        "from avatar.config import Settings\n"
+        "assert Settings.model_validate({'permission': 'allow'}).permission == 'allow'\n"
+        "try:\n    Settings.model_validate({'permission': 'maybe'})\n"
+        "except ValueError:\n    print('REJECTED')\n"
+        "print('METADATA', 'importlib.metadata' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert "REJECTED" in out.stdout and "METADATA False" in out.stdout
+
+
 def test_version_prints_the_package_version(env: dict[str, str]) -> None:
     from avatar import __version__
 

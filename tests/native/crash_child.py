@@ -40,6 +40,11 @@ def main() -> None:
     rng = random.Random(seed)
     manager = SessionManager(home)
     cwd = home / "project"
+    # Build the (lazily built) entry validators once here, as a running agent has them, so
+    # each forked writer starts appending at once instead of spending its life on that.
+    _, warm = manager.create(home / "warm-up", model="openai/gpt-4o")
+    warm.add(MessageEntry(role="user", text="warm-up"))
+    warm.close()
     results = []
     for run in range(runs):
         r, w = os.pipe()

@@ -67,7 +67,7 @@ class Scripted:
         return [json.loads(r.content) for r in self.requests]
 
     def transport(self) -> httpx.MockTransport:
-        """An httpx transport using this handler."""
+        """A sync httpx transport using this handler (the clients use a sync `httpx.Client`)."""
         return httpx.MockTransport(self)
 
 

@@ -19,13 +19,8 @@ from avatar.native.entries import (
     ToolCallEntry,
     ToolResultEntry,
 )
-from avatar.native.store import (
-    INDEX_NAME,
-    SessionManager,
-    index_record,
-    project_slug,
-    read_state,
-)
+from avatar.native.index import INDEX_NAME, project_slug
+from avatar.native.store import SessionManager, index_record, read_state
 from avatar.native.ulid import is_valid_session_id, new_ulid, ulid_time
 from avatar.native.writer import SessionBusyError, SessionWriter
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from pathlib import Path
@@ -50,6 +51,16 @@ def test_every_tool_has_a_schema_and_description() -> None:
         schema = tool.parameters()
         assert schema["type"] == "object" and tool.description
         assert "title" not in schema and "anyOf" not in str(schema)
+
+
+def test_shipped_schemas_are_the_argument_models_schemas() -> None:
+    """`schemas.json` (read at run time instead of generating) matches the models, key order
+    included; after changing a tool's arguments run `python -m avatar.native.tools.schemas`."""
+    from avatar.native.tools import schemas
+
+    assert json.dumps(schemas.shipped()) == json.dumps(schemas.generated())
+    for tool in default_tools():
+        assert type(tool).parameters() == schemas.generated()[tool.name]
 
 
 async def test_read_offset_limit_and_note(root: Path) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from typing import Any
 
 from avatar.errors import ProviderError
@@ -128,7 +128,7 @@ class AnthropicClient(LLMClient):
         base = self.base_url.removesuffix("/v1")
         return f"{base}/v1/messages", headers, body
 
-    async def parse(self, response: Any) -> AsyncIterator[StreamPart]:
+    def parse(self, response: Any) -> Iterator[StreamPart]:
         """Translate the event stream; a tool call is yielded when its block closes."""
         from httpx_sse import EventSource
 
@@ -136,8 +136,8 @@ class AnthropicClient(LLMClient):
         usage = UsagePart()
         stop: str | None = None
         finished = False
-        await self.require_event_stream(response)
-        async for sse in EventSource(response).aiter_sse():
+        self.require_event_stream(response)
+        for sse in EventSource(response).iter_sse():
             if not sse.data:
                 continue
             try:

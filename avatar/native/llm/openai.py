@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from typing import Any
 
 from avatar.errors import ProviderError
@@ -104,7 +104,7 @@ class OpenAIClient(LLMClient):
             headers["authorization"] = f"Bearer {self._key}"
         return f"{self.base_url}/chat/completions", headers, body
 
-    async def parse(self, response: Any) -> AsyncIterator[StreamPart]:
+    def parse(self, response: Any) -> Iterator[StreamPart]:
         """Translate the SSE chunks; tool calls are yielded whole once the stream ends."""
         from httpx_sse import EventSource
 
@@ -112,8 +112,8 @@ class OpenAIClient(LLMClient):
         usage: UsagePart | None = None
         finish: str | None = None
         done = False
-        await self.require_event_stream(response)
-        async for sse in EventSource(response).aiter_sse():
+        self.require_event_stream(response)
+        for sse in EventSource(response).iter_sse():
             data = sse.data
             if not data:
                 continue

@@ -69,11 +69,21 @@ class Tool(ABC):
 
     @classmethod
     def parameters(cls) -> dict[str, Any]:
-        """The JSON Schema of the arguments (plain: no titles, no `anyOf` with null)."""
+        """The JSON Schema of the arguments (plain: no titles, no `anyOf` with null).
+
+        The built-in tools' schemas ship in `schemas.json`; any other tool's is generated.
+        """
         if cls.__dict__.get("_schema") is None:
-            cls._schema = _clean_schema(cls.args_model.model_json_schema())
+            from avatar.native.tools.schemas import shipped
+
+            cls._schema = shipped().get(cls.name) or cls.generate_parameters()
         assert cls._schema is not None
         return cls._schema
+
+    @classmethod
+    def generate_parameters(cls) -> dict[str, Any]:
+        """The JSON Schema generated from `args_model`."""
+        return _clean_schema(cls.args_model.model_json_schema())
 
     def title(self, args: dict[str, Any]) -> str:
         """A one-line description of a call, for the UI and permission prompts."""
