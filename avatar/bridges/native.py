@@ -187,9 +187,7 @@ class NativeBridge(BaseBridge):
 
     async def list_sessions(self, cwd: Path | None = None) -> list[SessionInfo]:
         """Native sessions of `cwd` (all when None), newest first."""
-        from avatar.sessions.native import record_to_info
-
-        return [record_to_info(r, self.name) for r in self.manager.list(cwd)]
+        return [r.to_info(self.name) for r in self.manager.list(cwd)]
 
     async def delete_session(self, session_id: str) -> None:
         """Delete a session (closing it first if it is the open one)."""

@@ -18,7 +18,7 @@ import re
 from datetime import datetime
 from pathlib import Path
 
-from pydantic import ConfigDict, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from avatar.errors import SessionNotFoundError, UsageError
 from avatar.native.ulid import is_valid_session_id
@@ -28,19 +28,41 @@ INDEX_NAME = ".index.jsonl"
 SUFFIX = ".jsonl"
 
 
-class IndexRecord(SessionInfo):
-    """One session as the index knows it: a `SessionInfo` plus bookkeeping.
+class IndexRecord(BaseModel):
+    """One line of a project's index: what `session list` shows, plus bookkeeping.
 
-    Being a `SessionInfo` itself, a record read from the index is handed to `session list`
-    as it is — no second object per session (listing 10,000 must stay under 0.3 s).
+    The index is a file on disk, so its lines are validated as they are read.
     """
 
+    # `ignore`: a newer avatar may add fields; an older one still reads the index.
     model_config = ConfigDict(extra="ignore")
 
+    id: str
     provider: str = "native"
+    cwd: str | None = None
+    title: str | None = None
+    created: datetime | None = None
+    updated: datetime | None = None
+    messages: int = 0
+    model: str | None = None
+    path: str | None = Field(default=None, exclude=True)  # where the file is; never stored
     parent_id: str | None = None
     size: int = 0  # file size when indexed; a different size means the record is stale
     deleted: bool = False
+
+    def to_info(self, provider: str = "native") -> SessionInfo:
+        """The session as listing shows it, under provider name `provider`."""
+        return SessionInfo(
+            self.id,
+            provider,
+            self.cwd,
+            self.title,
+            self.created,
+            self.updated,
+            self.messages,
+            self.model,
+            self.path,
+        )
 
 
 def project_slug(cwd: Path) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
-from avatar.native.index import IndexRecord, SessionIndex
+from avatar.native.index import SessionIndex
 from avatar.sessions.store import SessionStore
 from avatar.sessions.types import SessionInfo, ToolCall, Transcript, TranscriptMessage
 
@@ -22,13 +22,6 @@ def _time(value: str | None) -> datetime | None:
         return datetime.fromisoformat(value)
     except ValueError:
         return None
-
-
-def record_to_info(record: IndexRecord, provider: str = "native") -> SessionInfo:
-    """An index record as a `SessionInfo` (it already is one; renamed if the provider is)."""
-    if record.provider == provider:
-        return record
-    return record.model_copy(update={"provider": provider})
 
 
 class NativeStore(SessionStore):
@@ -43,11 +36,11 @@ class NativeStore(SessionStore):
     def list(self, cwd: Path | None) -> list[SessionInfo]:
         """Sessions started in `cwd` (all when None), in no particular order (callers sort)."""
         records = self.index.list(cwd, newest_first=False)
-        return [record_to_info(r, self.provider) for r in records]
+        return [r.to_info(self.provider) for r in records]
 
     def find(self, prefix: str) -> list[SessionInfo]:
         """Sessions whose id starts with `prefix`."""
-        return [record_to_info(r, self.provider) for r in self.index.find(prefix)]
+        return [r.to_info(self.provider) for r in self.index.find(prefix)]
 
     def delete(self, session_id: str) -> None:
         """Delete a session file (refused while another process has it open)."""
@@ -105,7 +98,7 @@ class NativeStore(SessionStore):
         self.warnings.extend(warnings)
         records = [r for r in self.index.find(session_id) if r.id == session_id]
         if records:
-            info = record_to_info(records[0], self.provider)
+            info = records[0].to_info(self.provider)
         else:
             info = SessionInfo(
                 id=session_id,

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class SessionInfo(BaseModel):
-    """One session as listed by `avatar session list` (times are timezone-aware UTC)."""
+@dataclass(slots=True)
+class SessionInfo:
+    """One session as listed by `avatar session list` (times are timezone-aware UTC).
 
-    model_config = ConfigDict(defer_build=True)
+    A plain dataclass: readers build it from data they have already checked, by the
+    thousand per listing, and its only way out is `to_public()`.
+    """
 
     id: str
     provider: str
@@ -21,7 +25,7 @@ class SessionInfo(BaseModel):
     updated: datetime | None = None
     messages: int = 0
     model: str | None = None
-    path: str | None = Field(default=None, exclude=True)  # where it lives on disk, if anywhere
+    path: str | None = None  # where it lives on disk, if anywhere (not part of `to_public`)
 
     def to_public(self) -> dict[str, Any]:
         """The object `session list --json` prints (DESIGN §3), times in ISO-8601."""
@@ -38,16 +42,14 @@ class SessionInfo(BaseModel):
 
     @classmethod
     def from_public(cls, data: dict[str, Any], path: str | None = None) -> SessionInfo:
-        """Back from `to_public()` output without running the validator.
+        """Back from `to_public()` output (the listing cache), checking every field's type.
 
-        The listing cache holds thousands of these and is avatar's own file, so a shape check
-        suffices; it also keeps pydantic's schema builder (~25 ms) out of a warm listing.
-        Raises `ValueError` or `TypeError` on an entry of the wrong shape.
+        Raises `ValueError`, `TypeError` or `KeyError` on an entry of the wrong shape.
         """
         created, updated, messages = data.get("created"), data.get("updated"), data["messages"]
         if type(messages) is not int:
             raise TypeError("messages")
-        return cls.model_construct(
+        return cls(
             id=_text(data["id"]),
             provider=_text(data["provider"]),
             cwd=_opt_text(data.get("cwd")),

@@ -277,3 +277,23 @@ def test_project_slug_of_long_paths_is_cut_and_hashed() -> None:
 def test_missing_store_is_empty(tmp_path: Path) -> None:
     store = ClaudeStore("claude", {"HOME": str(tmp_path)}, tmp_path / "ah")
     assert store.list(None) == [] and store.list(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("field", "bad"),
+    [("title", 7), ("messages", "5"), ("updated", "not a time"), ("id", None), ("cwd", ["x"])],
+)
+def test_a_tampered_cache_entry_is_read_again_from_the_file(
+    homes: Homes, field: str, bad: object
+) -> None:
+    """The cache is rebuilt without a validator, so each field is type-checked by hand: an
+    entry of the wrong shape costs a re-read of its file, never a crash or a wrong listing."""
+    homes.claude().list(None)
+    cache = homes.avatar_home / "cache" / "sessions-claude.json"
+    path = homes.claude_project / f"{ONE}.jsonl"
+    data = json.loads(cache.read_text())
+    data["entries"][str(path)]["summary"]["info"][field] = bad
+    cache.write_text(json.dumps(data))
+    [info] = homes.claude().find(ONE)
+    assert (info.title, info.messages, info.id) == ("turn one", 4, ONE)
+    assert info.updated is not None and info.cwd == "/home/dev/proj"
