@@ -293,6 +293,8 @@ class ACPBridge(ACPSessionMixin, BaseBridge):
     def _on_update(self, session_id: str, update: Any) -> None:
         # Synchronous on purpose: the SDK runs each notification as its own task, and routing
         # before any await keeps them in arrival order.
+        if not self.wants_updates_of(session_id):
+            return
         self.router.deliver(translate(update, self._terminal_output))
 
     async def _decide(self, session_id: str, tool_call: Any) -> bool | None:

@@ -12,9 +12,10 @@ methods either way). Authentication problems are not fallbacks: they surface as 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 AUTH_REQUIRED = -32000
+ANY_SESSION = "*"  # `_opening` while the agent has yet to name the new session
 
 
 def describe_error(error: BaseException) -> str:
@@ -73,6 +75,9 @@ class ACPSessionMixin:
     config_options: list[Any]
     # Gemini same-minute load: wait at most this long for the minute to turn (0 = refuse).
     same_minute_wait: float = 60.0
+    # The session being opened: its id (load/resume), ANY_SESSION (new/fork: the agent picks
+    # the id), or None. Its updates are wanted before the response names it the open one.
+    _opening: str | None = None
 
     if TYPE_CHECKING:
 
@@ -172,14 +177,15 @@ class ACPSessionMixin:
         assert self.conn is not None
         conn = self.conn
         try:
-            resp = await self._authed(
-                "session/new",
-                lambda: conn.new_session(
-                    cwd=self._session_cwd(),
-                    additional_directories=self._additional_dirs(),
-                    mcp_servers=self._mcp_servers(),
-                ),
-            )
+            with self._opening_session(ANY_SESSION):
+                resp = await self._authed(
+                    "session/new",
+                    lambda: conn.new_session(
+                        cwd=self._session_cwd(),
+                        additional_directories=self._additional_dirs(),
+                        mcp_servers=self._mcp_servers(),
+                    ),
+                )
         except (RequestError, ValidationError) as e:
             # The end of every cascade: nothing left to fall back to.
             raise ProviderError(f"{self.name}: session/new failed: {describe_error(e)}") from None
@@ -187,7 +193,29 @@ class ACPSessionMixin:
         self.config_options = list(resp.config_options or [])
         return resp.session_id
 
+    def wants_updates_of(self, session_id: str) -> bool:
+        """True for updates of the open session or of one being opened.
+
+        One agent process can hold several sessions (after `/new`, a fork or a resume on the
+        same bridge); a late update of a session the bridge has left must not show up in
+        the current one.
+        """
+        current, opening = self.session_id, self._opening
+        return current is None or opening == ANY_SESSION or session_id in (current, opening)
+
+    @contextlib.contextmanager
+    def _opening_session(self, session_id: str) -> Iterator[None]:
+        self._opening = session_id
+        try:
+            yield
+        finally:
+            self._opening = None
+
     async def _do_load(self, session_id: str) -> None:
+        with self._opening_session(session_id):
+            await self._load(session_id)
+
+    async def _load(self, session_id: str) -> None:
         assert self.conn is not None
         conn = self.conn
         guard = await self._guard_history(session_id)
@@ -231,15 +259,16 @@ class ACPSessionMixin:
     async def _do_resume(self, session_id: str) -> None:
         assert self.conn is not None
         conn = self.conn
-        resp = await self._authed(
-            "session/resume",
-            lambda: conn.resume_session(
-                session_id=session_id,
-                cwd=self._session_cwd(),
-                additional_directories=self._additional_dirs(),
-                mcp_servers=self._mcp_servers(),
-            ),
-        )
+        with self._opening_session(session_id):
+            resp = await self._authed(
+                "session/resume",
+                lambda: conn.resume_session(
+                    session_id=session_id,
+                    cwd=self._session_cwd(),
+                    additional_directories=self._additional_dirs(),
+                    mcp_servers=self._mcp_servers(),
+                ),
+            )
         self.session_id = session_id
         self.config_options = list(resp.config_options or [])
 
@@ -345,15 +374,16 @@ class ACPSessionMixin:
         assert self.conn is not None
         conn = self.conn
         try:
-            resp = await self._authed(
-                "session/fork",
-                lambda: conn.fork_session(
-                    session_id=session_id,
-                    cwd=self._session_cwd(),
-                    additional_directories=self._additional_dirs(),
-                    mcp_servers=self._mcp_servers(),
-                ),
-            )
+            with self._opening_session(ANY_SESSION):
+                resp = await self._authed(
+                    "session/fork",
+                    lambda: conn.fork_session(
+                        session_id=session_id,
+                        cwd=self._session_cwd(),
+                        additional_directories=self._additional_dirs(),
+                        mcp_servers=self._mcp_servers(),
+                    ),
+                )
         except (RequestError, ValidationError) as e:
             return await self._fallback_new(
                 [f"session/fork of {session_id} failed: {describe_error(e)}"]

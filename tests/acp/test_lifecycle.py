@@ -234,3 +234,27 @@ def test_capabilities_formulas() -> None:
     )
     assert not list_only.can_continue_last
     assert session_capabilities(AgentCapabilities(session_capabilities=None)).names() == ["cancel"]
+
+
+async def test_a_late_update_of_a_session_left_behind_is_dropped(tmp_path: Path) -> None:
+    """One agent process, two sessions: after `/new`, the old session's late title must not
+    land in the new one (it does arrive while that session is still the open one)."""
+    h = build(tmp_path / "late", after_reply=True, after_delay=0.3)
+    await h.bridge.start()
+    try:
+        await h.bridge.open(OpenRequest("new"))
+        await h.turn("stay here")
+        await asyncio.sleep(0.6)
+        assert [e.type for e in h.emitted] == ["title"]  # control: same session, it arrives
+        h.emitted.clear()
+        left = h.bridge.session_id
+        await h.turn("then leave")
+        await h.bridge.open(OpenRequest("new"))
+        assert h.bridge.session_id not in (None, left)
+        await asyncio.sleep(0.6)
+        await h.configure(after_reply=False)
+        events = await h.turn("in the new session")
+        assert not any(e.type == "title" for e in [*h.emitted, *events])
+        assert "reply 1 to 'in the new session'" in text_of(events)
+    finally:
+        await h.bridge.stop()

@@ -29,7 +29,7 @@ carries its earlier turns. Behaviours (all off by default):
   ``fs_write`` (paths), ``terminal`` (a shell command), ``rich`` (thought, tool call, plan,
   usage, title, commands, mode updates), ``chunk_delay`` (seconds between chunks; the turn
   honours ``session/cancel`` unless ``ignore_cancel``), ``after_reply`` (updates sent after
-  the prompt response: a title);
+  the prompt response: a title, ``after_delay`` seconds later);
 - ``models``: offer a ``model`` config option with these values (``set_config_option``).
 """
 
@@ -128,6 +128,7 @@ class FakeConfig:
     chunks: int = 3
     ignore_cancel: bool = False
     after_reply: bool = False
+    after_delay: float = 0.05
     models: list[str] | None = None
 
     def update(self, data: dict[str, Any]) -> None:
@@ -481,7 +482,7 @@ class FakeAgent:
         )
 
     async def _after(self, session_id: str) -> None:
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(self.config.after_delay)
         await self._update(
             session_id, SessionInfoUpdate(session_update="session_info_update", title="Late title")
         )
