@@ -21,6 +21,7 @@ from avatar.sessions.types import SessionInfo, Transcript, TranscriptMessage
 if TYPE_CHECKING:
     # Listing sessions never builds an event; the turn and open paths import them when used.
     from avatar.events import BaseEvent, PermissionRequested, SessionStarted
+    from avatar.session_settings import SettingsSource
 
 Asker = Callable[["PermissionRequested"], Awaitable[bool]]
 
@@ -55,8 +56,11 @@ class Engine:
         env: Mapping[str, str] | None = None,
         home: Path | None = None,
         interactive: bool = False,
+        source: SettingsSource | None = None,
     ) -> None:
         self.settings = settings
+        #: How `settings` were made; lets a resumed session get its own preset and overrides.
+        self.source = source
         self.cwd = cwd.resolve()
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.home = home or avatar_home()
@@ -256,13 +260,85 @@ class Engine:
         self._live = _Live(
             SessionInfo(id=started.session_id, provider=started.provider, cwd=str(self.cwd))
         )
+        if started.how in ("new", "forked"):
+            self.remember_settings(fresh=True)
         self.emit(started)
         return started
 
     async def open_on(self, provider: str, request: OpenRequest) -> SessionStarted:
-        """Start `provider` and open a session on it."""
+        """Start `provider` and open a session on it (a resumed one with its own settings)."""
+        if request.mode in ("resume", "continue"):
+            await self._adopt_session_settings(provider, request.session_id)
         await self.start(provider)
         return await self.open(request)
+
+    # ----- per-session settings (DESIGN §4) ------------------------------------------------
+
+    def remember_settings(self, *, fresh: bool = False) -> None:
+        """Record the open session's preset and the settings it sets itself.
+
+        `fresh`: the session was just created, so it has no earlier record to replace.
+        """
+        from avatar.session_settings import SessionSettings, SessionSettingsLog, overrides_of
+
+        live = self._live
+        if live is None:
+            return
+        preset = self.settings.preset
+        current = self.settings.model_copy(update={"model": self.model})
+        overrides: dict[str, str] = {}
+        if self.source is not None:
+            try:
+                overrides = overrides_of(current, self.source.load(preset, {}))
+            except AvatarError:
+                overrides = {}
+        log = SessionSettingsLog(self.home)
+        if preset is None and not overrides and (fresh or log.get(live.info.id) is None):
+            return  # nothing of its own: the config as it is will do (and no file is written)
+        log.put(
+            SessionSettings(
+                provider=live.info.provider, id=live.info.id, preset=preset, overrides=overrides
+            )
+        )
+
+    async def _adopt_session_settings(self, provider: str, session_id: str | None) -> None:
+        """Before resuming: the session's preset (as the config defines it now) and overrides,
+        under this run's own flags. The bridge restarts if that changes its settings."""
+        from avatar.events import Notice
+        from avatar.session_settings import SessionSettingsLog
+
+        if self.source is None:
+            return
+        if session_id is None:  # --continue: the newest session is the one the bridge opens
+            try:
+                newest = self.list_sessions(provider)
+            except AvatarError:
+                return
+            session_id = newest[0].id if newest else None
+        record = SessionSettingsLog(self.home).get(session_id) if session_id else None
+        if record is None:
+            return
+        preset = self.settings.preset if self.source.preset_given else record.preset
+        if preset is not None and preset not in self.settings.presets:
+            self.emit(
+                Notice(
+                    message=f"session {session_id} started from preset {preset!r}, which the "
+                    "config no longer defines; using the config without it",
+                    level="warning",
+                )
+            )
+            preset = None
+        try:
+            settings = self.source.load(preset, {**record.overrides, **self.source.given()})
+        except AvatarError as e:
+            self.emit(Notice(message=f"settings of session {session_id} not applied: {e}"))
+            return
+        if settings == self.settings:
+            return
+        self.settings = settings
+        self.model = settings.model
+        if self.bridge is not None and self.bridge.name == self.spec(provider).name:
+            await self.stop()  # it was started with other settings
 
     async def resume(self, ref: str, provider: str | None = None) -> SessionStarted:
         """Resume a session by id or unique prefix, on whichever provider owns it."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -43,8 +44,23 @@ class AppState:
     def engine(self, *, interactive: bool = False, **flags: Any) -> Any:
         """An engine over the loaded settings."""
         from avatar.engine import Engine
+        from avatar.session_settings import SettingsSource
 
-        return Engine(self.settings(**flags), self.cwd, interactive=interactive)
+        source = SettingsSource(
+            load=self._load_for_session,
+            flags={"model": self.model, **flags},
+            preset_given=self.preset is not None,
+        )
+        return Engine(self.settings(**flags), self.cwd, interactive=interactive, source=source)
+
+    def _load_for_session(self, preset: str | None, overrides: Mapping[str, Any]) -> Any:
+        """Settings from the config files as they are now, with a session's preset and
+        overrides (DESIGN §4: what a resumed session gets)."""
+        from avatar.config import load_settings
+
+        return load_settings(
+            self.cwd, config_file=self.config, flags=dict(overrides), preset=preset
+        )
 
     def provider_name(self, engine: Any) -> str:
         """`-p`, else the preset/config provider, else the automatic choice."""

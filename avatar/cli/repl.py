@@ -199,6 +199,7 @@ class Repl:
                 if engine.bridge is not None:
                     await engine.bridge.set_model(args[0])
                 engine.model = args[0]
+                engine.remember_settings()
                 self.say(f"model: {args[0]}")
         elif cmd == "/preset":
             await self._preset(args)
@@ -236,6 +237,7 @@ class Repl:
         settings = self.engine.settings.apply_preset(args[0])
         self.engine.settings = settings
         self.engine.model = settings.model
+        self.engine.remember_settings()
         self.say(f"preset {args[0]} applied")
         current = self.session.provider if self.session else None
         if settings.provider and settings.provider != current:

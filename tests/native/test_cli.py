@@ -159,3 +159,39 @@ def test_ctrl_c_interrupts_quickly_and_the_session_resumes(
     assert again.returncode == 0, again.stderr
     assert again.stdout.strip() == "resumed ok"
     assert "count slowly" in model_server.requests_for("chat")[-1].all_text()
+
+
+def test_a_resumed_session_gets_its_preset_as_it_is_now_and_keeps_its_overrides(
+    avatar_env: dict[str, str], project: Path, model_server: FakeModelServer
+) -> None:
+    """DESIGN §4: a session records the preset it started from and only the settings that
+    differ from it; resuming applies the preset as the config now defines it, then those."""
+    config = Path(avatar_env["AVATAR_CONFIG"])
+
+    def define(prompt: str) -> None:
+        config.write_text(f"presets:\n  reviewer: {{system_prompt: {prompt}, permission: deny}}\n")
+
+    define("FIRST-PRESET-PROMPT")
+    write = Reply.tool_call("write", {"path": "note.txt", "content": "kept\n"})
+    model_server.script("chat", "started", write, "written", "plain")
+    started = avatar(
+        avatar_env, project, "--preset", "reviewer", "chat", "--permission", "allow", "hello"
+    )
+    assert started.returncode == 0, started.stderr
+    sid = SESSION_LINE.search(started.stderr).group(1)  # type: ignore[union-attr]
+    assert "FIRST-PRESET-PROMPT" in model_server.requests_for("chat")[-1].system_text()
+
+    define("SECOND-PRESET-PROMPT")  # the preset changes after the session started
+    resumed = avatar(avatar_env, project, "chat", "--resume", sid, "write the note")
+    assert resumed.returncode == 0, resumed.stderr
+    system = model_server.requests_for("chat")[-1].system_text()
+    assert "SECOND-PRESET-PROMPT" in system and "FIRST" not in system
+    # Its own `--permission allow` survived the preset's `deny`: the write went through.
+    assert (project / "note.txt").read_text() == "kept\n"
+
+    # A session started without the preset is not given it.
+    other = avatar(avatar_env, project, "chat", "plain")
+    oid = SESSION_LINE.search(other.stderr).group(1)  # type: ignore[union-attr]
+    model_server.script("chat", "again")
+    avatar(avatar_env, project, "chat", "--resume", oid, "again")
+    assert "PRESET-PROMPT" not in model_server.requests_for("chat")[-1].system_text()
