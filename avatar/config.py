@@ -33,11 +33,11 @@ class McpServer(_Strict):
     """An MCP server handed to agents: stdio (`command`) or http/sse (`url`)."""
 
     command: str | None = None
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
+    args: list[str] = []
+    env: dict[str, str] = {}
     url: str | None = None
     type: Literal["stdio", "http", "sse"] | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: dict[str, str] = {}
 
 
 class ProviderConfig(_Strict):
@@ -47,7 +47,7 @@ class ProviderConfig(_Strict):
     executable: str | None = None
     command: list[str] | None = None
     args: list[str] | None = None
-    env: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, str] = {}
     model: str | None = None
     session: SessionDefaults | None = None
     permission_mode: str | None = None  # passed to agents that have their own modes (claude)
@@ -83,10 +83,10 @@ class ModelConfig(_Strict):
 class Scope(_Strict):
     """What native tools (and ACP file callbacks) may touch, relative to the project."""
 
-    read: list[str] = Field(default_factory=lambda: ["."])
-    write: list[str] = Field(default_factory=lambda: ["."])
-    deny: list[str] = Field(default_factory=lambda: [".git/**", "**/.env"])
-    shell_commands: list[str] = Field(default_factory=list)
+    read: list[str] = ["."]
+    write: list[str] = ["."]
+    deny: list[str] = [".git/**", "**/.env"]
+    shell_commands: list[str] = []
 
 
 class Preset(_Strict):
@@ -104,10 +104,10 @@ class Settings(_Strict):
 
     provider: str | None = None
     model: str | None = None
-    providers: dict[str, ProviderConfig] = Field(default_factory=dict)
-    mcp_servers: dict[str, McpServer] = Field(default_factory=dict)
-    presets: dict[str, Preset] = Field(default_factory=dict)
-    models: list[ModelConfig] = Field(default_factory=list)
+    providers: dict[str, ProviderConfig] = {}
+    mcp_servers: dict[str, McpServer] = {}
+    presets: dict[str, Preset] = {}
+    models: list[ModelConfig] = []
     default_model: str | None = None
     scope: Scope = Field(default_factory=Scope.model_construct)  # defaults need no checks
     permission: Permission = "ask"

@@ -113,7 +113,7 @@ class Plan(BaseEvent):
     """The agent's current plan (replaces any earlier plan)."""
 
     type: Literal["plan"] = "plan"
-    entries: list[PlanEntry] = Field(default_factory=list)
+    entries: list[PlanEntry] = []
 
 
 class Usage(BaseEvent):
@@ -158,7 +158,7 @@ class CommandsAvailable(BaseEvent):
     """The agent's own slash commands."""
 
     type: Literal["commands"] = "commands"
-    commands: list[str] = Field(default_factory=list)
+    commands: list[str] = []
 
 
 class ModeChanged(BaseEvent):

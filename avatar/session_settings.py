@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 if TYPE_CHECKING:
     from avatar.config import Settings
@@ -34,7 +34,7 @@ class SessionSettings(BaseModel):
     provider: str
     id: str
     preset: str | None = None
-    overrides: dict[str, str] = Field(default_factory=dict)
+    overrides: dict[str, str] = {}
 
 
 class SessionSettingsLog:

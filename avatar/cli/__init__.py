@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> None:
     gc.disable()
     without_pydantic_plugins()
     try:
-        from avatar.cli.main import run
+        from avatar.cli.commands import run
 
         run(args)
     finally:

@@ -84,7 +84,7 @@ class ToolCallEntry(BaseEntry):
     type: Literal["tool_call"] = "tool_call"
     call_id: str
     name: str
-    input: dict[str, Any] = Field(default_factory=dict)
+    input: dict[str, Any] = {}
 
 
 class ToolResultEntry(BaseEntry):

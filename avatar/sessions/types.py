@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 
 @dataclass(slots=True)
@@ -89,7 +89,7 @@ class TranscriptMessage(BaseModel):
 
     role: Literal["user", "assistant", "tool", "system"]
     text: str = ""
-    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_calls: list[ToolCall] = []
     tool_call_id: str | None = None  # for role "tool": the call this result answers
     is_error: bool = False
     timestamp: datetime | None = None
@@ -101,5 +101,5 @@ class Transcript(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
     info: SessionInfo
-    messages: list[TranscriptMessage] = Field(default_factory=list)
+    messages: list[TranscriptMessage] = []
     skipped_lines: int = 0  # unknown or broken lines the reader ignored

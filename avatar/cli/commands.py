@@ -32,6 +32,7 @@ class AppState:
         """Load and validate the layered config (flags win)."""
         from avatar.config import load_settings
 
+        flags = {k: v for k, v in flags.items() if v is not None}
         if self._settings is None or flags:
             self._settings = load_settings(
                 self.cwd,
