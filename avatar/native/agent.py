@@ -38,7 +38,7 @@ from avatar.native.llm.types import (
     ToolSpec,
     UsagePart,
 )
-from avatar.native.tools.base import AgentToolResult, Tool, ToolContext
+from avatar.native.tools.base import AgentTool, AgentToolResult, ToolContext
 
 Emit = Callable[[BaseEvent], None]
 
@@ -108,7 +108,7 @@ class Agent:
     def __init__(
         self,
         client: LLMClient,
-        tools: Sequence[Tool],
+        tools: Sequence[AgentTool],
         tool_context: ToolContext,
         system_prompt: str,
         hooks: AgentHooks,
@@ -229,7 +229,7 @@ class Agent:
             self.hooks.record_tool_result(call, result)
             emit(ToolCallFinished(id=call.id, output=result.output, is_error=result.is_error))
 
-    async def _execute(self, tool: Tool | None, call: ToolCall) -> AgentToolResult:
+    async def _execute(self, tool: AgentTool | None, call: ToolCall) -> AgentToolResult:
         if call.error:
             return AgentToolResult(f"{call.name}: {call.error}", True)
         if tool is None:

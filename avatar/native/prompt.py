@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from avatar.native.tools.base import Tool
+    from avatar.native.tools.base import AgentTool
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
 MAX_INSTRUCTION_BYTES = 64 * 1024
@@ -39,7 +39,7 @@ def find_instructions(cwd: Path) -> list[Path]:
 
 def build_system_prompt(
     cwd: Path,
-    tools: Sequence[Tool],
+    tools: Sequence[AgentTool],
     additions: Iterable[str] = (),
 ) -> str:
     """The full system prompt for a session in `cwd`."""

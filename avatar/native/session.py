@@ -50,7 +50,7 @@ from avatar.native.llm.types import ChatRequest, Message, ToolCall, UsagePart
 from avatar.native.prompt import build_system_prompt
 from avatar.native.store import SessionManager, index_record, read_state
 from avatar.native.tools import default_tools
-from avatar.native.tools.base import AgentToolResult, Tool, ToolContext, ToolKind
+from avatar.native.tools.base import AgentTool, AgentToolResult, ToolContext, ToolKind
 from avatar.native.tools.scope import ScopePolicy
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ class SessionConfig:
     compact_threshold: float = 0.8
     keep_recent_tokens: int | None = None  # default: a quarter of the window, ≤ 20k
     client_factory: ClientFactory = _default_client
-    tools: Sequence[Tool] | None = None
+    tools: Sequence[AgentTool] | None = None
     preset: str | None = None
     outside_turn: Callable[[BaseEvent], None] = lambda event: None
 

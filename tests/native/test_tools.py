@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -21,6 +23,8 @@ from avatar.native.tools.ls import LsTool
 from avatar.native.tools.read import ReadTool
 from avatar.native.tools.scope import ScopePolicy
 from avatar.native.tools.write import WriteTool
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def make_ctx(root: Path, scope: Scope | None = None, allow: bool = True, asked: list | None = None):
@@ -53,14 +57,43 @@ def test_every_tool_has_a_schema_and_description() -> None:
         assert "title" not in schema and "anyOf" not in str(schema)
 
 
-def test_shipped_schemas_are_the_argument_models_schemas() -> None:
-    """`schemas.json` (read at run time instead of generating) matches the models, key order
-    included; after changing a tool's arguments run `python -m avatar.native.tools.schemas`."""
-    from avatar.native.tools import schemas
+def test_the_shipped_catalog_is_what_the_tool_classes_define() -> None:
+    """`catalog.json` (what a run offers the model without importing the tools) matches the
+    classes, key order included; after changing a tool run `python -m
+    avatar.native.tools.catalog`."""
+    from avatar.native.tools import catalog
 
-    assert json.dumps(schemas.shipped()) == json.dumps(schemas.generated())
+    assert json.dumps(catalog.shipped()) == json.dumps(catalog.generated())
     for tool in default_tools():
-        assert type(tool).parameters() == schemas.generated()[tool.name]
+        cls = catalog.tool_class(tool.name)
+        assert (tool.kind, tool.description) == (cls.kind, cls.description)
+        assert tool.parameters() == cls.parameters()
+
+
+def test_a_run_imports_only_the_tools_the_model_calls(tmp_path: Path) -> None:
+    code = (
+        "import sys, asyncio\n"
+        "from pathlib import Path\n"
+        "from avatar.native.tools import default_tools\n"
+        "tools = {t.name: t for t in default_tools()}\n"
+        "assert [t.parameters()['type'] for t in tools.values()] == ['object'] * 7\n"
+        "print('BEFORE', sorted(m for m in sys.modules if m.startswith('avatar.native.tools.')))\n"
+        "from avatar.config import Scope\n"
+        "from avatar.native.tools.base import ToolContext\n"
+        "from avatar.native.tools.scope import ScopePolicy\n"
+        "async def ask(title, kind): return True\n"
+        f"ctx = ToolContext(scope=ScopePolicy(Scope(), Path({str(tmp_path)!r})), ask=ask)\n"
+        "out = asyncio.run(tools['ls']({}, ctx))\n"
+        "assert not out.is_error, out.output\n"
+        "loaded = [f'avatar.native.tools.{n}' in sys.modules for n in ('ls', 'bash')]\n"
+        "print('AFTER', *loaded)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert "BEFORE ['avatar.native.tools.base', 'avatar.native.tools.catalog']" in out.stdout, out
+    assert "AFTER True False" in out.stdout
 
 
 async def test_read_offset_limit_and_note(root: Path) -> None:

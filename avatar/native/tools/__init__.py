@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from avatar.native.tools.base import AgentToolResult, Tool, ToolContext, ToolError
-from avatar.native.tools.bash import BashTool
-from avatar.native.tools.edit import EditTool
-from avatar.native.tools.find import FindTool
-from avatar.native.tools.grep import GrepTool
-from avatar.native.tools.ls import LsTool
-from avatar.native.tools.read import ReadTool
-from avatar.native.tools.write import WriteTool
+from avatar.native.tools.base import AgentTool, AgentToolResult, Tool, ToolContext, ToolError
 
-__all__ = ["AgentToolResult", "Tool", "ToolContext", "ToolError", "default_tools"]
+__all__ = ["AgentTool", "AgentToolResult", "Tool", "ToolContext", "ToolError", "default_tools"]
 
 
-def default_tools() -> list[Tool]:
-    """One instance of each tool, in the order they are offered to the model."""
-    return [ReadTool(), WriteTool(), EditTool(), BashTool(), GrepTool(), FindTool(), LsTool()]
+def default_tools() -> list[AgentTool]:
+    """One of each tool, in the order they are offered to the model.
+
+    They come from the shipped catalog and import their code when first called; without a
+    usable catalog (a broken install) the classes are imported right away.
+    """
+    from avatar.native.tools.catalog import BUILTIN, CatalogTool, shipped, tool_class
+
+    catalog = shipped()
+    if all(name in catalog for name in BUILTIN):
+        return [CatalogTool(name, catalog[name]) for name in BUILTIN]
+    return [tool_class(name)() for name in BUILTIN]

@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -50,6 +50,27 @@ class ToolContext:
         return self.scope.root
 
 
+class AgentTool(Protocol):
+    """What the agent needs of a tool: a `Tool`, or a built-in one offered from the catalog
+    before its code is imported (`avatar.native.tools.catalog.CatalogTool`)."""
+
+    name: str
+    kind: ToolKind
+    description: str
+
+    def parameters(self) -> dict[str, Any]:
+        """The JSON Schema of the arguments."""
+        ...
+
+    def title(self, args: dict[str, Any]) -> str:
+        """A one-line description of a call."""
+        ...
+
+    async def __call__(self, args: dict[str, Any], ctx: ToolContext) -> AgentToolResult:
+        """Validate `args` and run."""
+        ...
+
+
 class ToolArgs(BaseModel):
     """Base of every tool's argument model: unknown keys are an error the model can fix."""
 
@@ -69,14 +90,9 @@ class Tool(ABC):
 
     @classmethod
     def parameters(cls) -> dict[str, Any]:
-        """The JSON Schema of the arguments (plain: no titles, no `anyOf` with null).
-
-        The built-in tools' schemas ship in `schemas.json`; any other tool's is generated.
-        """
+        """The JSON Schema of the arguments (plain: no titles, no `anyOf` with null)."""
         if cls.__dict__.get("_schema") is None:
-            from avatar.native.tools.schemas import shipped
-
-            cls._schema = shipped().get(cls.name) or cls.generate_parameters()
+            cls._schema = cls.generate_parameters()
         assert cls._schema is not None
         return cls._schema
 
