@@ -287,7 +287,8 @@ class Engine:
         preset = self.settings.preset
         current = self.settings.model_copy(update={"model": self.model})
         overrides: dict[str, str] = {}
-        if self.source is not None:
+        # Without flags (or a REPL `/model`), the settings are the preset's: nothing to compare.
+        if self.source is not None and (self.source.given() or self.model != self.settings.model):
             try:
                 overrides = overrides_of(current, self.source.load(preset, {}))
             except AvatarError:
@@ -307,7 +308,8 @@ class Engine:
         from avatar.events import Notice
         from avatar.session_settings import SessionSettingsLog
 
-        if self.source is None:
+        log = SessionSettingsLog(self.home)
+        if self.source is None or not log.path.exists():
             return
         if session_id is None:  # --continue: the newest session is the one the bridge opens
             try:
@@ -315,7 +317,7 @@ class Engine:
             except AvatarError:
                 return
             session_id = newest[0].id if newest else None
-        record = SessionSettingsLog(self.home).get(session_id) if session_id else None
+        record = log.get(session_id) if session_id else None
         if record is None:
             return
         preset = self.settings.preset if self.source.preset_given else record.preset

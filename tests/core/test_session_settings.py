@@ -124,3 +124,25 @@ async def test_nothing_of_its_own_writes_nothing(tmp_path: Path, preset: str | N
     await engine.stop()
     log = SessionSettingsLog(tmp_path)
     assert log.path.exists() == (preset is not None)
+
+
+async def test_a_model_switched_mid_session_is_remembered(tmp_path: Path) -> None:
+    """What the REPL's `/model` and `/preset` do: record the open session's settings again."""
+    config = _Config()
+    engine = _engine(tmp_path, config, None)
+    started = await engine.open_on("fake-resumable", OpenRequest("new"))
+    assert SessionSettingsLog(tmp_path).get(started.session_id) is None
+    engine.model = "bigger-model"
+    engine.remember_settings()
+    mid = SessionSettingsLog(tmp_path).get(started.session_id)
+    assert mid is not None and (mid.preset, mid.overrides) == (None, {"model": "bigger-model"})
+    engine.settings = engine.settings.apply_preset("reviewer")
+    engine.model = engine.settings.model
+    engine.remember_settings()
+    await engine.stop()
+    record = SessionSettingsLog(tmp_path).get(started.session_id)
+    assert record is not None and (record.preset, record.overrides) == ("reviewer", {})
+    later = _engine(tmp_path, config, None)
+    await later.open_on("fake-resumable", OpenRequest("resume", started.session_id))
+    assert later.settings.system_prompt == "review only"
+    await later.stop()

@@ -153,34 +153,19 @@ async def test_abort_while_the_server_is_silent(
     await c.aclose()
 
 
+@pytest.mark.parametrize("retry", [False, True], ids=["first-call", "retry"])
 @pytest.mark.parametrize("api", APIS)
 async def test_abort_before_the_headers_cuts_a_new_connection(
-    api: str, model_server: FakeModelServer
+    api: str, retry: bool, model_server: FakeModelServer
 ) -> None:
-    model_server.script(api, Reply.text("late").with_delay(0, latency=STALL))
-    c = client(model_server, api, read_timeout=STALL)
-    before = llm_threads()
-    task = asyncio.create_task(c.complete(REQ))
-    await asyncio.to_thread(model_server.wait_for_request, api=api, timeout=5)
-    await asyncio.sleep(0.05)
-    t0 = time.monotonic()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert time.monotonic() - t0 < 0.2
-    wait_gone(llm_threads() - before, within=1.0)
-    await c.aclose()
-
-
-@pytest.mark.parametrize("api", APIS)
-async def test_abort_before_the_headers_of_a_retry(api: str, model_server: FakeModelServer) -> None:
-    # The retry after an HTTP error could reuse that error's connection, whose socket the worker
+    # A retry after an HTTP error could reuse that error's connection, whose socket the worker
     # would learn only with the headers; the client opens a new one, so the abort cuts it too.
-    model_server.script(api, Reply.error(500), Reply.text("late").with_delay(0, latency=STALL))
+    stalled = Reply.text("late").with_delay(0, latency=STALL)
+    model_server.script(api, *([Reply.error(500)] if retry else []), stalled)
     c = client(model_server, api, read_timeout=STALL)
     before = llm_threads()
     task = asyncio.create_task(c.complete(REQ))
-    await asyncio.to_thread(model_server.wait_for_request, api=api, start=1, timeout=5)
+    await asyncio.to_thread(model_server.wait_for_request, api=api, start=int(retry), timeout=5)
     await asyncio.sleep(0.05)
     t0 = time.monotonic()
     task.cancel()
