@@ -61,6 +61,8 @@ class Engine:
         self.settings = settings
         #: How `settings` were made; lets a resumed session get its own preset and overrides.
         self.source = source
+        # The settings the open session sets itself (flags, then its record when resumed).
+        self._own: dict[str, Any] = source.given() if source is not None else {}
         self.cwd = cwd.resolve()
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.home = home or avatar_home()
@@ -266,8 +268,9 @@ class Engine:
         return started
 
     async def open_on(self, provider: str, request: OpenRequest) -> SessionStarted:
-        """Start `provider` and open a session on it (a resumed one with its own settings)."""
-        if request.mode in ("resume", "continue"):
+        """Start `provider` and open a session on it (a resumed or forked one with the
+        settings of the session it comes from)."""
+        if request.mode in ("resume", "continue", "fork"):
             await self._adopt_session_settings(provider, request.session_id)
         await self.start(provider)
         return await self.open(request)
@@ -287,8 +290,9 @@ class Engine:
         preset = self.settings.preset
         current = self.settings.model_copy(update={"model": self.model})
         overrides: dict[str, str] = {}
-        # Without flags (or a REPL `/model`), the settings are the preset's: nothing to compare.
-        if self.source is not None and (self.source.given() or self.model != self.settings.model):
+        # With nothing of its own (no flags, no record, no `/model`), the settings are the
+        # preset's: nothing to compare, and no config file is read again.
+        if self.source is not None and (self._own or self.model != self.settings.model):
             try:
                 overrides = overrides_of(current, self.source.load(preset, {}))
             except AvatarError:
@@ -331,10 +335,12 @@ class Engine:
             )
             preset = None
         try:
-            settings = self.source.load(preset, {**record.overrides, **self.source.given()})
+            own = {**record.overrides, **self.source.given()}
+            settings = self.source.load(preset, own)
         except AvatarError as e:
             self.emit(Notice(message=f"settings of session {session_id} not applied: {e}"))
             return
+        self._own = own
         if settings == self.settings:
             return
         self.settings = settings

@@ -184,8 +184,3 @@ def entry_parser() -> Callable[[str | bytes], Entry]:
 def parse_header(line: str | bytes) -> SessionHeader:
     """Parse the header line; raises ValueError when it is not one."""
     return SessionHeader.model_validate_json(line)
-
-
-def dump(entry: BaseModel) -> bytes:
-    """One JSONL line (with its newline) for an entry or header."""
-    return entry.model_dump_json(exclude_none=True).encode() + b"\n"

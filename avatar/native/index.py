@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from avatar.errors import SessionNotFoundError, UsageError
 from avatar.native.ulid import is_valid_session_id
+from avatar.native.writer import model_line
 from avatar.sessions.types import SessionInfo
 
 INDEX_NAME = ".index.jsonl"
@@ -45,7 +46,7 @@ class IndexRecord(BaseModel):
     updated: datetime | None = None
     messages: int = 0
     model: str | None = None
-    path: str | None = Field(default=None, exclude=True)  # where the file is; never stored
+    path: str | None = Field(default=None, exclude=True)  # where the file is; not stored
     parent_id: str | None = None
     size: int = 0  # file size when indexed; a different size means the record is stale
     deleted: bool = False
@@ -53,15 +54,15 @@ class IndexRecord(BaseModel):
     def to_info(self, provider: str = "native") -> SessionInfo:
         """The session as listing shows it, under provider name `provider`."""
         return SessionInfo(
-            self.id,
-            provider,
-            self.cwd,
-            self.title,
-            self.created,
-            self.updated,
-            self.messages,
-            self.model,
-            self.path,
+            id=self.id,
+            provider=provider,
+            cwd=self.cwd,
+            title=self.title,
+            created=self.created,
+            updated=self.updated,
+            messages=self.messages,
+            model=self.model,
+            path=self.path,
         )
 
 
@@ -109,8 +110,7 @@ class SessionIndex:
 
     def update_index(self, path: Path, record: IndexRecord) -> None:
         """Append `record` to the index of the file's project (one small atomic append)."""
-        line = record.model_dump_json(exclude_none=True, exclude={"path"}).encode() + b"\n"
-        append_line(path.parent / INDEX_NAME, line)
+        append_line(path.parent / INDEX_NAME, model_line(record))
 
     def list(self, cwd: Path | None = None, *, newest_first: bool = True) -> list[IndexRecord]:
         """Sessions of project `cwd` (all projects when None), newest first unless told not."""
@@ -163,10 +163,7 @@ class SessionIndex:
                 record.__dict__["path"] = e.path
                 out.append(record)
         if repaired:
-            data = b"".join(
-                r.model_dump_json(exclude_none=True, exclude={"path"}).encode() + b"\n"
-                for r in repaired
-            )
+            data = b"".join(model_line(r) for r in repaired)
             with contextlib.suppress(OSError):
                 append_line(index_path, data)
         if lines > 2 * len(out) + 64:
@@ -177,9 +174,7 @@ class SessionIndex:
         # Drop superseded lines. A record appended by another process in between may be lost;
         # that is harmless, the next listing rescans that session's file.
         tmp = index_path.with_name(f"{INDEX_NAME}.{os.getpid()}.tmp")
-        data = b"".join(
-            r.model_dump_json(exclude_none=True, exclude={"path"}).encode() + b"\n" for r in records
-        )
+        data = b"".join(model_line(r) for r in records)
         with contextlib.suppress(OSError):
             tmp.write_bytes(data)
             os.replace(tmp, index_path)

@@ -20,14 +20,13 @@ from avatar.native.entries import (
     SessionHeader,
     SteeringEntry,
     TitleEntry,
-    dump,
     entry_parser,
     parse_entry,
     parse_header,
 )
 from avatar.native.index import SUFFIX, IndexRecord, SessionIndex, parse_time
 from avatar.native.ulid import is_valid_session_id, new_ulid
-from avatar.native.writer import SessionBusyError, SessionWriter
+from avatar.native.writer import SessionBusyError, SessionWriter, model_line
 
 
 @dataclass
@@ -81,7 +80,7 @@ class SessionManager(SessionIndex):
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / (sid + SUFFIX)
         try:
-            writer = SessionWriter(path, header=dump(header))
+            writer = SessionWriter(path, header=model_line(header))
         except FileExistsError:
             raise UsageError(f"session {sid} already exists") from None
         self.update_index(

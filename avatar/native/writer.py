@@ -28,6 +28,11 @@ if TYPE_CHECKING:
     import asyncio
 
 
+def model_line(model: BaseModel) -> bytes:
+    """A model as one JSONL line with its newline (fields left at None are not written)."""
+    return model.model_dump_json(exclude_none=True).encode() + b"\n"
+
+
 class SessionBusyError(AvatarError):
     """Another process holds the session's write lock."""
 
@@ -105,7 +110,7 @@ class SessionWriter:
 
     def add(self, entry: BaseModel) -> None:
         """Queue one entry; returns at once (the line lands in order, soon)."""
-        self.add_line(entry.model_dump_json(exclude_none=True).encode() + b"\n")
+        self.add_line(model_line(entry))
 
     def add_line(self, line: bytes) -> None:
         """Queue one already serialized line (must end with a newline)."""

@@ -96,3 +96,15 @@ def test_preset_lays_over_config_and_flags_win(tmp_path: Path) -> None:
 def test_missing_explicit_config_file_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="file not found"):
         load_settings(tmp_path, config_file=tmp_path / "missing.yaml")
+
+
+def test_defaults_taken_without_validation_equal_validated_defaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no config layer, settings are the defaults built without running the validator
+    (a start-up saving): they must be exactly what validating an empty config gives."""
+    monkeypatch.setenv("AVATAR_CONFIG", str(tmp_path / "absent.yaml"))
+    for name in ("AVATAR_PROVIDER", "AVATAR_MODEL", "AVATAR_PERMISSION"):
+        monkeypatch.delenv(name, raising=False)
+    assert Settings.model_construct() == Settings.model_validate({})
+    assert load_settings(tmp_path) == Settings.model_validate({})

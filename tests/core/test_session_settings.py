@@ -91,6 +91,18 @@ async def test_resume_applies_the_preset_of_today_then_the_session_s_overrides(
     await later.stop()
 
 
+async def test_a_fork_keeps_the_preset_and_overrides_of_its_parent(tmp_path: Path) -> None:
+    config = _Config()
+    parent = await _start(tmp_path, config)
+    later = _engine(tmp_path, config, None)
+    child = await later.open_on("fake-resumable", OpenRequest("fork", parent))
+    await later.stop()
+    assert child.session_id != parent
+    record = SessionSettingsLog(tmp_path).get(child.session_id)
+    assert record is not None
+    assert (record.preset, record.overrides) == ("reviewer", {"permission": "allow"})
+
+
 async def test_this_run_s_flags_and_preset_beat_the_session_s(tmp_path: Path) -> None:
     config = _Config()
     config.presets["other"] = {"system_prompt": "other prompt"}

@@ -211,6 +211,9 @@ def test_index_compacts_itself(manager: SessionManager, tmp_path: Path) -> None:
     assert len(index.read_text().splitlines()) > 200
     assert manager.list(tmp_path)[0].messages == 200
     assert len(index.read_text().splitlines()) == 1
+    # The rewritten index names no paths: the files' places are the truth (a moved home works).
+    assert manager.list(tmp_path)[0].path == str(w.path)
+    assert '"path"' not in index.read_text()
 
 
 def test_fork_copies_and_leaves_the_parent(manager: SessionManager, tmp_path: Path) -> None:
