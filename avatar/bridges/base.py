@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from avatar.config import Settings
     from avatar.events import BaseEvent, PermissionRequested, SessionStarted
     from avatar.providers import ProviderSpec
+    from avatar.sessions.store import SessionStore
     from avatar.sessions.types import SessionInfo
 
 
@@ -59,19 +60,35 @@ class BridgeContext:
     settings: Settings
     avatar_home: Path
     env: Mapping[str, str] = field(default_factory=dict)  # full env for child processes
-    additional_dirs: list[Path] = field(default_factory=list)
+    additional_dirs: list[Path] = field(default_factory=list)  # `--add-dir`, resolved
+    #: The engine's reader of this provider's store: a bridge never builds a second one.
+    store: SessionStore | None = None
     model: str | None = None
     system_prompt: str | None = None
     permission: PermissionHandler = deny_all
     emit: EventSink = _drop
 
 
+OpenMode = Literal["new", "resume", "continue", "fork"]
+
+
 @dataclass(frozen=True)
 class OpenRequest:
-    """How to open a session: a new one (optionally with a chosen id), or an existing one."""
+    """How to open a session: a new one (optionally with a chosen id), or an existing one.
 
-    mode: Literal["new", "resume", "continue", "fork"] = "new"
+    For `resume` and `fork` the engine has already resolved the session: `info` is the one
+    the provider's store listed (or None when the store does not know the id and the agent
+    is asked anyway); bridges use it and never look the session up again.
+    """
+
+    mode: OpenMode = "new"
     session_id: str | None = None
+    info: SessionInfo | None = None
+
+    @classmethod
+    def of(cls, mode: OpenMode, info: SessionInfo) -> OpenRequest:
+        """A request to reopen (or fork) a session the engine has resolved."""
+        return cls(mode, info.id, info)
 
 
 class BaseBridge(ABC):
@@ -131,14 +148,6 @@ class BaseBridge(ABC):
         """Open a new session that starts with a copy of another's history."""
         raise NotSupportedError(self.name, "forking a session")
 
-    async def list_sessions(self, cwd: Path | None = None) -> list[SessionInfo]:
-        """Sessions the running agent knows of (most bridges list from disk instead)."""
-        return []
-
-    async def delete_session(self, session_id: str) -> None:
-        """Delete a session for good."""
-        raise NotSupportedError(self.name, "deleting a session")
-
     @abstractmethod
     def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
         """Run one turn; yields events and ends after `TurnFinished` (or `Error`)."""
@@ -153,6 +162,15 @@ class BaseBridge(ABC):
     async def set_model(self, model: str) -> None:
         """Switch model for the next turn."""
         raise NotSupportedError(self.name, "switching the model")
+
+    async def compact(self) -> str:
+        """Compact the session's context now; returns a one-line summary of what it did."""
+        raise NotSupportedError(self.name, "compacting the context")
+
+    @property
+    def model_in_use(self) -> str | None:
+        """The model the session actually runs on, when the bridge knows it."""
+        return self.ctx.model
 
     def status(self) -> dict[str, Any]:
         """Provider-specific status facts for `/status` (plain strings and numbers)."""
