@@ -1,3 +1,23 @@
-"""avatar: one terminal and one engine for every coding agent."""
+"""avatar: one terminal and one engine for every coding agent.
+
+The public API is `avatar.Engine` (see `avatar.engine`); it is imported on first use, so
+`import avatar` stays as cheap as reading the version.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+__all__ = ["Engine", "__version__"]
+
+if TYPE_CHECKING:
+    from avatar.engine import Engine
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Engine":
+        from avatar.engine import Engine
+
+        return Engine
+    raise AttributeError(f"module 'avatar' has no attribute {name!r}")

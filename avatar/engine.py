@@ -1,10 +1,15 @@
-"""The engine: config → provider registry → active bridge, one session API for all providers."""
+"""The engine: avatar's public Python API (DESIGN §8), and the only thing the CLI and REPL call.
+
+It owns the provider registry, the session library (every provider's on-disk store) and the
+active bridge. Bridges start lazily; listing never spawns an agent; a session id is resolved
+once, to the provider that owns it, and the bridge receives the resolved session. Examples of
+its use are in `examples/`.
+"""
 
 from __future__ import annotations
 
-import importlib
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,40 +17,43 @@ from typing import TYPE_CHECKING, Any
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.config import Settings, avatar_home
 from avatar.errors import AvatarError, NotSupportedError, SessionNotFoundError, UsageError
-from avatar.handoff import build_handoff, seed_prompt
-from avatar.ids import check_id
-from avatar.providers import AUTO_ORDER, BUILTIN, ProviderSpec, find_executable, resolve_spec
-from avatar.sessions.store import SessionStore
-from avatar.sessions.types import SessionInfo, Transcript, TranscriptMessage
+from avatar.handoff import LiveTranscript, build_handoff, seed_prompt
+from avatar.library import SessionLibrary
+from avatar.opening import plan_open
+from avatar.permissions import PermissionGate, PermissionHandler
+from avatar.providers import ProviderRegistry, ProviderSpec
+from avatar.registry import load_class
+from avatar.session_settings import SettingsPolicy
+from avatar.sessions.types import SessionInfo, Transcript
 
 if TYPE_CHECKING:
-    # Listing sessions never builds an event; the turn and open paths import them when used.
-    from avatar.events import BaseEvent, PermissionRequested, SessionStarted
+    from avatar.events import BaseEvent, SessionStarted
     from avatar.session_settings import SettingsSource
 
-Asker = Callable[["PermissionRequested"], Awaitable[bool]]
+Listener = Callable[["BaseEvent"], None]
+"""Receives the events outside turns: session opened, notices, replayed history, errors of
+an agent that died between turns. A turn's own events are what `send()` yields."""
 
 
-def load_object(path: str) -> Any:
-    """Import `module:attr` lazily (bridges and stores pull in their heavy deps only when used)."""
-    module, _, attr = path.partition(":")
-    return getattr(importlib.import_module(module), attr)
+@dataclass(frozen=True)
+class EngineStatus:
+    """What `/status` and the status line show, always true of the engine's state."""
 
-
-@dataclass
-class _Live:
-    """What this run saw of the current session, for handoffs when no store has it yet."""
-
-    info: SessionInfo
-    messages: list[TranscriptMessage] = field(default_factory=list)
-    answer: list[str] = field(default_factory=list)
+    provider: str | None  # the active provider, else the one the next open will use
+    model: str | None  # the model in use (or requested) for that provider
+    session_id: str | None
+    how: str | None  # new, loaded, resumed, continued, forked
+    capabilities: list[str] = field(default_factory=list)
+    facts: dict[str, Any] = field(default_factory=dict)  # provider-specific (pid, cost …)
 
 
 class Engine:
-    """Owns the provider registry and the active bridge; fans bridge events out to listeners.
+    """One project's agents behind one session API; see the module docstring.
 
-    Bridges start lazily. Session listing reads each provider's store on disk and never
-    spawns an agent; resuming by id finds the provider that owns the id.
+    Build it with `from_config()` (the layered config of DESIGN §4), or directly from
+    `Settings` when embedding. A turn's events are what `send()` yields; events outside turns
+    reach `subscribe()`d listeners; permission requests reach the handler given to
+    `set_permission_handler()`.
     """
 
     def __init__(
@@ -53,386 +61,385 @@ class Engine:
         settings: Settings,
         cwd: Path,
         *,
+        provider: str | None = None,
         env: Mapping[str, str] | None = None,
         home: Path | None = None,
-        interactive: bool = False,
+        add_dirs: Sequence[Path] = (),
         source: SettingsSource | None = None,
     ) -> None:
         self.settings = settings
-        #: How `settings` were made; lets a resumed session get its own preset and overrides.
-        self.source = source
-        # The settings the open session sets itself (flags, then its record when resumed).
-        self._own: dict[str, Any] = source.given() if source is not None else {}
         self.cwd = cwd.resolve()
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.home = home or avatar_home()
-        self.interactive = interactive
-        self.asker: Asker | None = None
-        self.listeners: list[Callable[[BaseEvent], None]] = []
-        self.registry = self._build_registry()
-        self.bridge: BaseBridge | None = None
+        self.add_dirs = [(self.cwd / d).resolve() for d in add_dirs]
+        #: The model asked for (flag, preset, `/model`); None: the provider's own choice.
         self.model: str | None = settings.model
-        self._live: _Live | None = None
+        self._bridge: BaseBridge | None = None
+        self.session: SessionStarted | None = None
+        self._listeners: list[Listener] = []
+        self.registry = ProviderRegistry(settings, self.env)
+        self.library = SessionLibrary(self.registry, self.home)
+        self._gate = PermissionGate(self._emit)
+        self._gate.policy = settings.permission
+        self._policy = SettingsPolicy(source, self.home)
+        self._requested = self.spec(provider).name if provider else None
+        self._live: LiveTranscript | None = None
         self._pending_seed: str | None = None
-        self._stores: dict[str, SessionStore | None] = {}
 
-    # ----- registry ---------------------------------------------------------------------
+    @classmethod
+    def from_config(
+        cls,
+        cwd: str | Path = ".",
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        preset: str | None = None,
+        config_file: Path | None = None,
+        permission: str | None = None,
+        add_dirs: Sequence[Path] = (),
+        env: Mapping[str, str] | None = None,
+        home: Path | None = None,
+    ) -> Engine:
+        """An engine over the layered config, as the `avatar` command builds it."""
+        from avatar.session_settings import SettingsSource
 
-    def _build_registry(self) -> dict[str, ProviderSpec]:
-        names = list(BUILTIN) + [n for n in self.settings.providers if n not in BUILTIN]
-        registry: dict[str, ProviderSpec] = {}
-        for name in names:
-            spec = resolve_spec(name, self.settings.provider_config(name))
-            if spec is not None:
-                registry[name] = spec
-        return registry
+        root = Path(cwd).resolve()
+        source = SettingsSource.from_files(
+            root, config_file, {"model": model, "permission": permission}, preset
+        )
+        return cls(
+            source.initial(),
+            root,
+            provider=provider,
+            env=env,
+            home=home,
+            add_dirs=add_dirs,
+            source=source,
+        )
+
+    # ----- providers ----------------------------------------------------------------------
+
+    def providers(self) -> list[ProviderSpec]:
+        """Every provider avatar knows: the built-in ones, then those from config."""
+        return self.registry.specs()
 
     def spec(self, name: str) -> ProviderSpec:
         """The provider called `name`; a UsageError lists the known ones."""
-        try:
-            return self.registry[name]
-        except KeyError:
-            known = ", ".join(self.registry)
-            raise UsageError(f"unknown provider {name!r} (known: {known})") from None
-
-    def provider_env(self, spec: ProviderSpec) -> dict[str, str]:
-        """The full environment the provider's process runs with."""
-        return {**self.env, **spec.env}
+        return self.registry.spec(name)
 
     def default_provider(self) -> str:
         """DESIGN §3: config/preset provider, else native with credentials, else the first CLI."""
-        if self.settings.provider:
-            return self.spec(self.settings.provider).name
-        from avatar.native.models import native_has_credentials
+        return self.registry.default(self.settings)
 
-        if native_has_credentials(self.settings, self.env):
-            return "native"
-        for name in AUTO_ORDER:
-            spec = self.registry[name]
-            if spec.executable and find_executable(spec.executable, self.env.get("PATH")):
-                return name
-        hints = "; ".join(
-            f"{s.name}: {s.auth_hint or s.install_hint}" for s in self.registry.values()
-        )
-        raise AvatarError(f"no usable provider found. Looked for: {hints}")
+    def chosen_provider(self) -> str:
+        """The provider of the open session, else the one the next `open()` will use."""
+        if self.session is not None:
+            return self.session.provider
+        return self._requested or self.default_provider()
 
-    # ----- stores -------------------------------------------------------------------------
+    # ----- events and permissions ---------------------------------------------------------
 
-    def store(self, provider: str) -> SessionStore | None:
-        """The on-disk session reader of a provider (None when it has none)."""
-        if provider not in self._stores:
-            spec = self.spec(provider)
-            store = None
-            if spec.store:
-                cls = load_object(spec.store)
-                store = cls(provider, self.provider_env(spec), self.home)
-            self._stores[provider] = store
-        return self._stores[provider]
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call `listener` with every event; returns the function that unsubscribes it."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
 
-    def _listing_providers(self) -> list[str]:
-        # Providers sharing a store (claude and claude-acp) are listed once, under the first.
-        seen: set[str] = set()
-        out = []
-        for name, spec in self.registry.items():
-            if spec.store and spec.store not in seen:
-                seen.add(spec.store)
-                out.append(name)
-        return out
+    def set_permission_handler(self, handler: PermissionHandler | None) -> None:
+        """Who answers permission requests under `permission: ask` (None: they are denied)."""
+        self._gate.handler = handler
 
-    def list_sessions(
-        self, provider: str | None = None, *, any_cwd: bool = False
-    ) -> list[SessionInfo]:
-        """Sessions of one provider (or every provider when None), newest first."""
-        names = [self.spec(provider).name] if provider else self._listing_providers()
-        cwd = None if any_cwd else self.cwd
-        sessions: list[SessionInfo] = []
-        for name in names:
-            store = self.store(name)
-            if store is not None:
-                sessions.extend(store.list(cwd))
-        sessions.sort(key=_sort_key, reverse=True)
-        return sessions
-
-    def warnings(self) -> list[str]:
-        """Warnings the stores collected (skipped files and lines)."""
-        return [w for s in self._stores.values() if s is not None for w in s.warnings]
-
-    def find_session(self, ref: str, provider: str | None = None) -> SessionInfo:
-        """The one session whose id is `ref` or starts with it, in any cwd."""
-        check_id(ref)
-        names = [self.spec(provider).name] if provider else self._listing_providers()
-        found: dict[tuple[str, str], SessionInfo] = {}
-        for name in names:
-            store = self.store(name)
-            if store is None:
-                continue
-            for info in store.find(ref):
-                found[(info.provider, info.id)] = info
-        exact = [s for s in found.values() if s.id == ref]
-        matches = exact or list(found.values())
-        if not matches:
-            where = f" for {provider}" if provider else ""
-            raise SessionNotFoundError(f"no session{where} matches {ref!r}")
-        if len(matches) > 1:
-            cands = ", ".join(f"{s.id} ({s.provider})" for s in matches[:8])
-            raise UsageError(f"session id {ref!r} is ambiguous: {cands}")
-        return matches[0]
-
-    def transcript(self, info: SessionInfo) -> Transcript:
-        """The canonical transcript of a listed session."""
-        store = self.store(info.provider)
-        if store is None:
-            raise NotSupportedError(info.provider, "reading session history")
-        return store.transcript(info.id)
-
-    def delete_session(self, info: SessionInfo) -> None:
-        """Delete a session where its provider allows it."""
-        store = self.store(info.provider)
-        if store is None:
-            raise NotSupportedError(info.provider, "deleting a session")
-        store.delete(info.id)
-
-    # ----- permissions and events --------------------------------------------------------
-
-    def emit(self, event: BaseEvent) -> None:
-        """Send an out-of-turn event to every listener."""
-        for listener in self.listeners:
+    def _emit(self, event: BaseEvent) -> None:
+        for listener in list(self._listeners):
             listener(event)
 
-    async def _permission(self, request: PermissionRequested) -> bool:
+    def _notice(self, message: str, level: str = "info") -> None:
         from avatar.events import Notice
 
-        policy = self.settings.permission
-        if policy == "allow":
-            allowed = True
-        elif policy == "ask" and self.asker is not None:
-            allowed = await self.asker(request)
-        else:
-            allowed = False
-            if policy == "ask":
-                self.emit(
-                    Notice(
-                        message=f"denied {request.title!r}: nobody can answer a permission "
-                        "prompt here; use --permission allow to allow such actions",
-                        level="warning",
-                    )
-                )
-        request.decision = "allow" if allowed else "deny"
-        return allowed
+        self._emit(Notice(message=message, level=level))  # type: ignore[arg-type]
 
-    # ----- bridges ------------------------------------------------------------------------
+    # ----- sessions on disk ---------------------------------------------------------------
 
-    def _context(self, spec: ProviderSpec) -> BridgeContext:
-        return BridgeContext(
-            spec=spec,
-            cwd=self.cwd,
-            settings=self.settings,
-            avatar_home=self.home,
-            env=self.provider_env(spec),
-            model=self.model or spec.model,
-            system_prompt=self.settings.system_prompt,
-            permission=self._permission,
-            emit=self.emit,
+    def sessions(self, provider: str | None = None, *, any_cwd: bool = False) -> list[SessionInfo]:
+        """Sessions of one provider (every provider when None) in this project (or any
+        directory), newest first. No agent is started."""
+        name = self.spec(provider).name if provider else None
+        return self.library.sessions(name, None if any_cwd else self.cwd)
+
+    def find(self, ref: str, provider: str | None = None) -> SessionInfo:
+        """The session whose id is `ref` or starts with it (any provider, any directory)."""
+        return self.library.find(ref, self.spec(provider).name if provider else None)
+
+    def transcript(self, session: SessionInfo | str) -> Transcript:
+        """The canonical transcript of a session (a listed one, or an id or prefix)."""
+        return self.library.transcript(self.library.info(session))
+
+    def delete(self, session: SessionInfo | str) -> SessionInfo:
+        """Delete a session where its provider allows it; returns what was deleted."""
+        info = self.library.info(session)
+        if self.session is not None and self.session.session_id == info.id:
+            raise UsageError("cannot delete the session that is open")
+        self.library.delete(info)
+        return info
+
+    def warnings(self) -> list[str]:
+        """What the stores skipped while reading (unreadable files and lines)."""
+        return self.library.warnings()
+
+    # ----- opening ------------------------------------------------------------------------
+
+    async def open(
+        self,
+        provider: str | None = None,
+        *,
+        resume: str | None = None,
+        continue_last: bool = False,
+        session_id: str | None = None,
+        source: str | None = None,
+    ) -> SessionStarted:
+        """Open a session: resume `resume` (id or prefix, on the provider owning it), continue
+        the newest one, or start one (with id `session_id` where the provider allows), seeded
+        with a handoff of session `source` when given. `provider` defaults to the engine's."""
+        return await self._open(
+            self.spec(provider).name if provider else self._requested,
+            resume=resume,
+            continue_last=continue_last,
+            session_id=session_id,
+            source=source,
         )
 
-    async def start(self, provider: str) -> BaseBridge:
-        """Make `provider` the active bridge, starting it (stopping any other)."""
-        spec = self.spec(provider)
-        if self.bridge is not None and self.bridge.name == spec.name:
-            return self.bridge
-        await self.stop()
-        cls = load_object(spec.bridge)
-        bridge: BaseBridge = cls(self._context(spec))
-        await bridge.start()
-        self.bridge = bridge
-        return bridge
+    async def _open(
+        self,
+        name: str | None,
+        *,
+        resume: str | None = None,
+        continue_last: bool = False,
+        session_id: str | None = None,
+        source: str | None = None,
+    ) -> SessionStarted:
+        handoff = build_handoff(self.transcript(source)) if source else None
+        plan = plan_open(
+            self.library,
+            self.settings,
+            name,
+            self.default_provider,
+            resume=resume,
+            continue_last=continue_last,
+            session_id=session_id,
+        )
+        started = await self.open_on(plan.provider, plan.request)
+        if handoff:
+            self._pending_seed = handoff
+            self._notice("the other session's conversation will open this one")
+        return started
 
-    async def open(self, request: OpenRequest) -> SessionStarted:
-        """Open a session on the active bridge; an unsupported resume falls back to new."""
-        from avatar.events import Notice
+    async def new(self, provider: str | None = None) -> SessionStarted:
+        """A fresh session on `provider` (default: the current or chosen one)."""
+        return await self.open_on(provider or self.chosen_provider(), OpenRequest("new"))
 
-        bridge = self._require_bridge()
+    async def resume(self, ref: str, provider: str | None = None) -> SessionStarted:
+        """Resume a session by id or unique prefix, on whichever provider owns it (or on
+        `provider`, when given: then another provider's session is a usage error)."""
+        return await self._open(self.spec(provider).name if provider else None, resume=ref)
+
+    async def continue_last(self, provider: str | None = None) -> SessionStarted:
+        """Open the newest session of `provider` in this project."""
+        return await self.open_on(provider or self.chosen_provider(), OpenRequest("continue"))
+
+    async def fork(self, ref: str | None = None) -> SessionStarted:
+        """Fork a session (default: the open one) into a new one on its own provider."""
+        if ref is not None:
+            info = self.find(ref)
+            return await self.open_on(info.provider, OpenRequest.of("fork", info))
+        if self.session is None:
+            raise UsageError("no session to fork")
+        name, sid = self.session.provider, self.session.session_id
+        try:
+            return await self.open_on(name, OpenRequest.of("fork", self.library.find(sid, name)))
+        except SessionNotFoundError:  # no store has it (yet): the agent knows it
+            return await self.open_on(name, OpenRequest("fork", sid))
+
+    async def open_on(self, provider: str, request: OpenRequest) -> SessionStarted:
+        """Start `provider` and open a session on it as `request` says (a resumed or forked
+        session with the settings it was started with, DESIGN §4). An unsupported reopen
+        opens a new session, with a notice."""
+        name = self.spec(provider).name
+        if request.mode in ("resume", "continue", "fork"):
+            await self._adopt_settings(name, request.session_id)
+        bridge = await self._start(name)
         try:
             started = await bridge.open(request)
         except NotSupportedError as e:
             if request.mode == "new":
                 raise
-            self.emit(Notice(message=f"{e}; opened a new session instead", level="warning"))
-            started = await bridge.new_session()
-        self._live = _Live(
-            SessionInfo(id=started.session_id, provider=started.provider, cwd=str(self.cwd))
-        )
+            self._notice(f"{e}; opened a new session instead", "warning")
+            started = await bridge.open(OpenRequest("new"))
+        self.session = started
+        self._gate.session_id = started.session_id
+        self._live = LiveTranscript(SessionInfo(started.session_id, name, cwd=str(self.cwd)))
         if started.how in ("new", "forked"):
-            self.remember_settings(fresh=True)
-        self.emit(started)
+            self._remember(fresh=True)
+        self._emit(started)
         return started
 
-    async def open_on(self, provider: str, request: OpenRequest) -> SessionStarted:
-        """Start `provider` and open a session on it (a resumed or forked one with the
-        settings of the session it comes from)."""
-        if request.mode in ("resume", "continue", "fork"):
-            await self._adopt_session_settings(provider, request.session_id)
-        await self.start(provider)
-        return await self.open(request)
-
-    # ----- per-session settings (DESIGN §4) ------------------------------------------------
-
-    def remember_settings(self, *, fresh: bool = False) -> None:
-        """Record the open session's preset and the settings it sets itself.
-
-        `fresh`: the session was just created, so it has no earlier record to replace.
-        """
-        from avatar.session_settings import SessionSettings, SessionSettingsLog, overrides_of
-
-        live = self._live
-        if live is None:
-            return
-        preset = self.settings.preset
-        current = self.settings.model_copy(update={"model": self.model})
-        overrides: dict[str, str] = {}
-        # With nothing of its own (no flags, no record, no `/model`), the settings are the
-        # preset's: nothing to compare, and no config file is read again.
-        if self.source is not None and (self._own or self.model != self.settings.model):
-            try:
-                overrides = overrides_of(current, self.source.load(preset, {}))
-            except AvatarError:
-                overrides = {}
-        log = SessionSettingsLog(self.home)
-        if preset is None and not overrides and (fresh or log.get(live.info.id) is None):
-            return  # nothing of its own: the config as it is will do (and no file is written)
-        log.put(
-            SessionSettings(
-                provider=live.info.provider, id=live.info.id, preset=preset, overrides=overrides
-            )
+    async def _start(self, provider: str) -> BaseBridge:
+        if self._bridge is not None and self._bridge.name == provider:
+            return self._bridge
+        await self._stop_bridge()
+        spec = self.registry.spec(provider)
+        ctx = BridgeContext(
+            spec=spec,
+            cwd=self.cwd,
+            settings=self.settings,
+            avatar_home=self.home,
+            env=self.registry.env_for(spec),
+            additional_dirs=list(self.add_dirs),
+            store=self.library.store(provider),
+            model=self.model or spec.model,
+            system_prompt=self.settings.system_prompt,
+            permission=self._gate.decide,
+            emit=self._emit,
         )
+        bridge = load_class(spec.bridge, BaseBridge)(ctx)  # type: ignore[type-abstract]
+        await bridge.start()
+        self._bridge = bridge
+        return bridge
 
-    async def _adopt_session_settings(self, provider: str, session_id: str | None) -> None:
-        """Before resuming: the session's preset (as the config defines it now) and overrides,
-        under this run's own flags. The bridge restarts if that changes its settings."""
-        from avatar.events import Notice
-        from avatar.session_settings import SessionSettingsLog
+    # ----- per-session settings (DESIGN §4) -----------------------------------------------
 
-        log = SessionSettingsLog(self.home)
-        if self.source is None or not log.path.exists():
-            return
-        if session_id is None:  # --continue: the newest session is the one the bridge opens
-            try:
-                newest = self.list_sessions(provider)
-            except AvatarError:
-                return
-            session_id = newest[0].id if newest else None
-        record = log.get(session_id) if session_id else None
-        if record is None:
-            return
-        preset = self.settings.preset if self.source.preset_given else record.preset
-        if preset is not None and preset not in self.settings.presets:
-            self.emit(
-                Notice(
-                    message=f"session {session_id} started from preset {preset!r}, which the "
-                    "config no longer defines; using the config without it",
-                    level="warning",
-                )
+    def _remember(self, *, fresh: bool = False) -> None:
+        if self.session is not None:
+            self._policy.remember(
+                self.settings, self.model, self.session.provider, self.session.session_id, fresh
             )
-            preset = None
-        try:
-            own = {**record.overrides, **self.source.given()}
-            settings = self.source.load(preset, own)
-        except AvatarError as e:
-            self.emit(Notice(message=f"settings of session {session_id} not applied: {e}"))
+
+    async def _adopt_settings(self, provider: str, session_id: str | None) -> None:
+        def newest() -> str | None:  # continue: the newest session is the one reopened
+            found = self.library.sessions(provider, self.cwd)
+            return found[0].id if found else None
+
+        adopted = self._policy.adopt(self.settings, session_id or newest)
+        if adopted is None:
             return
-        self._own = own
-        if settings == self.settings:
-            return
+        if adopted.warning:
+            self._notice(adopted.warning, "warning")
+        if adopted.settings != self.settings:
+            self._use_settings(adopted.settings)
+            if self._bridge is not None and self._bridge.name == provider:
+                await self._stop_bridge()  # it was started with other settings
+
+    def _use_settings(self, settings: Settings) -> None:
         self.settings = settings
         self.model = settings.model
-        if self.bridge is not None and self.bridge.name == self.spec(provider).name:
-            await self.stop()  # it was started with other settings
+        self._gate.policy = settings.permission
 
-    async def resume(self, ref: str, provider: str | None = None) -> SessionStarted:
-        """Resume a session by id or unique prefix, on whichever provider owns it."""
-        info = self.find_session(ref, provider)
-        return await self.open_on(info.provider, OpenRequest("resume", info.id))
-
-    async def continue_last(self, provider: str) -> SessionStarted:
-        """Open the newest session of `provider` in this cwd."""
-        return await self.open_on(provider, OpenRequest("continue"))
-
-    async def fork(self, ref: str) -> SessionStarted:
-        """Fork a session into a new one on its own provider."""
-        info = self.find_session(ref)
-        return await self.open_on(info.provider, OpenRequest("fork", info.id))
-
-    def seed(self, handoff: str) -> None:
-        """Prefix the next prompt with handed-over context."""
-        self._pending_seed = handoff
-
-    def handoff_from(self, info: SessionInfo) -> str:
-        """The handoff text of a stored session."""
-        return build_handoff(self.transcript(info))
-
-    def current_handoff(self) -> str | None:
-        """The handoff of the session open now: its store's transcript, else what this run saw."""
-        live = self._live
-        if live is None:
-            return None
-        store = self.store(live.info.provider)
-        if store is not None:
-            try:
-                return build_handoff(store.transcript(live.info.id))
-            except AvatarError:
-                pass
-        if not live.messages:
-            return None
-        return build_handoff(Transcript(info=live.info, messages=live.messages))
-
-    async def switch_provider(self, name: str, *, handoff: bool = True) -> SessionStarted:
-        """Switch mid-project: a new session on `name`, seeded with the current conversation."""
-        from avatar.events import Notice
-
-        text = self.current_handoff() if handoff else None
-        started = await self.open_on(name, OpenRequest("new"))
-        if text:
-            self.seed(text)
-            self.emit(Notice(message=f"the conversation so far will be handed to {name}"))
-        return started
+    # ----- turns --------------------------------------------------------------------------
 
     async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
-        """Run one turn on the active bridge, yielding its events."""
-        from avatar.events import TextDelta, TurnFinished
-
+        """Run one turn, yielding its events; opens a new session on the chosen provider
+        first when none is open."""
+        if self.session is None or self._bridge is None:
+            await self.new()
         bridge = self._require_bridge()
         text = prompt
         if self._pending_seed:
-            text = seed_prompt(self._pending_seed, prompt)
-            self._pending_seed = None
+            text, self._pending_seed = seed_prompt(self._pending_seed, prompt), None
         live = self._live
         if live is not None:
-            live.messages.append(TranscriptMessage(role="user", text=prompt))
-            live.answer = []
+            live.prompt(prompt)
         async for event in bridge.send(text):
-            if live is not None and isinstance(event, TextDelta) and not event.replay:
-                live.answer.append(event.text)
-            if live is not None and isinstance(event, TurnFinished) and live.answer:
-                live.messages.append(TranscriptMessage(role="assistant", text="".join(live.answer)))
+            if live is not None:
+                live.observe(event)
             yield event
 
-    async def cancel(self) -> None:
-        """Interrupt the running turn."""
-        if self.bridge is not None:
-            await self.bridge.cancel()
+    async def steer(self, text: str) -> bool:
+        """Add `text` to the running turn (native); False when the provider cannot, and the
+        caller should queue it for the next turn."""
+        return self._bridge is not None and await self._bridge.steer(text)
 
-    async def stop(self) -> None:
-        """Stop the active bridge."""
-        bridge, self.bridge = self.bridge, None
+    async def cancel(self) -> None:
+        """Interrupt the running turn (it ends with stop reason `cancelled`)."""
+        if self._bridge is not None:
+            await self._bridge.cancel()
+
+    async def set_model(self, model: str) -> None:
+        """Use `model` from the next turn on, and remember it as the session's own."""
+        if self._bridge is not None:
+            await self._bridge.set_model(model)
+        self.model = model
+        self._remember()
+
+    async def apply_preset(self, name: str) -> SessionStarted | None:
+        """Lay preset `name` over the settings; switches provider (with a handoff) when the
+        preset names another. Returns the new session when it switched."""
+        self._use_settings(self.settings.apply_preset(name))
+        self._remember()
+        target = self.settings.provider
+        current = self.session.provider if self.session else None
+        if target and target != current:
+            return await self.switch_provider(target)
+        return None
+
+    async def compact(self) -> str:
+        """Compact the open session's context; a line saying what happened."""
+        bridge = self._require_bridge()
+        return await bridge.compact()
+
+    def status(self) -> EngineStatus:
+        """Provider, model, session and capabilities, as they are now."""
+        bridge, s = self._bridge, self.session
+        try:
+            provider: str | None = self.chosen_provider()
+        except AvatarError:
+            provider = None
+        model = self.model or (bridge.model_in_use if bridge else None) or (s.model if s else None)
+        if model is None and provider is not None and bridge is None:
+            model = self.registry.spec(provider).model
+        return EngineStatus(
+            provider=provider,
+            model=model,
+            session_id=s.session_id if s else None,
+            how=s.how if s else None,
+            capabilities=bridge.session_capabilities.names() if bridge else [],
+            facts=bridge.status() if bridge else {},
+        )
+
+    # ----- switching provider -------------------------------------------------------------
+
+    def handoff(self) -> str | None:
+        """The handoff of the open session: its store's transcript, else what this run saw."""
+        live = self._live
+        if live is None:
+            return None
+        try:
+            return build_handoff(self.library.transcript(live.info))
+        except AvatarError:
+            seen = live.transcript()
+            return build_handoff(seen) if seen is not None else None
+
+    async def switch_provider(self, name: str, *, handoff: bool = True) -> SessionStarted:
+        """Switch mid-project: a new session on `name`, seeded with the current conversation
+        (unless `handoff` is False)."""
+        text = self.handoff() if handoff else None
+        started = await self.open_on(name, OpenRequest("new"))
+        if text:
+            self._pending_seed = text
+            self._notice(f"the conversation so far will be handed to {name}")
+        return started
+
+    # ----- shutting down ------------------------------------------------------------------
+
+    async def _stop_bridge(self) -> None:
+        bridge, self._bridge = self._bridge, None
         if bridge is not None:
             await bridge.stop()
 
+    async def close(self) -> None:
+        """Stop the active agent (flushing its session); the engine can open again later."""
+        await self._stop_bridge()
+        self.session = None
+        self._live = None
+
     def _require_bridge(self) -> BaseBridge:
-        if self.bridge is None:
-            raise AvatarError("no provider started")
-        return self.bridge
-
-
-def _sort_key(info: SessionInfo) -> float:
-    stamp = info.updated or info.created
-    return stamp.timestamp() if stamp else 0.0
+        if self._bridge is None:
+            raise AvatarError("no session is open")
+        return self._bridge

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from avatar.sessions.types import Transcript, TranscriptMessage
+from typing import TYPE_CHECKING
+
+from avatar.sessions.types import SessionInfo, Transcript, TranscriptMessage
+
+if TYPE_CHECKING:
+    from avatar.events import BaseEvent
 
 # About 6k tokens: enough for the thread of a session, small next to any model's window.
 DEFAULT_BUDGET = 24_000
@@ -69,3 +74,31 @@ def seed_prompt(handoff: str, prompt: str) -> str:
     The user's words come first so every provider titles the new session by them.
     """
     return f"{prompt}\n\n{handoff}"
+
+
+class LiveTranscript:
+    """What this run saw of the open session: the handoff's source when no store has it."""
+
+    def __init__(self, info: SessionInfo) -> None:
+        self.info = info
+        self.messages: list[TranscriptMessage] = []
+        self._answer: list[str] = []
+
+    def prompt(self, text: str) -> None:
+        """The user sent `text`."""
+        self.messages.append(TranscriptMessage(role="user", text=text))
+        self._answer = []
+
+    def observe(self, event: BaseEvent) -> None:
+        """An event of the running turn: answer text is kept, the turn's end closes it."""
+        from avatar.events import TextDelta, TurnFinished
+
+        if isinstance(event, TextDelta) and not event.replay:
+            self._answer.append(event.text)
+        elif isinstance(event, TurnFinished) and self._answer:
+            self.messages.append(TranscriptMessage(role="assistant", text="".join(self._answer)))
+            self._answer = []
+
+    def transcript(self) -> Transcript | None:
+        """The conversation seen so far, or None when nothing was said."""
+        return Transcript(info=self.info, messages=list(self.messages)) if self.messages else None

@@ -14,8 +14,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from avatar.errors import AvatarError, UsageError
+
 if TYPE_CHECKING:
-    from avatar.config import ProviderConfig
+    from collections.abc import Mapping
+
+    from avatar.config import ProviderConfig, Settings
 
 Transport = Literal["acp", "stream-json", "native"]
 
@@ -162,6 +166,56 @@ def resolve_spec(name: str, cfg: ProviderConfig | None) -> ProviderSpec | None:
         env={**base.env, **cfg.env},
         model=cfg.model or base.model,
     )
+
+
+class ProviderRegistry:
+    """The providers of one run: the built-in ones (with their config entries), then
+    config-only ACP agents; `env` is the environment their processes start from."""
+
+    def __init__(self, settings: Settings, env: Mapping[str, str]) -> None:
+        names = list(BUILTIN) + [n for n in settings.providers if n not in BUILTIN]
+        specs = (resolve_spec(name, settings.provider_config(name)) for name in names)
+        self._specs = {spec.name: spec for spec in specs if spec is not None}
+        self.env = env
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    def specs(self) -> list[ProviderSpec]:
+        """Every provider, in order."""
+        return list(self._specs.values())
+
+    def add(self, spec: ProviderSpec) -> None:
+        """Register (or replace) a provider."""
+        self._specs[spec.name] = spec
+
+    def spec(self, name: str) -> ProviderSpec:
+        """The provider called `name`; a UsageError lists the known ones."""
+        try:
+            return self._specs[name]
+        except KeyError:
+            known = ", ".join(self._specs)
+            raise UsageError(f"unknown provider {name!r} (known: {known})") from None
+
+    def env_for(self, spec: ProviderSpec) -> dict[str, str]:
+        """The full environment the provider's process runs with."""
+        return {**self.env, **spec.env}
+
+    def default(self, settings: Settings) -> str:
+        """DESIGN §3: config/preset provider, else native with credentials, else the first
+        agent CLI found; an AvatarError saying how to enable each when nothing is usable."""
+        if settings.provider:
+            return self.spec(settings.provider).name
+        from avatar.native.models import native_has_credentials
+
+        if native_has_credentials(settings, self.env):
+            return "native"
+        for name in AUTO_ORDER:
+            spec = self._specs.get(name)
+            if spec and spec.executable and find_executable(spec.executable, self.env.get("PATH")):
+                return name
+        hints = "; ".join(f"{s.name}: {s.auth_hint or s.install_hint}" for s in self.specs())
+        raise AvatarError(f"no usable provider found. Looked for: {hints}")
 
 
 def find_executable(program: str, path: str | None = None) -> str | None:

@@ -10,14 +10,17 @@ the session's preset as the config defines it now, the session's overrides, this
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+
+from avatar.errors import AvatarError
+from avatar.fileio import append_line
 
 if TYPE_CHECKING:
     from avatar.config import Settings
@@ -67,16 +70,9 @@ class SessionSettingsLog:
 
     def put(self, record: SessionSettings) -> None:
         """Append a record (one write of one line: concurrent runs do not interleave)."""
-        line = record.model_dump_json().encode() + b"\n"
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            try:
-                os.write(fd, line)
-            finally:
-                os.close(fd)
-        except OSError:
-            pass  # a read-only home: the session still works, it just forgets its settings
+        # A read-only home: the session still works, it just forgets its settings.
+        with contextlib.suppress(OSError):
+            append_line(self.path, record.model_dump_json().encode() + b"\n")
 
 
 @dataclass
@@ -91,6 +87,30 @@ class SettingsSource:
     load: Callable[[str | None, Mapping[str, Any]], Settings]
     flags: dict[str, Any] = field(default_factory=dict)
     preset_given: bool = False
+    preset: str | None = None  # the `--preset` of this run
+
+    @classmethod
+    def from_files(
+        cls,
+        cwd: Path,
+        config_file: Path | None,
+        flags: Mapping[str, Any],
+        preset: str | None,
+    ) -> SettingsSource:
+        """Settings from the layered config files of DESIGN §4, read again at every `load`
+        (a resumed session gets the config as it is now)."""
+        from avatar.config import load_settings
+
+        def load(preset_name: str | None, overrides: Mapping[str, Any]) -> Settings:
+            return load_settings(
+                cwd, config_file=config_file, flags=dict(overrides), preset=preset_name
+            )
+
+        return cls(load=load, flags=dict(flags), preset_given=preset is not None, preset=preset)
+
+    def initial(self) -> Settings:
+        """This run's settings: the config, `--preset`, then the flags."""
+        return self.load(self.preset, {k: v for k, v in self.flags.items() if v is not None})
 
     def given(self) -> dict[str, Any]:
         """The overridable flags this run was given."""
@@ -105,3 +125,80 @@ def overrides_of(settings: Settings, base: Settings) -> dict[str, str]:
         if value is not None and value != getattr(base, key):
             out[key] = str(value)
     return out
+
+
+@dataclass
+class Adopted:
+    """What resuming a session with a record means for this run's settings."""
+
+    settings: Settings
+    #: Set when the session's preset is gone from the config (said as a warning notice).
+    warning: str | None = None
+
+
+class SettingsPolicy:
+    """The per-session settings rules of DESIGN §4, kept out of the engine.
+
+    `source` says how this run's settings were made (None: an embedder gave fixed settings,
+    and sessions neither record nor adopt anything).
+    """
+
+    def __init__(self, source: SettingsSource | None, avatar_home: Path) -> None:
+        self.source = source
+        self.log = SessionSettingsLog(avatar_home)
+        # The settings the open session sets itself (flags, then its record when resumed).
+        self.own: dict[str, Any] = source.given() if source is not None else {}
+
+    def remember(
+        self, settings: Settings, model: str | None, provider: str, session_id: str, fresh: bool
+    ) -> None:
+        """Record the session's preset and the settings in which it differs from that preset.
+
+        `fresh`: the session was just created, so it has no earlier record to replace.
+        """
+        preset = settings.preset
+        overrides: dict[str, str] = {}
+        # With nothing of its own (no flags, no record, no `/model`), the settings are the
+        # preset's: nothing to compare, and no config file is read again.
+        if self.source is not None and (self.own or model != settings.model):
+            current = settings.model_copy(update={"model": model})
+            try:
+                overrides = overrides_of(current, self.source.load(preset, {}))
+            except AvatarError:
+                overrides = {}
+        if preset is None and not overrides and (fresh or self.log.get(session_id) is None):
+            return  # nothing of its own: the config as it is will do (and no file is written)
+        self.log.put(
+            SessionSettings(provider=provider, id=session_id, preset=preset, overrides=overrides)
+        )
+
+    def adopt(self, settings: Settings, session: str | Callable[[], str | None]) -> Adopted | None:
+        """Settings for resuming a session: today's config, the session's preset as the
+        config defines it now, its overrides, then this run's flags. None: nothing changes.
+
+        `session` is its id, or a function finding it (called only when records exist).
+        """
+        if self.source is None or not self.log.path.exists():
+            return None
+        try:
+            session_id = session if isinstance(session, str) else session()
+        except AvatarError:
+            return None
+        record = self.log.get(session_id) if session_id else None
+        if record is None:
+            return None
+        warning = None
+        preset = settings.preset if self.source.preset_given else record.preset
+        if preset is not None and preset not in settings.presets:
+            warning = (
+                f"session {record.id} started from preset {preset!r}, which the config no "
+                "longer defines; using the config without it"
+            )
+            preset = None
+        own = {**record.overrides, **self.source.given()}
+        try:
+            adopted = self.source.load(preset, own)
+        except AvatarError as e:
+            return Adopted(settings, f"settings of session {record.id} not applied: {e}")
+        self.own = own
+        return Adopted(adopted, warning)

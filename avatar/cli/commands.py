@@ -4,70 +4,56 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 from avatar import __version__
 from avatar.errors import AvatarError, UsageError
 
+if TYPE_CHECKING:
+    from avatar.engine import Engine
+
 PERMISSIONS = click.Choice(["ask", "allow", "deny"])
+ADD_DIR = click.option(
+    "--add-dir",
+    "add_dirs",
+    multiple=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Another directory the agent may read and write (repeatable).",
+)
 
 
 @dataclass
 class AppState:
-    """Global options, and the settings and engine built from them on first use."""
+    """The global options; each command builds its engine from them."""
 
     provider: str | None = None
     model: str | None = None
     preset: str | None = None
     cwd: Path = field(default_factory=Path.cwd)
     config: Path | None = None
-    _settings: Any = None
 
-    def settings(self, **flags: Any) -> Any:
-        """Load and validate the layered config (flags win)."""
-        from avatar.config import load_settings
-
-        flags = {k: v for k, v in flags.items() if v is not None}
-        if self._settings is None or flags:
-            self._settings = load_settings(
-                self.cwd,
-                config_file=self.config,
-                flags={"model": self.model, **flags},
-                preset=self.preset,
-            )
-        return self._settings
-
-    def engine(self, *, interactive: bool = False, **flags: Any) -> Any:
-        """An engine over the loaded settings."""
+    def engine(self, *, permission: str | None = None, add_dirs: Sequence[Path] = ()) -> Engine:
+        """An engine over the layered config with this run's flags (an unknown `-p` or
+        `--preset` is a usage error here, before anything starts)."""
         from avatar.engine import Engine
-        from avatar.session_settings import SettingsSource
 
-        source = SettingsSource(
-            load=self._load_for_session,
-            flags={"model": self.model, **flags},
-            preset_given=self.preset is not None,
+        for d in add_dirs:
+            if not (self.cwd / d).is_dir():
+                raise UsageError(f"--add-dir: no such directory: {d}")
+        return Engine.from_config(
+            self.cwd,
+            provider=self.provider,
+            model=self.model,
+            preset=self.preset,
+            config_file=self.config,
+            permission=permission,
+            add_dirs=add_dirs,
         )
-        return Engine(self.settings(**flags), self.cwd, interactive=interactive, source=source)
-
-    def _load_for_session(self, preset: str | None, overrides: Mapping[str, Any]) -> Any:
-        """Settings from the config files as they are now, with a session's preset and
-        overrides (DESIGN §4: what a resumed session gets)."""
-        from avatar.config import load_settings
-
-        return load_settings(
-            self.cwd, config_file=self.config, flags=dict(overrides), preset=preset
-        )
-
-    def provider_name(self, engine: Any) -> str:
-        """`-p`, else the preset/config provider, else the automatic choice."""
-        if self.provider:
-            return str(engine.spec(self.provider).name)
-        return str(engine.default_provider())
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -156,7 +142,7 @@ def cli(
     if ctx.invoked_subcommand is None:
         from avatar.cli.repl import run_repl
 
-        return run_repl(ctx.obj, resume=None, cont=False, source=None)
+        return run_repl(ctx.obj, resume=None, cont=False, source=None, permission=None, add_dirs=())
     return None
 
 
@@ -181,6 +167,7 @@ def cli(
 @click.option(
     "--from", "source", metavar="SESSION", help="Start seeded with a handoff of another session."
 )
+@ADD_DIR
 @click.pass_obj
 def chat(
     state: AppState,
@@ -191,6 +178,7 @@ def chat(
     permission: str | None,
     session_id: str | None,
     source: str | None,
+    add_dirs: tuple[Path, ...],
 ) -> int:
     """Send one prompt (or `-` to read it from stdin) and stream the answer."""
     if prompt is None or prompt == "-":
@@ -212,6 +200,7 @@ def chat(
         permission=permission,
         session_id=session_id,
         source=source,
+        add_dirs=add_dirs,
     )
 
 
@@ -226,14 +215,29 @@ def chat(
     metavar="SESSION",
     help="Start a new session seeded with a handoff of another session.",
 )
+@click.option(
+    "--permission",
+    type=PERMISSIONS,
+    help="Answer to actions that change things (ask: a menu for each).",
+)
+@ADD_DIR
 @click.pass_obj
-def repl(state: AppState, resume: str | None, cont: bool, source: str | None) -> int:
+def repl(
+    state: AppState,
+    resume: str | None,
+    cont: bool,
+    source: str | None,
+    permission: str | None,
+    add_dirs: tuple[Path, ...],
+) -> int:
     """Interactive session with slash commands (/help lists them)."""
     if sum(bool(x) for x in (resume, cont, source)) > 1:
         raise UsageError("use only one of --resume, --continue and --from")
     from avatar.cli.repl import run_repl
 
-    return run_repl(state, resume=resume, cont=cont, source=source)
+    return run_repl(
+        state, resume=resume, cont=cont, source=source, permission=permission, add_dirs=add_dirs
+    )
 
 
 @cli.group(cls=_Group)

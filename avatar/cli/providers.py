@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from avatar.cli.table import render_table
 from avatar.providers import ProviderSpec, executable_version, find_executable
+
+if TYPE_CHECKING:
+    from avatar.cli.commands import AppState
 
 
 def detect(spec: ProviderSpec, path_env: str | None) -> dict[str, Any]:
@@ -36,10 +39,10 @@ def detect(spec: ProviderSpec, path_env: str | None) -> dict[str, Any]:
     }
 
 
-def show_providers(state: Any, *, json_out: bool) -> int:
+def show_providers(state: AppState, *, json_out: bool) -> int:
     """Print the provider table (or JSON)."""
     engine = state.engine()
-    specs = list(engine.registry.values())
+    specs = engine.providers()
     path_env = engine.env.get("PATH")
     # Version probes may spawn a CLI; run them side by side.
     with ThreadPoolExecutor(max_workers=len(specs) or 1) as pool:

@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 import sys
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from avatar.cli.table import render_table
 from avatar.errors import UsageError
-from avatar.sessions.types import SessionInfo, Transcript
+
+if TYPE_CHECKING:
+    from avatar.cli.commands import AppState
+    from avatar.engine import Engine
+    from avatar.sessions.types import SessionInfo, Transcript
 
 
 def _ago(stamp: datetime | None) -> str:
@@ -22,17 +26,17 @@ def _ago(stamp: datetime | None) -> str:
     return "just now"
 
 
-def _warn(engine: Any) -> None:
+def _warn(engine: Engine) -> None:
     for line in engine.warnings():
         sys.stderr.write(f"warning: {line}\n")
 
 
 def list_sessions(
-    state: Any, provider: str | None, *, limit: int, json_out: bool, any_cwd: bool
+    state: AppState, provider: str | None, *, limit: int, json_out: bool, any_cwd: bool
 ) -> int:
     """Print the session table (newest first) or the JSON array of DESIGN §3."""
     engine = state.engine()
-    sessions = engine.list_sessions(provider, any_cwd=any_cwd)
+    sessions = engine.sessions(provider, any_cwd=any_cwd)
     _warn(engine)
     shown = sessions if limit == 0 else sessions[:limit]
     if json_out:
@@ -56,13 +60,13 @@ def list_sessions(
     return 0
 
 
-def _find(state: Any, ref: str) -> tuple[Any, SessionInfo]:
+def _find(state: AppState, ref: str) -> tuple[Engine, SessionInfo]:
     engine = state.engine()
-    info = engine.find_session(ref, state.provider)
+    info = engine.find(ref, state.provider)
     return engine, info
 
 
-def show_info(state: Any, ref: str, *, json_out: bool) -> int:
+def show_info(state: AppState, ref: str, *, json_out: bool) -> int:
     """Facts about one session."""
     engine, info = _find(state, ref)
     _warn(engine)
@@ -93,7 +97,7 @@ def render_transcript(transcript: Transcript) -> str:
     return "\n\n".join(out) + "\n"
 
 
-def show_transcript(state: Any, ref: str) -> int:
+def show_transcript(state: AppState, ref: str) -> int:
     """Print a session's transcript."""
     engine, info = _find(state, ref)
     transcript = engine.transcript(info)
@@ -103,7 +107,7 @@ def show_transcript(state: Any, ref: str) -> int:
     return 0
 
 
-def delete(state: Any, ref: str, *, yes: bool) -> int:
+def delete(state: AppState, ref: str, *, yes: bool) -> int:
     """Delete a session after confirmation."""
     engine, info = _find(state, ref)
     if not yes:
@@ -115,12 +119,12 @@ def delete(state: Any, ref: str, *, yes: bool) -> int:
             f"delete {info.provider} session {info.id} ({info.title or 'untitled'})?"
         ):
             return 1
-    engine.delete_session(info)
+    engine.delete(info)
     sys.stderr.write(f"deleted {info.provider} session {info.id}\n")
     return 0
 
 
-def fork(state: Any, ref: str) -> int:
+def fork(state: AppState, ref: str) -> int:
     """Fork a session on its own provider and print the new id."""
     import asyncio
 
@@ -128,11 +132,11 @@ def fork(state: Any, ref: str) -> int:
 
     async def go() -> int:
         engine = state.engine()
-        engine.listeners.append(LineRenderer(json_out=False).on_event)
+        engine.subscribe(LineRenderer(json_out=False).on_event)
         try:
             started = await engine.fork(ref)
         finally:
-            await engine.stop()
+            await engine.close()
         sys.stdout.write(started.session_id + "\n")
         return 0
 

@@ -16,8 +16,13 @@ class FakeBridge(BaseBridge):
     """Echoes prompts; can resume only when the provider name ends in `-resumable`."""
 
     prompts: ClassVar[list[str]] = []
+    started: ClassVar[list[FakeBridge]] = []  # every bridge started, in order
+
+    async def stop(self) -> None:
+        self.stopped = True
 
     async def start(self) -> None:
+        FakeBridge.started.append(self)
         resumable = self.name.endswith("-resumable")
         self.capabilities = SessionCapabilities(can_resume=resumable, can_cancel=True)
 
@@ -35,3 +40,6 @@ class FakeBridge(BaseBridge):
         FakeBridge.prompts.append(prompt)
         yield TextDelta(text=f"echo: {prompt[-20:]}")
         yield TurnFinished()
+
+    async def set_model(self, model: str) -> None:
+        self.ctx.model = model

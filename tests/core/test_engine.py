@@ -6,11 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from typing import Any
+
 from avatar.bridges.base import OpenRequest
 from avatar.config import Settings
 from avatar.engine import Engine
 from avatar.errors import AvatarError, UsageError
 from avatar.events import BaseEvent, Notice, SessionStarted, TextDelta
+from avatar.opening import plan_open
 from avatar.providers import ProviderSpec
 from avatar.sessions.types import SessionInfo
 from tests.core.fake_bridge import FakeBridge
@@ -24,7 +27,7 @@ def engine(tmp_path: Path) -> Engine:
         Settings(), tmp_path, env={"PATH": "/nonexistent", "HOME": str(tmp_path)}, home=tmp_path
     )
     for name in ("plain", "other-resumable"):
-        e.registry[name] = ProviderSpec(name=name, transport="acp", bridge=FAKE)
+        e.registry.add(ProviderSpec(name=name, transport="acp", bridge=FAKE))
     FakeBridge.prompts = []
     return e
 
@@ -39,24 +42,25 @@ def test_registry_has_builtins_and_config_acp_agents(tmp_path: Path) -> None:
         }
     )
     e = Engine(settings, tmp_path, env={}, home=tmp_path)
-    assert list(e.registry)[:5] == ["native", "claude", "claude-acp", "codex", "gemini"]
-    assert e.registry["my-agent"].command == ("pi-acp", "--x")
-    assert e.registry["my-agent"].bridge == "avatar.bridges.acp:ACPBridge"
-    assert e.registry["codex"].command == ("/opt/codex-acp",)
-    assert e.provider_env(e.registry["codex"])["A"] == "1"
+    names = [s.name for s in e.providers()]
+    assert names[:5] == ["native", "claude", "claude-acp", "codex", "gemini"]
+    assert e.spec("my-agent").command == ("pi-acp", "--x")
+    assert e.spec("my-agent").bridge == "avatar.bridges.acp:ACPBridge"
+    assert e.spec("codex").command == ("/opt/codex-acp",)
+    assert e.registry.env_for(e.spec("codex"))["A"] == "1"
     with pytest.raises(UsageError, match="unknown provider 'nope'"):
         e.spec("nope")
 
 
 async def test_resume_unsupported_opens_new_session_with_notice(engine: Engine) -> None:
     seen: list[BaseEvent] = []
-    engine.listeners.append(seen.append)
+    engine.subscribe(seen.append)
     started = await engine.open_on("plain", OpenRequest("resume", "abc"))
     assert started.how == "new"
     notices = [e.message for e in seen if isinstance(e, Notice)]
     assert notices == ["resuming a session is not supported by plain; opened a new session instead"]
     assert any(isinstance(e, SessionStarted) for e in seen)
-    await engine.stop()
+    await engine.close()
 
 
 async def test_switch_provider_hands_the_conversation_over(engine: Engine) -> None:
@@ -66,14 +70,14 @@ async def test_switch_provider_hands_the_conversation_over(engine: Engine) -> No
     ]
     assert answer
     started = await engine.switch_provider("other-resumable")
-    assert started.provider == "other-resumable" and engine.bridge is not None
+    assert started.provider == "other-resumable" == engine.status().provider
     [e async for e in engine.send("what was the word?")]
     first_on_new = FakeBridge.prompts[-1]
     assert "remember the word PELICAN" in first_on_new  # the handoff
     assert first_on_new.startswith("what was the word?")
     [e async for e in engine.send("and again")]
     assert FakeBridge.prompts[-1] == "and again"  # the seed is used once
-    await engine.stop()
+    await engine.close()
 
 
 async def test_fresh_switch_carries_nothing(engine: Engine) -> None:
@@ -82,7 +86,7 @@ async def test_fresh_switch_carries_nothing(engine: Engine) -> None:
     await engine.switch_provider("other-resumable", handoff=False)
     [e async for e in engine.send("hi")]
     assert FakeBridge.prompts[-1] == "hi"
-    await engine.stop()
+    await engine.close()
 
 
 class _Store:
@@ -98,44 +102,58 @@ class _Store:
 
 
 def test_find_session_by_prefix_across_providers(engine: Engine) -> None:
-    engine.registry = {
-        "a": ProviderSpec(name="a", transport="acp", bridge=FAKE, store="x:A"),
-        "b": ProviderSpec(name="b", transport="acp", bridge=FAKE, store="x:B"),
-    }
-    engine._stores = {
-        "a": _Store([SessionInfo(id="0123-aaaa", provider="a")]),
-        "b": _Store([SessionInfo(id="0124-bbbb", provider="b"), SessionInfo(id="9", provider="b")]),
-    }
-    assert engine.find_session("0124").provider == "b"
+    for name in ("native", "claude", "claude-acp", "codex", "gemini"):
+        engine.library.use_store(name, None)
+    engine.registry.add(ProviderSpec(name="a", transport="acp", bridge=FAKE, store="x:A"))
+    engine.registry.add(ProviderSpec(name="b", transport="acp", bridge=FAKE, store="x:B"))
+    engine.library.use_store("a", _Store([SessionInfo(id="0123-aaaa", provider="a")]))  # type: ignore[arg-type]
+    engine.library.use_store(
+        "b",
+        _Store([SessionInfo(id="0124-bbbb", provider="b"), SessionInfo(id="9", provider="b")]),  # type: ignore[arg-type]
+    )
+    assert engine.find("0124").provider == "b"
     with pytest.raises(UsageError, match=r"ambiguous: 0123-aaaa \(a\), 0124-bbbb \(b\)"):
-        engine.find_session("012")
+        engine.find("012")
     with pytest.raises(UsageError, match="no session matches 'zz'"):
-        engine.find_session("zz")
+        engine.find("zz")
     with pytest.raises(UsageError, match="invalid session id"):
-        engine.find_session("../x")
-    assert [s.id for s in engine.list_sessions()] == ["0123-aaaa", "0124-bbbb", "9"]
+        engine.find("../x")
+    # Undated sessions: ties in recency go by id, highest first (ULIDs: the newest first).
+    assert [s.id for s in engine.sessions(any_cwd=True)] == ["9", "0124-bbbb", "0123-aaaa"]
 
 
 def test_no_usable_provider_says_what_it_looked_for(tmp_path: Path) -> None:
     e = Engine(
         Settings(), tmp_path, env={"PATH": "/nonexistent", "HOME": str(tmp_path)}, home=tmp_path
     )
-    e.registry["claude"] = ProviderSpec(
-        name="claude", transport="stream-json", command=("no-such-claude-x",), auth_hint="log in"
+    e.registry.add(
+        ProviderSpec(
+            name="claude", transport="stream-json", command=("no-such-claude-x",), auth_hint="login"
+        )
     )
-    e.registry["codex"] = ProviderSpec(
-        name="codex", transport="acp", command=("no-such-codex-x",), auth_hint="key"
+    e.registry.add(
+        ProviderSpec(name="codex", transport="acp", command=("no-such-codex-x",), auth_hint="key")
     )
-    e.registry["gemini"] = ProviderSpec(
-        name="gemini", transport="acp", command=("no-such-gemini-x",), auth_hint="key"
+    e.registry.add(
+        ProviderSpec(name="gemini", transport="acp", command=("no-such-gemini-x",), auth_hint="k")
     )
     with pytest.raises(AvatarError, match="no usable provider found"):
         e.default_provider()
 
 
-def test_provider_session_block_sets_the_default_open_mode(tmp_path: Path) -> None:
-    from avatar.cli.chat import plan_open
+def _planner(tmp_path: Path, settings: Settings, stores: dict[str, _Store]) -> Engine:
+    e = Engine(settings, tmp_path, env={"HOME": str(tmp_path)}, home=tmp_path)
+    for spec in e.providers():
+        e.library.use_store(spec.name, stores.get(spec.name))  # type: ignore[arg-type]
+    return e
 
+
+def _plan(e: Engine, provider: str | None, **kw: Any) -> tuple[str, OpenRequest]:
+    plan = plan_open(e.library, e.settings, provider, e.default_provider, **kw)
+    return plan.provider, plan.request
+
+
+def test_provider_session_block_sets_the_default_open_mode(tmp_path: Path) -> None:
     settings = Settings.model_validate(
         {
             "providers": {
@@ -144,9 +162,30 @@ def test_provider_session_block_sets_the_default_open_mode(tmp_path: Path) -> No
             }
         }
     )
-    e = Engine(settings, tmp_path, env={"HOME": str(tmp_path)}, home=tmp_path)
-    e._stores = {"gemini": _Store([])}
-    assert plan_open(e, "codex") == ("codex", OpenRequest("continue"))
-    assert plan_open(e, "codex", session_id="x1") == ("codex", OpenRequest("new", "x1"))
-    assert plan_open(e, "gemini") == ("gemini", OpenRequest("resume", "abc123"))
-    assert plan_open(e, "claude") == ("claude", OpenRequest("new"))
+    e = _planner(tmp_path, settings, {"gemini": _Store([])})
+    assert _plan(e, "codex") == ("codex", OpenRequest("continue"))
+    assert _plan(e, "codex", session_id="x1") == ("codex", OpenRequest("new", "x1"))
+    assert _plan(e, "gemini") == ("gemini", OpenRequest("resume", "abc123"))
+    assert _plan(e, "claude") == ("claude", OpenRequest("new"))
+
+
+def test_resume_hands_the_bridge_the_resolved_session(tmp_path: Path) -> None:
+    native = SessionInfo(id="01JDNATIVE", provider="native", cwd=str(tmp_path))
+    claude = SessionInfo(id="4f1e-claude", provider="claude", cwd=str(tmp_path))
+    e = _planner(tmp_path, Settings(), {"native": _Store([native]), "claude": _Store([claude])})
+    assert _plan(e, None, resume="01JD") == ("native", OpenRequest("resume", native.id, native))
+    # claude-acp reads Claude Code's own sessions: the same session, seen through claude-acp.
+    provider, request = _plan(e, "claude-acp", resume="4f1e")
+    assert provider == "claude-acp" and request.info is not None
+    assert (request.info.id, request.info.provider) == (claude.id, "claude-acp")
+    # An id no store knows may still be known to the agent itself.
+    assert _plan(e, "codex", resume="zz9") == ("codex", OpenRequest("resume", "zz9"))
+
+
+def test_another_provider_s_session_is_a_usage_error_naming_its_owner(tmp_path: Path) -> None:
+    native = SessionInfo(id="01JDNATIVE", provider="native", cwd=str(tmp_path))
+    e = _planner(tmp_path, Settings(), {"native": _Store([native]), "codex": _Store([])})
+    with pytest.raises(UsageError) as caught:
+        _plan(e, "codex", resume="01JD")
+    message = str(caught.value)
+    assert "belongs to native" in message and f"--from {native.id}" in message

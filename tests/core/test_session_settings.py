@@ -60,8 +60,10 @@ def _engine(tmp_path: Path, config: _Config, preset: str | None, **flags: Any) -
         home=tmp_path,
         source=source,
     )
-    e.registry["fake-resumable"] = ProviderSpec(
-        name="fake-resumable", transport="acp", bridge="tests.core.fake_bridge:FakeBridge"
+    e.registry.add(
+        ProviderSpec(
+            name="fake-resumable", transport="acp", bridge="tests.core.fake_bridge:FakeBridge"
+        )
     )
     return e
 
@@ -69,7 +71,7 @@ def _engine(tmp_path: Path, config: _Config, preset: str | None, **flags: Any) -
 async def _start(tmp_path: Path, config: _Config) -> str:
     first = _engine(tmp_path, config, "reviewer", permission="allow")
     started = await first.open_on("fake-resumable", OpenRequest("new"))
-    await first.stop()
+    await first.close()
     record = SessionSettingsLog(tmp_path).get(started.session_id)
     assert record is not None
     assert (record.preset, record.overrides) == ("reviewer", {"permission": "allow"})
@@ -86,9 +88,8 @@ async def test_resume_applies_the_preset_of_today_then_the_session_s_overrides(
     await later.open_on("fake-resumable", OpenRequest("resume", sid))
     assert later.settings.system_prompt == "review, then summarise"
     assert later.settings.permission == "allow"  # its own override beats the preset's deny
-    assert isinstance(later.bridge, FakeBridge)
-    assert later.bridge.ctx.system_prompt == "review, then summarise"
-    await later.stop()
+    assert FakeBridge.started[-1].ctx.system_prompt == "review, then summarise"
+    await later.close()
 
 
 async def test_a_fork_keeps_the_preset_and_overrides_of_its_parent(tmp_path: Path) -> None:
@@ -96,7 +97,7 @@ async def test_a_fork_keeps_the_preset_and_overrides_of_its_parent(tmp_path: Pat
     parent = await _start(tmp_path, config)
     later = _engine(tmp_path, config, None)
     child = await later.open_on("fake-resumable", OpenRequest("fork", parent))
-    await later.stop()
+    await later.close()
     assert child.session_id != parent
     record = SessionSettingsLog(tmp_path).get(child.session_id)
     assert record is not None
@@ -110,7 +111,7 @@ async def test_this_run_s_flags_and_preset_beat_the_session_s(tmp_path: Path) ->
     later = _engine(tmp_path, config, "other", permission="ask")
     await later.open_on("fake-resumable", OpenRequest("resume", sid))
     assert (later.settings.system_prompt, later.settings.permission) == ("other prompt", "ask")
-    await later.stop()
+    await later.close()
 
 
 async def test_a_preset_gone_from_the_config_is_a_notice_not_an_error(tmp_path: Path) -> None:
@@ -119,13 +120,13 @@ async def test_a_preset_gone_from_the_config_is_a_notice_not_an_error(tmp_path: 
     del config.presets["reviewer"]
     later = _engine(tmp_path, config, None)
     seen: list[BaseEvent] = []
-    later.listeners.append(seen.append)
+    later.subscribe(seen.append)
     started = await later.open_on("fake-resumable", OpenRequest("resume", sid))
     assert started.how == "resumed"
     assert later.settings.permission == "allow" and later.settings.system_prompt is None
     [notice] = [e for e in seen if isinstance(e, Notice)]
     assert "no longer defines" in notice.message and notice.level == "warning"
-    await later.stop()
+    await later.close()
 
 
 @pytest.mark.parametrize("preset", [None, "reviewer"])
@@ -133,7 +134,7 @@ async def test_nothing_of_its_own_writes_nothing(tmp_path: Path, preset: str | N
     config = _Config()
     engine = _engine(tmp_path, config, preset)
     await engine.open_on("fake-resumable", OpenRequest("new"))
-    await engine.stop()
+    await engine.close()
     log = SessionSettingsLog(tmp_path)
     assert log.path.exists() == (preset is not None)
 
@@ -144,17 +145,14 @@ async def test_a_model_switched_mid_session_is_remembered(tmp_path: Path) -> Non
     engine = _engine(tmp_path, config, None)
     started = await engine.open_on("fake-resumable", OpenRequest("new"))
     assert SessionSettingsLog(tmp_path).get(started.session_id) is None
-    engine.model = "bigger-model"
-    engine.remember_settings()
+    await engine.set_model("bigger-model")
     mid = SessionSettingsLog(tmp_path).get(started.session_id)
     assert mid is not None and (mid.preset, mid.overrides) == (None, {"model": "bigger-model"})
-    engine.settings = engine.settings.apply_preset("reviewer")
-    engine.model = engine.settings.model
-    engine.remember_settings()
-    await engine.stop()
+    await engine.apply_preset("reviewer")
+    await engine.close()
     record = SessionSettingsLog(tmp_path).get(started.session_id)
     assert record is not None and (record.preset, record.overrides) == ("reviewer", {})
     later = _engine(tmp_path, config, None)
     await later.open_on("fake-resumable", OpenRequest("resume", started.session_id))
     assert later.settings.system_prompt == "review only"
-    await later.stop()
+    await later.close()

@@ -79,6 +79,43 @@ def test_chat_tool_use_needs_permission(
     assert (project / "note.txt").read_text() == "from the agent\n"
 
 
+def test_add_dir_lets_the_agent_write_beside_the_project(
+    avatar_env: dict[str, str], project: Path, model_server: FakeModelServer
+) -> None:
+    other = project.parent / "lib"
+    other.mkdir()
+    write = Reply.tool_call("write", {"path": str(other / "out.txt"), "content": "shared\n"})
+    model_server.script("chat", write, "refused", write, "written")
+    without = avatar(avatar_env, project, "chat", "--permission", "allow", "write it")
+    assert without.returncode == 0 and not (other / "out.txt").exists()
+    with_dir = avatar(
+        avatar_env, project, "chat", "--permission", "allow", "--add-dir", "../lib", "write it"
+    )
+    assert with_dir.returncode == 0, with_dir.stderr
+    assert (other / "out.txt").read_text() == "shared\n"
+    missing = avatar(avatar_env, project, "chat", "--add-dir", "../nope", "hi")
+    assert missing.returncode == 2
+    assert missing.stderr == "avatar: --add-dir: no such directory: ../nope\n"
+
+
+def test_resuming_another_provider_s_session_is_a_usage_error(
+    avatar_env: dict[str, str], project: Path, model_server: FakeModelServer
+) -> None:
+    first = avatar(avatar_env, project, "chat", "hello")
+    sid = SESSION_LINE.search(first.stderr).group(1)  # type: ignore[union-attr]
+    out = subprocess.run(
+        ["avatar", "-p", "codex", "chat", "--resume", sid[:12], "go on"],
+        env=avatar_env,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2
+    [line] = out.stderr.splitlines()
+    assert f"session {sid} belongs to native" in line and f"--from {sid}" in line
+
+
 def test_chat_json_events(
     avatar_env: dict[str, str], project: Path, model_server: FakeModelServer
 ) -> None:

@@ -1,0 +1,186 @@
+"""The REPL's slash commands as one table: name, usage, help, whether it may run while a turn
+does, and its handler. The table also makes `/help` and the completion of command names."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from avatar.cli.repl import Repl
+
+Handler = Callable[["Repl", list[str]], Awaitable[bool]]
+"""Runs a command with its arguments; True means leave the REPL."""
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    """One slash command."""
+
+    name: str
+    usage: str  # what follows the name in /help
+    help: str
+    handler: Handler
+    while_busy: bool = False  # allowed while a turn runs
+    aliases: tuple[str, ...] = ()
+
+
+async def _help(repl: Repl, args: list[str]) -> bool:
+    repl.say(help_text())
+    return False
+
+
+async def _quit(repl: Repl, args: list[str]) -> bool:
+    return True
+
+
+async def _sessions(repl: Repl, args: list[str]) -> bool:
+    from avatar.cli.table import render_table
+
+    engine = repl.engine
+    rows = engine.sessions(None, any_cwd="--all" in args)[:50]
+    for w in engine.warnings():
+        repl.say(f"warning: {w}")
+    table = [[s.provider, s.id, (s.title or "")[:50], str(s.messages)] for s in rows]
+    repl.say(render_table(["provider", "id", "title", "messages"], table).rstrip())
+    return False
+
+
+async def _session(repl: Repl, args: list[str]) -> bool:
+    s = repl.engine.session
+    repl.say(f"{s.session_id} ({s.provider}, {s.how})" if s else "no session yet")
+    return False
+
+
+async def _resume(repl: Repl, args: list[str]) -> bool:
+    if len(args) != 1:
+        repl.say("usage: /resume ID")
+    else:
+        await repl.engine.resume(args[0])
+    return False
+
+
+async def _continue(repl: Repl, args: list[str]) -> bool:
+    await repl.engine.continue_last()
+    return False
+
+
+async def _new(repl: Repl, args: list[str]) -> bool:
+    await repl.engine.new()
+    return False
+
+
+async def _provider(repl: Repl, args: list[str]) -> bool:
+    names = [a for a in args if not a.startswith("--")]
+    if len(names) != 1:
+        repl.say("usage: /provider NAME [--fresh]")
+    else:
+        await repl.engine.switch_provider(names[0], handoff="--fresh" not in args)
+    return False
+
+
+async def _model(repl: Repl, args: list[str]) -> bool:
+    if len(args) != 1:
+        repl.say(f"model: {repl.engine.status().model or 'the provider default'}")
+    else:
+        await repl.engine.set_model(args[0])
+        repl.say(f"model: {args[0]}")
+    return False
+
+
+async def _preset(repl: Repl, args: list[str]) -> bool:
+    if len(args) != 1:
+        repl.say("usage: /preset NAME")
+        return False
+    await repl.engine.apply_preset(args[0])
+    repl.say(f"preset {args[0]} applied")
+    return False
+
+
+async def _fork(repl: Repl, args: list[str]) -> bool:
+    if repl.engine.session is None:
+        repl.say("no session to fork")
+    else:
+        await repl.engine.fork()
+    return False
+
+
+async def _compact(repl: Repl, args: list[str]) -> bool:
+    repl.say(await repl.engine.compact())
+    return False
+
+
+async def _clear(repl: Repl, args: list[str]) -> bool:
+    sys.stdout.write("\x1b[2J\x1b[H")
+    return False
+
+
+async def _status(repl: Repl, args: list[str]) -> bool:
+    repl.say(repl.toolbar())
+    status = repl.engine.status()
+    if repl.engine.session is not None:
+        repl.say(f"capabilities: {', '.join(status.capabilities) or 'none'}")
+        for key, value in status.facts.items():
+            repl.say(f"{key}: {value}")
+    return False
+
+
+COMMANDS: tuple[SlashCommand, ...] = (
+    SlashCommand("/help", "", "this list", _help, while_busy=True),
+    SlashCommand(
+        "/sessions", "[--all]", "sessions of this project (--all: every directory)", _sessions, True
+    ),
+    SlashCommand("/session", "", "the current session", _session, while_busy=True),
+    SlashCommand("/resume", "ID", "resume a session (any provider; id or unique prefix)", _resume),
+    SlashCommand("/continue", "", "the newest session of this provider here", _continue),
+    SlashCommand("/new", "", "a fresh session on this provider", _new),
+    SlashCommand(
+        "/provider",
+        "NAME [--fresh]",
+        "switch provider, handing the conversation over (unless --fresh)",
+        _provider,
+    ),
+    SlashCommand("/model", "NAME", "switch model", _model),
+    SlashCommand("/preset", "NAME", "apply a preset from config", _preset),
+    SlashCommand("/fork", "", "fork the current session", _fork),
+    SlashCommand("/compact", "", "compact the context (native)", _compact),
+    SlashCommand("/clear", "", "clear the screen", _clear),
+    SlashCommand(
+        "/status",
+        "",
+        "provider, model, session, context use, tokens and cost",
+        _status,
+        while_busy=True,
+    ),
+    SlashCommand(
+        "/quit",
+        "",
+        "leave (Ctrl-D too); Ctrl-C interrupts a running turn",
+        _quit,
+        while_busy=True,
+        aliases=("/exit",),
+    ),
+)
+
+_BY_NAME = {name: c for c in COMMANDS for name in (c.name, *c.aliases)}
+
+
+def lookup(name: str) -> SlashCommand | None:
+    """The command called `name` (or one of its aliases)."""
+    return _BY_NAME.get(name.lower())
+
+
+def names() -> list[str]:
+    """Every command name and alias, for completion."""
+    return list(_BY_NAME)
+
+
+def help_text() -> str:
+    """The `/help` text, one line per command."""
+    lines = []
+    for c in COMMANDS:
+        head = ", ".join((f"{c.name} {c.usage}".rstrip(), *c.aliases))
+        lines.append(f"{head:<25} {c.help}")
+    return "\n".join(lines)

@@ -1,0 +1,128 @@
+"""Every provider's sessions, read from their own stores without starting an agent.
+
+The one place that lists sessions, resolves an id (or a unique prefix) to the session and
+provider that own it, and reads or deletes one. Each provider's store is built once and
+shared with the bridge that serves the provider, so a session is looked up once per run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from avatar.errors import NotSupportedError, SessionNotFoundError, UsageError
+from avatar.ids import check_id
+from avatar.registry import load_class
+from avatar.times import newest_first
+
+if TYPE_CHECKING:
+    from avatar.providers import ProviderRegistry
+    from avatar.sessions.store import SessionStore
+    from avatar.sessions.types import SessionInfo, Transcript
+
+
+class SessionLibrary:
+    """The session stores of a provider registry (a store reads the files where the agent,
+    run with the registry's environment, writes them)."""
+
+    def __init__(self, registry: ProviderRegistry, avatar_home: Path) -> None:
+        self.registry = registry
+        self.avatar_home = avatar_home
+        self._stores: dict[str, SessionStore | None] = {}
+
+    def store(self, provider: str) -> SessionStore | None:
+        """The on-disk reader of a provider's sessions (None when it has none)."""
+        if provider not in self._stores:
+            spec = self.registry.spec(provider)
+            store = None
+            if spec.store:
+                from avatar.sessions.store import SessionStore
+
+                cls = load_class(spec.store, SessionStore)
+                store = cls(provider, self.registry.env_for(spec), self.avatar_home)
+            self._stores[provider] = store
+        return self._stores[provider]
+
+    def use_store(self, provider: str, store: SessionStore | None) -> None:
+        """Serve `provider`'s sessions from `store` (embedders and tests bring their own)."""
+        self._stores[provider] = store
+
+    def listing_providers(self) -> list[str]:
+        """The providers whose stores make up a full listing.
+
+        Providers sharing a store (claude and claude-acp read the same files) are listed
+        once, under the first.
+        """
+        seen: set[str] = set()
+        out = []
+        for spec in self.registry.specs():
+            if spec.store and spec.store not in seen:
+                seen.add(spec.store)
+                out.append(spec.name)
+        return out
+
+    def shares_store(self, a: str, b: str) -> bool:
+        """True when providers `a` and `b` read the same sessions."""
+        sa, sb = self.registry.spec(a).store, self.registry.spec(b).store
+        return a == b or (sa is not None and sa == sb)
+
+    def sessions(self, provider: str | None = None, cwd: Path | None = None) -> list[SessionInfo]:
+        """Sessions of one provider (every provider when None) in `cwd` (any when None),
+        newest first."""
+        names = [provider] if provider else self.listing_providers()
+        found: list[SessionInfo] = []
+        for name in names:
+            store = self.store(name)
+            if store is not None:
+                found.extend(store.list(cwd))
+        return newest_first(found)
+
+    def find(self, ref: str, provider: str | None = None) -> SessionInfo:
+        """The one session whose id is `ref` or starts with it, in any cwd.
+
+        Raises `SessionNotFoundError` (none) or `UsageError` (an invalid id, or an ambiguous
+        prefix, listing the candidates).
+        """
+        return self.match(check_id(ref), provider)
+
+    def match(self, ref: str, provider: str | None = None) -> SessionInfo:
+        """`find()` for a reference already checked with `avatar.ids.check_id`."""
+        names = [provider] if provider else self.listing_providers()
+        found: dict[tuple[str, str], SessionInfo] = {}
+        for name in names:
+            store = self.store(name)
+            if store is None:
+                continue
+            for info in store.find(ref):
+                found[(info.provider, info.id)] = info
+        exact = [s for s in found.values() if s.id == ref]
+        matches = exact or list(found.values())
+        if not matches:
+            where = f" for {provider}" if provider else ""
+            raise SessionNotFoundError(f"no session{where} matches {ref!r}")
+        if len(matches) > 1:
+            cands = ", ".join(f"{s.id} ({s.provider})" for s in matches[:8])
+            raise UsageError(f"session id {ref!r} is ambiguous: {cands}")
+        return matches[0]
+
+    def info(self, session: SessionInfo | str) -> SessionInfo:
+        """`session` itself when already listed, else the session its id or prefix names."""
+        return self.find(session) if isinstance(session, str) else session
+
+    def transcript(self, info: SessionInfo) -> Transcript:
+        """The canonical transcript of a listed session."""
+        store = self.store(info.provider)
+        if store is None:
+            raise NotSupportedError(info.provider, "reading session history")
+        return store.transcript(info.id)
+
+    def delete(self, info: SessionInfo) -> None:
+        """Delete a session's files where its provider allows it."""
+        store = self.store(info.provider)
+        if store is None:
+            raise NotSupportedError(info.provider, "deleting a session")
+        store.delete(info.id)
+
+    def warnings(self) -> list[str]:
+        """What the stores skipped (unreadable files and lines), one line each."""
+        return [w for s in self._stores.values() if s is not None for w in s.warnings]
