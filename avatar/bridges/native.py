@@ -4,7 +4,8 @@ The model comes from `ctx.model` (the `-m` flag, preset or provider config), els
 `default_model`, else the built-in default, resolved by `ModelResolver`. `open()` modes:
 new (an explicit `-s ID` resumes that id if it exists, else creates it), resume (id or
 unique prefix, any project), continue (newest in the cwd; a new session and a notice when
-there is none) and fork.
+there is none) and fork. A resume or fork the engine has already resolved (`OpenRequest.info`)
+opens that session's id as it is. Listing and deleting are the engine's, through its store.
 """
 
 from __future__ import annotations
@@ -14,14 +15,14 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from avatar.bridges.base import BaseBridge, BridgeContext, SessionCapabilities
+from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest, SessionCapabilities
 from avatar.events import BaseEvent, Notice, SessionStarted
 from avatar.native.store import SessionManager, check_session_id
 
 if TYPE_CHECKING:
+    from avatar.events import OpenHow
     from avatar.native.models import ModelInfo, ModelResolver
-    from avatar.native.session import AgentSession, SessionConfig
-    from avatar.sessions.types import SessionInfo
+    from avatar.native.session import AgentSession, ClientFactory, SessionConfig
 
 
 class NativeBridge(BaseBridge):
@@ -44,7 +45,7 @@ class NativeBridge(BaseBridge):
         self.model: ModelInfo | None = None
         self.session: AgentSession | None = None
         # Tests and embedders may set a factory making LLM clients (e.g. with a transport).
-        self.client_factory: Any = None
+        self.client_factory: ClientFactory | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -84,7 +85,22 @@ class NativeBridge(BaseBridge):
             await self.session.close()
             self.session = None
 
+    @property
+    def model_in_use(self) -> str | None:
+        """The full id (`provider/id`) of the open session's model, else of the resolved one."""
+        session_model = self.session.model if self.session is not None else None
+        model = session_model or self.model
+        return model.full_id if model is not None else None
+
     # -- opening ----------------------------------------------------------------------------
+
+    async def open(self, request: OpenRequest) -> SessionStarted:
+        """Open as `request` asks; a session the engine resolved is not looked up again."""
+        if request.info is not None and request.mode == "resume":
+            return await self._reopen(request.info.id, "resumed")
+        if request.info is not None and request.mode == "fork":
+            return await self._fork(request.info.id)
+        return await super().open(request)
 
     def _config(self) -> SessionConfig:
         from avatar.native.compaction import strategy_for
@@ -125,14 +141,14 @@ class NativeBridge(BaseBridge):
         session = AgentSession(self._config(), self.manager)
         return session
 
-    def _started(self, how: str) -> SessionStarted:
+    def _started(self, how: OpenHow) -> SessionStarted:
         assert self.session is not None and self.session.model is not None
         self.session_id = self.session.session_id
         assert self.session_id is not None
         return SessionStarted(
             session_id=self.session_id,
             provider=self.name,
-            how=how,  # type: ignore[arg-type]
+            how=how,
             model=self.session.model.full_id,
             cwd=str(self.ctx.cwd),
         )
@@ -146,8 +162,8 @@ class NativeBridge(BaseBridge):
         """A new session; with an explicit id, resume it when it already exists."""
         if session_id is not None:
             check_session_id(session_id)
-            if self.manager.exists(session_id):
-                return await self.resume_session(session_id)
+            if self.manager.exists(session_id):  # an exact id: no prefix lookup needed
+                return await self._reopen(session_id, "resumed")
         session = await self._fresh_session()
         assert self.model is not None
         session.start(self.model, session_id)
@@ -156,11 +172,7 @@ class NativeBridge(BaseBridge):
 
     async def resume_session(self, session_id: str) -> SessionStarted:
         """Reopen a session by id or unique prefix."""
-        record = self.manager.resolve(session_id)
-        session = await self._fresh_session()
-        session.resume(record.id, self._explicit_model())
-        self.session = session
-        return self._started("resumed")
+        return await self._reopen(self.manager.resolve(session_id).id, "resumed")
 
     async def continue_last(self) -> SessionStarted:
         """Reopen the newest session of the cwd, or start one (with a notice)."""
@@ -170,37 +182,27 @@ class NativeBridge(BaseBridge):
                 Notice(message="no native session in this directory to continue; started a new one")
             )
             return await self.new_session()
-        session = await self._fresh_session()
-        session.resume(latest.id, self._explicit_model())
-        self.session = session
-        return self._started("continued")
+        return await self._reopen(latest.id, "continued")
 
     async def fork_session(self, session_id: str) -> SessionStarted:
-        """Copy a session into a new one and open the copy."""
-        record = self.manager.resolve(session_id)
+        """Copy a session (id or unique prefix) into a new one and open the copy."""
+        return await self._fork(self.manager.resolve(session_id).id)
+
+    async def _reopen(self, session_id: str, how: OpenHow) -> SessionStarted:
         session = await self._fresh_session()
-        session.fork(record.id, self._explicit_model())
+        session.resume(session_id, self._explicit_model())
+        self.session = session
+        return self._started(how)
+
+    async def _fork(self, session_id: str) -> SessionStarted:
+        session = await self._fresh_session()
+        session.fork(session_id, self._explicit_model())
         self.session = session
         return self._started("forked")
 
-    # -- sessions ---------------------------------------------------------------------------
-
-    async def list_sessions(self, cwd: Path | None = None) -> list[SessionInfo]:
-        """Native sessions of `cwd` (all when None), newest first."""
-        return [r.to_info(self.name) for r in self.manager.list(cwd)]
-
-    async def delete_session(self, session_id: str) -> None:
-        """Delete a session (closing it first if it is the open one)."""
-        record = self.manager.resolve(session_id)
-        if self.session is not None and self.session.session_id == record.id:
-            await self.session.close()
-            self.session = None
-            self.session_id = None
-        self.manager.delete(record.id)
-
     # -- turns ------------------------------------------------------------------------------
 
-    async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:  # type: ignore[override]
+    async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
         """Run one turn; events end with `TurnFinished`."""
         if self.session is None:
             self.ctx.emit(await self.new_session())

@@ -1,9 +1,11 @@
 """AgentSession: one native conversation — its file, its context, its model, its turns.
 
-Every change goes through `_append(entry)`: the entry is queued to the session file and folded
-into the in-memory `SessionState` by the same code a resume uses, so the live context and a
-resumed one cannot drift apart. A turn runs in its own task and hands events to the caller
-through a queue; `abort()` cancels that task, and the loop records what was cut short.
+Every change goes through `record_entry(entry)`: the entry is queued to the session file and
+folded into the in-memory `SessionState` by the same code a resume uses, so the live context
+and a resumed one cannot drift apart. A turn runs in its own task and hands events to the
+caller through a queue; `abort()` cancels that task, and the loop records what was cut short.
+Compaction is the session's `Compactor` (`avatar.native.compacting`); keeping API keys out of
+tools and records is its `Redactor` (`avatar.native.redaction`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from avatar.bridges.base import deny_all
 from avatar.errors import AvatarError, SessionNotFoundError
@@ -26,14 +28,8 @@ from avatar.events import (
     Usage,
 )
 from avatar.native.agent import Agent, Emit
-from avatar.native.compaction import (
-    SUMMARY_INSTRUCTIONS,
-    SUMMARY_SYSTEM,
-    CompactionStrategy,
-    NoCompaction,
-    SummaryCompaction,
-    transcript_for_summary,
-)
+from avatar.native.compacting import Compactor
+from avatar.native.compaction import CompactionStrategy, SummaryCompaction
 from avatar.native.context import SessionState
 from avatar.native.entries import (
     BaseEntry,
@@ -46,8 +42,9 @@ from avatar.native.entries import (
     ToolResultEntry,
     new_entry_id,
 )
-from avatar.native.llm.types import ChatRequest, Message, ToolCall, UsagePart
+from avatar.native.llm.types import Message, ToolCall, UsagePart
 from avatar.native.prompt import build_system_prompt
+from avatar.native.redaction import Redactor
 from avatar.native.store import SessionManager, index_record, read_state
 from avatar.native.tools import default_tools
 from avatar.native.tools.base import AgentTool, AgentToolResult, ToolContext, ToolKind
@@ -64,8 +61,6 @@ ClientFactory = Callable[["ModelInfo", Mapping[str, str], "RetryNotice"], "LLMCl
 
 _END = object()
 _TURN_STOPS = {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"}
-# Variables holding the keys avatar itself uses; a tool's shell never sees them.
-SECRET_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY")
 
 
 def _default_client(model: ModelInfo, env: Mapping[str, str], notice: RetryNotice) -> LLMClient:
@@ -111,15 +106,10 @@ class AgentSession:
         self._aborting = False
         self._pending_steering: list[str] = []
         self._dirty = False  # entries added since the last fsync + index update
+        self.compactor = Compactor(self)
         self.tools = list(config.tools) if config.tools is not None else default_tools()
         self.system_prompt = build_system_prompt(config.cwd, self.tools, config.prompt_additions)
-        self._secret_names = secret_names(config.resolver)
-        # Short values ("test", "x") would mask ordinary words; real keys are long.
-        self._secrets = sorted(
-            {v for n in self._secret_names if len(v := config.env.get(n) or "") >= 8},
-            key=len,
-            reverse=True,
-        )
+        self.redactor = Redactor(config.resolver, config.env)
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -155,7 +145,7 @@ class AgentSession:
         chosen = model or self._model_of(state)
         self._open(state, writer, chosen)
         if state.model != chosen.full_id:
-            self._append(ModelChangeEntry(model=chosen.full_id))
+            self.record_entry(ModelChangeEntry(model=chosen.full_id))
         return session_id
 
     def fork(self, session_id: str, model: ModelInfo | None = None) -> str:
@@ -176,7 +166,7 @@ class AgentSession:
         self.writer = writer
         self.model = model
         scope = ScopePolicy(self.config.scope, self.config.cwd, self.config.additional_dirs)
-        tool_env = {k: v for k, v in self.config.env.items() if k not in self._secret_names}
+        tool_env = self.redactor.tool_env(self.config.env)
         tool_context = ToolContext(scope=scope, ask=self._ask, env=tool_env)
         self.agent = Agent(
             self._new_client(model), self.tools, tool_context, self.system_prompt, self
@@ -222,20 +212,22 @@ class AgentSession:
             for pending in self._pending_steering:
                 self.record_steering(pending)
             self._pending_steering.clear()
-            self._append(MessageEntry(role="user", text=text))
+            self.record_entry(MessageEntry(role="user", text=text))
             reason = await self.agent.run(emit)
             stop = reason if reason in _TURN_STOPS else "end_turn"
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()
-            self._append(InterruptedEntry())
+            self.record_entry(InterruptedEntry())
             stop = "cancelled"
         except AvatarError as e:
-            emit(Error(message=self._redact(str(e)), detail=getattr(e, "stderr_tail", None)))
+            detail = getattr(e, "stderr_tail", None)
+            emit(Error(message=self.redactor.redact(str(e)), detail=detail))
             stop = "error"
         except Exception as e:  # a bug must still end the turn, never hang the caller
-            emit(Error(message=self._redact(f"native agent failed: {type(e).__name__}: {e}")))
+            failure = f"native agent failed: {type(e).__name__}: {e}"
+            emit(Error(message=self.redactor.redact(failure)))
             stop = "error"
         finally:
             try:
@@ -303,7 +295,7 @@ class AgentSession:
                     usage.cache_write_tokens,
                 ),
             )
-        self._append(
+        self.record_entry(
             MessageEntry(
                 role="assistant",
                 text=text,
@@ -314,22 +306,22 @@ class AgentSession:
             )
         )
         for call in tool_calls:
-            self._append(ToolCallEntry(call_id=call.id, name=call.name, input=call.arguments))
+            self.record_entry(ToolCallEntry(call_id=call.id, name=call.name, input=call.arguments))
 
     def record_tool_result(self, call: ToolCall, result: AgentToolResult) -> None:
         """Record a tool's result (secrets masked)."""
-        self._append(
+        self.record_entry(
             ToolResultEntry(
                 call_id=call.id,
                 name=call.name,
-                output=self._redact(result.output),
+                output=self.redactor.redact(result.output),
                 is_error=result.is_error,
             )
         )
 
     def record_steering(self, text: str) -> None:
         """Record steering text as a user message."""
-        self._append(SteeringEntry(text=text))
+        self.record_entry(SteeringEntry(text=text))
 
     def report_usage(self, emit: Emit) -> None:
         """Emit token totals, cost and context fill."""
@@ -353,35 +345,13 @@ class AgentSession:
 
     async def before_request(self, emit: Emit) -> None:
         """Compact automatically when the context passes the threshold."""
-        if not self.config.auto_compact or isinstance(self.config.compaction, NoCompaction):
-            return
-        assert self.model is not None
-        limit = self.config.compact_threshold * self.model.context_window
-        if self.context_tokens() <= limit:
-            return
-        try:
-            await self._compact(self.config.compaction, force=False, emit=emit)
-        except AvatarError as e:
-            emit(Notice(message=f"automatic compaction failed: {e}", level="warning"))
+        await self.compactor.before_request(emit)
 
     async def on_overflow(self, emit: Emit) -> bool:
         """The provider rejected the context as too long: compact once, then retry."""
-        strategy = self.config.compaction
-        if isinstance(strategy, NoCompaction):
-            return False
-        try:
-            return await self._compact(strategy, force=True, emit=emit) is not None
-        except AvatarError:
-            return False
+        return await self.compactor.on_overflow(emit)
 
     # -- compaction -------------------------------------------------------------------------
-
-    def keep_tokens(self) -> int:
-        """How much recent context a compaction keeps verbatim."""
-        if self.config.keep_recent_tokens is not None:
-            return self.config.keep_recent_tokens
-        assert self.model is not None
-        return max(1000, min(20_000, self.model.context_window // 4))
 
     async def compact(self) -> str:
         """Compact now (the REPL's /compact); returns what happened, in one line."""
@@ -389,49 +359,9 @@ class AgentSession:
             return "no session is open"
         if self.running:
             return "a turn is running; compact when it has finished"
-        strategy = self.config.compaction
-        if isinstance(strategy, NoCompaction):
-            strategy = SummaryCompaction()  # `none` only turns the automatic kind off
-        message = await self._compact(strategy, force=True, emit=self._notice_event)
+        message = await self.compactor.compact_now(self._emit)
         await self._persist()
         return message or "nothing to compact"
-
-    async def _compact(
-        self, strategy: CompactionStrategy, *, force: bool, emit: Emit
-    ) -> str | None:
-        assert self.state is not None
-        before = self.context_tokens()
-        count = len(self.state.messages)
-        entry = await strategy.plan(
-            self.state.messages,
-            keep_tokens=self.keep_tokens(),
-            summarize=self._summarize,
-            force=force,
-        )
-        if entry is None:
-            return None
-        entry.tokens_before = before
-        self._append(entry)
-        after = self.context_tokens()
-        kept = len(self.state.messages) - (1 if entry.summary else 0)
-        how = "summarized" if entry.summary else "dropped"
-        message = (
-            f"context compacted ({strategy.name}): {count - kept} older messages {how}, "
-            f"{kept} kept; ~{before:,} → ~{after:,} tokens"
-        )
-        emit(Notice(message=message))
-        return message
-
-    async def _summarize(self, messages: list[Message]) -> str:
-        assert self.agent is not None and self.model is not None
-        budget = self.model.context_window * 2  # chars: about half the window in tokens
-        text = transcript_for_summary(messages, budget)
-        request = ChatRequest(
-            system=SUMMARY_SYSTEM,
-            messages=[Message("user", f"{text}\n\n---\n\n{SUMMARY_INSTRUCTIONS}")],
-        )
-        summary, _ = await self.agent.client.complete(request)
-        return summary
 
     # -- model ------------------------------------------------------------------------------
 
@@ -444,7 +374,7 @@ class AgentSession:
             return
         self.model = model
         self.agent.client = self._new_client(model)
-        self._append(ModelChangeEntry(model=model.full_id))
+        self.record_entry(ModelChangeEntry(model=model.full_id))
 
     # -- closing ----------------------------------------------------------------------------
 
@@ -476,7 +406,8 @@ class AgentSession:
 
     # -- internals --------------------------------------------------------------------------
 
-    def _append(self, entry: BaseEntry) -> None:
+    def record_entry(self, entry: BaseEntry) -> None:
+        """Queue `entry` to the session file and fold it into the live state."""
         assert self.writer is not None and self.state is not None
         self.writer.add(entry)
         self.state.apply(entry)  # type: ignore[arg-type]
@@ -498,26 +429,8 @@ class AgentSession:
         else:
             self.config.outside_turn(event)
 
-    def _notice(self, message: str, level: str = "info") -> None:
-        self._emit(Notice(message=message, level=level))  # type: ignore[arg-type]
-
-    def _notice_event(self, event: BaseEvent) -> None:
-        self._emit(event)
+    def _notice(self, message: str, level: Literal["info", "warning"] = "info") -> None:
+        self._emit(Notice(message=message, level=level))
 
     def _retry_notice(self, message: str) -> None:
         self._notice(message, "warning")
-
-    def _redact(self, text: str) -> str:
-        for secret in self._secrets:
-            if secret in text:
-                text = text.replace(secret, "[redacted]")
-        return text
-
-
-def secret_names(resolver: ModelResolver) -> set[str]:
-    """Environment variables holding model API keys (built-in and from config)."""
-    names = set(SECRET_VARIABLES)
-    for model in resolver.registry.all():
-        if model.api_key_env:
-            names.add(model.api_key_env)
-    return names

@@ -55,6 +55,42 @@ async def test_explicit_session_id_creates_then_resumes(
         await b.open(OpenRequest("new", "../../etc/passwd"))
 
 
+async def test_engine_resolved_session_is_not_looked_up_again(
+    project: Path, tmp_path: Path, model_server: FakeModelServer
+) -> None:
+    home = tmp_path / "h"
+    b = make_bridge(project, home, model_server)
+    await b.start()
+    sid = (await b.open(OpenRequest("new"))).session_id
+    await run_turn(b, "remember 42")
+    info = NativeStore("native", {}, home).find(sid)[0]
+
+    def no_lookup(id_or_prefix: str) -> None:
+        raise AssertionError(f"looked up {id_or_prefix} again")
+
+    b.manager.resolve = no_lookup
+    resumed = await b.open(OpenRequest.of("resume", info))
+    assert (resumed.session_id, resumed.how) == (sid, "resumed")
+    forked = await b.open(OpenRequest.of("fork", info))
+    assert forked.how == "forked" and forked.session_id != sid
+    await run_turn(b, "what number?")
+    assert "remember 42" in model_server.requests_for("chat")[-1].all_text()
+    await b.stop()
+
+
+async def test_model_in_use_is_the_resolved_full_id(
+    project: Path, tmp_path: Path, model_server: FakeModelServer
+) -> None:
+    b = make_bridge(project, tmp_path / "h", model_server, model="gpt-4o")
+    assert b.model_in_use is None  # nothing resolved before start()
+    await b.start()
+    assert b.model_in_use == "openai/gpt-4o"
+    await b.open(OpenRequest("new"))
+    await b.set_model("claude-haiku")
+    assert b.model_in_use == "anthropic/claude-haiku-4-5"
+    await b.stop()
+
+
 async def test_resume_errors(project: Path, tmp_path: Path, model_server: FakeModelServer) -> None:
     b = make_bridge(project, tmp_path / "h", model_server)
     await b.start()
@@ -86,14 +122,15 @@ async def test_fork_list_delete(
     assert forked.how == "forked" and forked.session_id != parent
     await run_turn(b, "a question only in the fork")
     assert "the parent question" in model_server.requests_for("chat")[-1].all_text()
-    listed = await b.list_sessions(project)
+    # Listing and deleting are the engine's, through the provider's store.
+    store = NativeStore("native", {}, home)
+    listed = sorted(store.list(project), key=lambda s: s.updated or 0, reverse=True)
     assert {s.id for s in listed} == {parent, forked.session_id}
     assert listed[0].id == forked.session_id and listed[0].messages == 4
     assert listed[0].title == "the parent question" and listed[0].provider == "native"
-    await b.delete_session(forked.session_id)  # the open one: closed first
-    assert [s.id for s in await b.list_sessions(project)] == [parent]
     await b.stop()
-    store = NativeStore("native", {}, home)
+    store.delete(forked.session_id)
+    assert [s.id for s in store.list(project)] == [parent]
     transcript = store.transcript(parent)
     assert [m.role for m in transcript.messages] == ["user", "assistant"]
     assert "a question only in the fork" not in str(transcript)
