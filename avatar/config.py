@@ -52,6 +52,14 @@ class ProviderConfig(_Strict):
     session: SessionDefaults | None = None
     permission_mode: str | None = None  # passed to agents that have their own modes (claude)
     auth_method: str | None = None  # ACP authenticate method id, when the agent requires one
+    # what `avatar providers` says about it (the same keys as avatar/providers.toml)
+    package: str | None = None
+    install_hint: str | None = None
+    auth_hint: str | None = None
+    login_command: str | None = None
+    login_env: list[str] | None = None
+    login_files: list[str] | None = None
+    quirks: list[str] | None = None
     # native only
     auto_compact: bool | None = None
     compact_threshold: float | None = Field(default=None, gt=0, le=1)

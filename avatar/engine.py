@@ -21,6 +21,7 @@ from avatar.handoff import LiveTranscript, build_handoff, seed_prompt
 from avatar.library import SessionLibrary
 from avatar.opening import plan_open
 from avatar.permissions import PermissionGate, PermissionHandler
+from avatar.provider_facts import CapabilityCache, installed_version
 from avatar.providers import ProviderRegistry, ProviderSpec
 from avatar.registry import load_class
 from avatar.session_settings import SettingsPolicy
@@ -302,6 +303,9 @@ class Engine:
         bridge = load_class(spec.bridge, BaseBridge)(ctx)  # type: ignore[type-abstract]
         await bridge.start()
         self._bridge = bridge
+        if spec.transport != "native":  # what the agent says it can do, for `providers`
+            facts = CapabilityCache(self.home)
+            facts.record(spec.name, installed_version(spec, ctx.env), bridge.session_capabilities)
         return bridge
 
     # ----- per-session settings (DESIGN §4) -----------------------------------------------

@@ -11,8 +11,9 @@ import os
 import shutil
 import subprocess
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from avatar.errors import AvatarError, UsageError
 
@@ -29,7 +30,7 @@ BRIDGES_BIN = Path(__file__).resolve().parent.parent / "bridges" / "node_modules
 
 @dataclass(frozen=True)
 class ProviderSpec:
-    """Everything avatar knows about one provider before starting it."""
+    """Everything avatar knows about one provider before starting it (see providers.toml)."""
 
     name: str
     transport: Transport
@@ -38,12 +39,16 @@ class ProviderSpec:
     package: str | None = None  # npm package that ships the executable
     install_hint: str = ""
     auth_hint: str = ""
+    login_command: str = ""  # the one command that logs in
+    login_env: tuple[str, ...] = ()  # any of these set: has credentials
+    login_files: tuple[str, ...] = ()  # any of these present: logged in
     bridge: str = "avatar.bridges.acp:ACPBridge"  # "module:Class", imported lazily
     store: str | None = None  # "module:Class" reading the provider's on-disk sessions
     quirks: frozenset[str] = frozenset()
-    # What the provider is documented to support; the running bridge reports the truth.
-    known_capabilities: tuple[str, ...] = ()
+    # Only for in-process providers: agents report what they can do when they start.
+    capabilities: tuple[str, ...] = ()
     model: str | None = None
+    builtin: bool = True  # one of the five providers always offered (others: when found)
 
     @property
     def executable(self) -> str | None:
@@ -51,95 +56,46 @@ class ProviderSpec:
         return self.command[0] if self.command else None
 
 
-BUILTIN: dict[str, ProviderSpec] = {
-    spec.name: spec
-    for spec in (
-        ProviderSpec(
-            name="native",
-            transport="native",
-            bridge="avatar.bridges.native:NativeBridge",
-            store="avatar.sessions.native:NativeStore",
-            install_hint="built in",
-            auth_hint="set OPENAI_API_KEY or ANTHROPIC_API_KEY, OPENAI_BASE_URL for a local "
-            "server, or run Ollama on localhost:11434",
-            known_capabilities=(
-                "list",
-                "load",
-                "resume",
-                "continue_last",
-                "fork",
-                "delete",
-                "cancel",
-            ),
-        ),
-        ProviderSpec(
-            name="claude",
-            transport="stream-json",
-            command=(
-                "claude",
-                "-p",
-                "--input-format",
-                "stream-json",
-                "--output-format",
-                "stream-json",
-                "--verbose",
-            ),
-            package="@anthropic-ai/claude-code",
-            bridge="avatar.bridges.claude:ClaudeBridge",
-            store="avatar.sessions.claude:ClaudeStore",
-            install_hint="npm install -g @anthropic-ai/claude-code (or npm ci --prefix bridges)",
-            auth_hint="run `claude` once to log in, or set ANTHROPIC_API_KEY",
-            known_capabilities=("list", "resume", "continue_last", "fork", "delete", "cancel"),
-        ),
-        ProviderSpec(
-            name="claude-acp",
-            transport="acp",
-            command=("claude-agent-acp",),
-            # As root, claude refuses to skip permission prompts unless told it is sandboxed.
-            env={"IS_SANDBOX": "1"} if hasattr(os, "geteuid") and os.geteuid() == 0 else {},
-            package="@zed-industries/claude-agent-acp",
-            store="avatar.sessions.claude:ClaudeStore",
-            install_hint="npm install -g @zed-industries/claude-agent-acp "
-            "(or npm ci --prefix bridges)",
-            auth_hint="log in with `claude`, or set ANTHROPIC_API_KEY",
-            quirks=frozenset({"use_installed_claude"}),
-            known_capabilities=("list", "load", "resume", "continue_last", "fork", "cancel"),
-        ),
-        ProviderSpec(
-            name="codex",
-            transport="acp",
-            command=("codex-acp",),
-            package="@zed-industries/codex-acp",
-            store="avatar.sessions.codex:CodexStore",
-            install_hint="npm install -g @zed-industries/codex-acp (or npm ci --prefix bridges)",
-            auth_hint="set OPENAI_API_KEY, log in with `codex login`, or configure a "
-            "model_providers entry in $CODEX_HOME/config.toml",
-            known_capabilities=("list", "load", "resume", "continue_last", "cancel"),
-        ),
-        ProviderSpec(
-            name="gemini",
-            transport="acp",
-            command=("gemini", "--acp"),
-            env={
-                "GEMINI_CLI_NO_RELAUNCH": "true"
-            },  # halves start-up; the relaunch only tunes memory
-            package="@google/gemini-cli",
-            store="avatar.sessions.gemini:GeminiStore",
-            install_hint="npm install -g @google/gemini-cli (or npm ci --prefix bridges)",
-            auth_hint="set GEMINI_API_KEY, or run `gemini` once to log in",
-            quirks=frozenset({"late_replay", "same_minute_load", "list_from_disk"}),
-            known_capabilities=("load", "continue_last", "cancel"),
-        ),
-    )
-}
-
+#: The shipped provider table, in order.
+DATA_FILE = Path(__file__).with_name("providers.toml")
+#: The providers always offered; the other shipped entries are offered when installed.
+CORE = ("native", "claude", "claude-acp", "codex", "gemini")
 # Order in which agent CLIs are tried when no provider is named and native has no credentials.
 AUTO_ORDER = ("claude", "codex", "gemini")
 
+_LIST_KEYS = ("command", "login_env", "login_files", "capabilities")
+
+
+def _spec(name: str, entry: dict[str, Any]) -> ProviderSpec:
+    data = {k: tuple(v) if k in _LIST_KEYS else v for k, v in entry.items()}
+    env = dict(data.pop("env", {}))
+    as_root = data.pop("env_as_root", {})
+    if as_root and hasattr(os, "geteuid") and os.geteuid() == 0:
+        env.update(as_root)
+    data["quirks"] = frozenset(data.pop("quirks", ()))
+    return ProviderSpec(name=name, env=env, builtin=name in CORE, **data)
+
+
+@cache
+def shipped() -> dict[str, ProviderSpec]:
+    """The providers of `providers.toml` (read once, on first use)."""
+    import tomllib
+
+    with DATA_FILE.open("rb") as f:
+        table = tomllib.load(f)
+    return {name: _spec(name, entry) for name, entry in table.items()}
+
+
+def __getattr__(name: str) -> Any:
+    # `BUILTIN` reads the data file only when someone asks for it.
+    if name == "BUILTIN":
+        return shipped()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 def resolve_spec(name: str, cfg: ProviderConfig | None) -> ProviderSpec | None:
-    """Merge a built-in spec with its config entry; a config-only `transport: acp` entry is new."""
-    base = BUILTIN.get(name)
+    """Merge a shipped spec with its config entry; a config-only `transport: acp` entry is new."""
+    base = shipped().get(name)
     if cfg is None:
         return base
     if base is None:
@@ -150,6 +106,7 @@ def resolve_spec(name: str, cfg: ProviderConfig | None) -> ProviderSpec | None:
             transport=cfg.transport or "acp",
             install_hint="install the agent and name it in config (`command:`)",
             auth_hint="see the agent's documentation",
+            builtin=True,  # named in config: always offered
         )
     command = base.command
     if cfg.command:
@@ -165,6 +122,14 @@ def resolve_spec(name: str, cfg: ProviderConfig | None) -> ProviderSpec | None:
         command=command,
         env={**base.env, **cfg.env},
         model=cfg.model or base.model,
+        package=cfg.package or base.package,
+        install_hint=cfg.install_hint or base.install_hint,
+        auth_hint=cfg.auth_hint or base.auth_hint,
+        login_command=cfg.login_command or base.login_command,
+        login_env=tuple(cfg.login_env) if cfg.login_env is not None else base.login_env,
+        login_files=tuple(cfg.login_files) if cfg.login_files is not None else base.login_files,
+        quirks=frozenset(cfg.quirks) if cfg.quirks is not None else base.quirks,
+        builtin=True,
     )
 
 
@@ -173,7 +138,8 @@ class ProviderRegistry:
     config-only ACP agents; `env` is the environment their processes start from."""
 
     def __init__(self, settings: Settings, env: Mapping[str, str]) -> None:
-        names = list(BUILTIN) + [n for n in settings.providers if n not in BUILTIN]
+        builtin = shipped()
+        names = list(builtin) + [n for n in settings.providers if n not in builtin]
         specs = (resolve_spec(name, settings.provider_config(name)) for name in names)
         self._specs = {spec.name: spec for spec in specs if spec is not None}
         self.env = env

@@ -1,4 +1,4 @@
-"""`avatar providers`: what is installed and what each provider can do."""
+"""`avatar providers`: what is installed, whether it is logged in, and what it can do."""
 
 from __future__ import annotations
 
@@ -8,50 +8,70 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from avatar.cli.table import render_table
-from avatar.providers import ProviderSpec, executable_version, find_executable
+from avatar.provider_facts import CapabilityCache, hint, logged_in
+from avatar.providers import executable_version, find_executable
 
 if TYPE_CHECKING:
     from avatar.cli.commands import AppState
+    from avatar.engine import Engine
+    from avatar.providers import ProviderSpec
+
+PUBLIC = ("name", "transport", "found", "path", "version", "capabilities", "logged_in", "hint")
 
 
-def detect(spec: ProviderSpec, path_env: str | None) -> dict[str, Any]:
-    """Found or not, where, which version, and what the provider is known to support."""
+def detect(engine: Engine, spec: ProviderSpec, cache: CapabilityCache) -> dict[str, Any]:
+    """Found or not, where, which version, logged in or not, and its last known capabilities."""
+    env = engine.registry.env_for(spec)
     path = None
     version = None
+    capabilities: list[str] | None
     if spec.transport == "native":
         from avatar import __version__
 
-        found, version = True, __version__
+        found, version, capabilities = True, __version__, list(spec.capabilities)
     else:
-        path = find_executable(spec.executable or "", path_env)
+        path = find_executable(spec.executable or "", env.get("PATH"))
         found = path is not None
         if path is not None:
             version = executable_version(path, spec.package)
+        capabilities = cache.get(spec.name, version) if found else None
+    logged = logged_in(spec, env, engine.settings) if found else None
     return {
         "name": spec.name,
         "transport": spec.transport,
         "found": found,
         "path": path,
         "version": version,
-        "capabilities": list(spec.known_capabilities),
+        "capabilities": capabilities,
+        "logged_in": logged,
+        "hint": hint(spec, found, logged),
         "install": spec.install_hint,
         "auth": spec.auth_hint,
     }
 
 
+def _capabilities(row: dict[str, Any]) -> str:
+    caps = row["capabilities"]
+    if caps is None:
+        return "unknown until first start" if row["found"] else "-"
+    return ", ".join(caps) or "none"
+
+
+def _login(row: dict[str, Any]) -> str:
+    return {True: "yes", False: "no", None: "-" if not row["found"] else "?"}[row["logged_in"]]
+
+
 def show_providers(state: AppState, *, json_out: bool) -> int:
-    """Print the provider table (or JSON)."""
+    """Print the provider table (or JSON): the core five always, other agents when found."""
     engine = state.engine()
+    cache = CapabilityCache(engine.home)
     specs = engine.providers()
-    path_env = engine.env.get("PATH")
     # Version probes may spawn a CLI; run them side by side.
     with ThreadPoolExecutor(max_workers=len(specs) or 1) as pool:
-        rows = list(pool.map(lambda s: detect(s, path_env), specs))
+        rows = list(pool.map(lambda s: detect(engine, s, cache), specs))
+    rows = [r for r, s in zip(rows, specs, strict=True) if s.builtin or r["found"]]
     if json_out:
-        public = [
-            {k: r[k] for k in ("name", "transport", "found", "path", "version", "capabilities")}
-            for r in rows
-        ]
+        public = [{k: r[k] for k in PUBLIC} for r in rows]
         sys.stdout.write(json.dumps(public, indent=2) + "\n")
         return 0
     table = [
@@ -60,15 +80,19 @@ def show_providers(state: AppState, *, json_out: bool) -> int:
             r["transport"],
             "yes" if r["found"] else "no",
             r["version"] or "-",
-            ", ".join(r["capabilities"]) or "-",
-            r["path"] or ("built in" if r["transport"] == "native" else f"install: {r['install']}"),
+            _login(r),
+            _capabilities(r),
         ]
         for r in rows
     ]
     sys.stdout.write(
-        render_table(["provider", "transport", "found", "version", "sessions", "path"], table)
+        render_table(
+            ["provider", "transport", "found", "version", "logged in", "sessions"], table, shrink=5
+        )
     )
-    sys.stdout.write("\nauthentication:\n")
-    for r in rows:
-        sys.stdout.write(f"  {r['name']}: {r['auth']}\n")
+    todo = [r for r in rows if r["hint"]]
+    if todo:
+        sys.stdout.write("\nto enable:\n")
+        for r in todo:
+            sys.stdout.write(f"  {r['name']}: {r['hint']}\n")
     return 0

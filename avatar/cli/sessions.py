@@ -48,6 +48,7 @@ def list_sessions(
     if not sessions:
         where = "any directory" if any_cwd else str(engine.cwd)
         sys.stderr.write(f"no sessions in {where}\n")
+        return 0
     rows = [
         [s.provider, s.id, (s.title or "").replace("\n", " "), _ago(s.updated), str(s.messages)]
         for s in shown

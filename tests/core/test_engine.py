@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
-
-from typing import Any
 
 from avatar.bridges.base import OpenRequest
 from avatar.config import Settings

@@ -19,6 +19,7 @@ CLI_MAY_IMPORT = (
     "avatar.events",
     "avatar.errors",
     "avatar.permissions",
+    "avatar.provider_facts",
     "avatar.providers",
     "avatar.sessions.types",
 )
