@@ -108,14 +108,9 @@ class Engine:
         source = SettingsSource.from_files(
             root, config_file, {"model": model, "permission": permission}, preset
         )
+        settings = source.initial()
         return cls(
-            source.initial(),
-            root,
-            provider=provider,
-            env=env,
-            home=home,
-            add_dirs=add_dirs,
-            source=source,
+            settings, root, provider=provider, env=env, home=home, add_dirs=add_dirs, source=source
         )
 
     # ----- providers ----------------------------------------------------------------------
@@ -276,6 +271,7 @@ class Engine:
             started = await bridge.open(OpenRequest("new"))
         self.session = started
         self._gate.session_id = started.session_id
+        self.library.opened(name, started.session_id, str(self.cwd), started.model)
         self._live = LiveTranscript(SessionInfo(started.session_id, name, cwd=str(self.cwd)))
         if started.how in ("new", "forked"):
             self._remember(fresh=True)
@@ -354,6 +350,8 @@ class Engine:
             if live is not None:
                 live.observe(event)
             yield event
+        if live is not None:
+            self.library.turn_ended(live.info.provider, live.info.id, prompt, *live.last_turn())
 
     async def steer(self, text: str) -> bool:
         """Add `text` to the running turn (native); False when the provider cannot, and the

@@ -83,21 +83,35 @@ class LiveTranscript:
         self.info = info
         self.messages: list[TranscriptMessage] = []
         self._answer: list[str] = []
+        self._tools: list[str] = []
+        self._last: tuple[str, list[str]] = ("", [])
 
     def prompt(self, text: str) -> None:
         """The user sent `text`."""
         self.messages.append(TranscriptMessage(role="user", text=text))
-        self._answer = []
+        self._answer, self._tools = [], []
 
     def observe(self, event: BaseEvent) -> None:
-        """An event of the running turn: answer text is kept, the turn's end closes it."""
-        from avatar.events import TextDelta, TurnFinished
+        """An event of the running turn: answer text and tool titles are kept, the turn's
+        end closes it."""
+        from avatar.events import TextDelta, ToolCallStarted, TurnFinished
 
-        if isinstance(event, TextDelta) and not event.replay:
+        if event.replay:
+            return
+        if isinstance(event, TextDelta):
             self._answer.append(event.text)
-        elif isinstance(event, TurnFinished) and self._answer:
-            self.messages.append(TranscriptMessage(role="assistant", text="".join(self._answer)))
-            self._answer = []
+        elif isinstance(event, ToolCallStarted):
+            self._tools.append(event.title or event.name)
+        elif isinstance(event, TurnFinished):
+            answer = "".join(self._answer)
+            if answer:
+                self.messages.append(TranscriptMessage(role="assistant", text=answer))
+            self._last = (answer, self._tools)
+            self._answer, self._tools = [], []
+
+    def last_turn(self) -> tuple[str, list[str]]:
+        """The answer text and tool titles of the turn that ended last."""
+        return self._last
 
     def transcript(self) -> Transcript | None:
         """The conversation seen so far, or None when nothing was said."""

@@ -7,6 +7,7 @@ shared with the bridge that serves the provider, so a session is looked up once 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ from avatar.times import newest_first
 
 if TYPE_CHECKING:
     from avatar.providers import ProviderRegistry
+    from avatar.records import SessionRecords
     from avatar.sessions.store import SessionStore
     from avatar.sessions.types import SessionInfo, Transcript
 
@@ -29,23 +31,55 @@ class SessionLibrary:
         self.registry = registry
         self.avatar_home = avatar_home
         self._stores: dict[str, SessionStore | None] = {}
+        self._record_file: SessionRecords | None = None
 
     def store(self, provider: str) -> SessionStore | None:
-        """The on-disk reader of a provider's sessions (None when it has none)."""
+        """The reader of a provider's sessions: its own store on disk, else (ACP agents)
+        avatar's records of the sessions it opened there; None for neither."""
         if provider not in self._stores:
             spec = self.registry.spec(provider)
-            store = None
+            cls: type[SessionStore] | None = None
             if spec.store:
                 from avatar.sessions.store import SessionStore
 
                 cls = load_class(spec.store, SessionStore)
-                store = cls(provider, self.registry.env_for(spec), self.avatar_home)
-            self._stores[provider] = store
+            elif spec.transport == "acp":
+                from avatar.records import RecordStore
+
+                cls = RecordStore
+            env = self.registry.env_for(spec)
+            self._stores[provider] = cls(provider, env, self.avatar_home) if cls else None
         return self._stores[provider]
+
+    def keeps_records(self, provider: str) -> bool:
+        """True when avatar's own records are where `provider`'s sessions are listed."""
+        spec = self.registry.spec(provider)
+        return spec.store is None and spec.transport == "acp"
 
     def use_store(self, provider: str, store: SessionStore | None) -> None:
         """Serve `provider`'s sessions from `store` (embedders and tests bring their own)."""
         self._stores[provider] = store
+
+    def opened(self, provider: str, session_id: str, cwd: str, model: str | None) -> None:
+        """A session was opened: keep a record of it where the provider keeps none we read,
+        or where its store is listed under another provider (claude-acp reads claude's), so
+        the session is still known as this provider's."""
+        if self.keeps_records(provider) or provider not in self.listing_providers():
+            self._records().opened(provider, session_id, cwd, model)
+
+    def turn_ended(
+        self, provider: str, session_id: str, prompt: str, answer: str, tools: list[str]
+    ) -> None:
+        """A turn ended: add it to avatar's copy where the provider keeps none we read."""
+        if self.keeps_records(provider):
+            self._records().turn(provider, session_id, prompt, answer, tools)
+
+    def _records(self) -> SessionRecords:
+        if self._record_file is None:
+            from avatar.records import SessionRecords
+
+            self._record_file = SessionRecords(self.avatar_home)
+        return self._record_file
 
     def listing_providers(self) -> list[str]:
         """The providers whose stores make up a full listing.
@@ -58,6 +92,8 @@ class SessionLibrary:
         for spec in self.registry.specs():
             if spec.store and spec.store not in seen:
                 seen.add(spec.store)
+                out.append(spec.name)
+            elif self.keeps_records(spec.name):
                 out.append(spec.name)
         return out
 
@@ -75,7 +111,21 @@ class SessionLibrary:
             store = self.store(name)
             if store is not None:
                 found.extend(store.list(cwd))
-        return newest_first(found)
+        return newest_first(self._owned(found) if provider is None else found)
+
+    def _owned(self, sessions: list[SessionInfo]) -> list[SessionInfo]:
+        """Sessions of a shared store, each under the provider that opened it (a session
+        opened on claude-acp is claude-acp's, though claude's store lists it)."""
+        owner = {sid: p for (p, sid) in self._records().all()}
+        if not owner:
+            return sessions
+        return [
+            replace(s, provider=owner[s.id])
+            if owner.get(s.id, s.provider) != s.provider
+            and self.shares_store(owner[s.id], s.provider)
+            else s
+            for s in sessions
+        ]
 
     def find(self, ref: str, provider: str | None = None) -> SessionInfo:
         """The one session whose id is `ref` or starts with it, in any cwd.
@@ -95,6 +145,8 @@ class SessionLibrary:
                 continue
             for info in store.find(ref):
                 found[(info.provider, info.id)] = info
+        if provider is None:
+            found = {(s.provider, s.id): s for s in self._owned(list(found.values()))}
         exact = [s for s in found.values() if s.id == ref]
         matches = exact or list(found.values())
         if not matches:

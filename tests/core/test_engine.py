@@ -188,3 +188,18 @@ def test_another_provider_s_session_is_a_usage_error_naming_its_owner(tmp_path: 
         _plan(e, "codex", resume="01JD")
     message = str(caught.value)
     assert "belongs to native" in message and f"--from {native.id}" in message
+
+
+def test_a_session_opened_on_claude_acp_stays_claude_acp_s(tmp_path: Path) -> None:
+    """claude and claude-acp read the same files; avatar remembers which one opened a session."""
+    mine = SessionInfo(id="5a5a-acp", provider="claude", cwd=str(tmp_path))
+    other = SessionInfo(id="6b6b-cli", provider="claude", cwd=str(tmp_path))
+    e = _planner(tmp_path, Settings(), {"claude": _Store([mine, other])})
+    e.library.opened("claude-acp", mine.id, str(tmp_path), None)
+    assert e.find("5a5a").provider == "claude-acp"
+    assert e.find("6b6b").provider == "claude"
+    assert {s.id: s.provider for s in e.sessions(any_cwd=True)} == {
+        mine.id: "claude-acp",
+        other.id: "claude",
+    }
+    assert _plan(e, None, resume="5a5a")[0] == "claude-acp"

@@ -1,0 +1,97 @@
+"""Any ACP agent is a full citizen (issue: config ACP agents' sessions): the sessions avatar
+opens on an agent from config are recorded by avatar, so they list, resolve by prefix and
+without `-p`, show, and hand over, all without starting the agent.
+
+The agent here is the fake ACP agent of the test kit, configured as `transport: acp` with
+session/load and session/list on (its replies count the history it was given).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support.acp_agent import command as fake_agent_command
+from tests.support.homes import REPO_ROOT, AgentHome, avatar_env
+from tests.support.model_server import FakeModelServer
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+
+SESSION_LINE = re.compile(r"^session: (\S+) \(([\w-]+), (\w+)\)$", re.M)
+
+
+class Avatar:
+    def __init__(self, home: AgentHome) -> None:
+        self.home = home
+        self.env = avatar_env(home)
+        self.state = home.root / "fake-state"
+        argv = fake_agent_command({"state_dir": str(self.state), "load": True, "list": True})
+        config = {
+            "providers": {
+                "fake": {"transport": "acp", "command": argv, "env": {"PYTHONPATH": str(REPO_ROOT)}}
+            }
+        }
+        Path(self.env["AVATAR_CONFIG"]).write_text(json.dumps(config))
+
+    def __call__(self, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            ["avatar", *args],
+            env=self.env,
+            cwd=self.home.workdir,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+        assert proc.returncode == code, f"avatar {' '.join(args)}:\n{proc.stdout}\n{proc.stderr}"
+        return proc
+
+    @staticmethod
+    def session(proc: subprocess.CompletedProcess[str]) -> tuple[str, str, str]:
+        found = SESSION_LINE.findall(proc.stderr)
+        assert len(found) == 1, proc.stderr
+        return found[0]
+
+
+@pytest.fixture
+def avatar(agent_home: AgentHome, model_server: FakeModelServer) -> Avatar:
+    return Avatar(agent_home)
+
+
+def test_sessions_of_a_config_agent_list_resolve_and_show_without_it(avatar: Avatar) -> None:
+    first = avatar("-p", "fake", "chat", "remember the word PELICAN")
+    sid, provider, how = avatar.session(first)
+    assert (provider, how) == ("fake", "new")
+    assert "reply 1 to 'remember the word PELICAN'" in first.stdout
+
+    listed = json.loads(avatar("session", "list", "--provider", "fake", "--json").stdout)
+    assert [(s["id"], s["provider"]) for s in listed] == [(sid, "fake")]
+    assert listed[0]["title"] == "remember the word PELICAN" and listed[0]["messages"] == 2
+    everything = json.loads(avatar("session", "list", "--all", "--json").stdout)
+    assert sid in [s["id"] for s in everything]
+
+    info = json.loads(avatar("session", "info", sid[:8], "--json").stdout)
+    assert (info["id"], info["provider"]) == (sid, "fake")
+    shown = avatar("session", "show", sid[:8]).stdout
+    assert "remember the word PELICAN" in shown and "reply 1 to" in shown
+
+    # No -p: the prefix finds the fake agent's session, and the agent loads its history.
+    again = avatar("chat", "--resume", sid[:8], "which word?")
+    assert avatar.session(again) == (sid, "fake", "loaded")
+    assert "reply 2 to 'which word?' (history 2)" in again.stdout
+
+
+def test_from_a_config_agent_session_seeds_another_provider(
+    avatar: Avatar, model_server: FakeModelServer
+) -> None:
+    first = avatar("-p", "fake", "chat", "the word is OSPREY")
+    sid = avatar.session(first)[0]
+    model_server.script("chat", "It was OSPREY.")
+    seeded = avatar("-p", "native", "chat", "--from", sid[:8], "what was the word?")
+    assert seeded.stdout.strip() == "It was OSPREY."
+    sent = model_server.requests_for("chat")[-1].all_text()
+    assert "the word is OSPREY" in sent and "what was the word?" in sent
