@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.config import Settings, avatar_home
+from avatar.conversation import Conversation
 from avatar.errors import AvatarError, NotSupportedError, SessionNotFoundError, UsageError
-from avatar.handoff import LiveTranscript, build_handoff, seed_prompt
+from avatar.handoff import build_handoff
 from avatar.library import SessionLibrary
 from avatar.opening import plan_open
 from avatar.permissions import PermissionGate, PermissionHandler
@@ -84,8 +85,7 @@ class Engine:
         self._gate.policy = settings.permission
         self._policy = SettingsPolicy(source, self.home)
         self._requested = self.spec(provider).name if provider else None
-        self._live: LiveTranscript | None = None
-        self._pending_seed: str | None = None
+        self._thread = Conversation(self.library)
 
     @classmethod
     def from_config(
@@ -224,7 +224,7 @@ class Engine:
         )
         started = await self.open_on(plan.provider, plan.request)
         if handoff:
-            self._pending_seed = handoff
+            self._thread.hand_over(handoff)
             self._notice("the other session's conversation will open this one")
         return started
 
@@ -272,7 +272,7 @@ class Engine:
         self.session = started
         self._gate.session_id = started.session_id
         self.library.opened(name, started.session_id, str(self.cwd), started.model)
-        self._live = LiveTranscript(SessionInfo(started.session_id, name, cwd=str(self.cwd)))
+        self._thread.opened(SessionInfo(started.session_id, name, cwd=str(self.cwd)))
         if started.how in ("new", "forked"):
             self._remember(fresh=True)
         self._emit(started)
@@ -339,19 +339,13 @@ class Engine:
         first when none is open."""
         if self.session is None or self._bridge is None:
             await self.new()
+        elif not self._bridge.alive:
+            await self._reopen_after_death()
         bridge = self._require_bridge()
-        text = prompt
-        if self._pending_seed:
-            text, self._pending_seed = seed_prompt(self._pending_seed, prompt), None
-        live = self._live
-        if live is not None:
-            live.prompt(prompt)
-        async for event in bridge.send(text):
-            if live is not None:
-                live.observe(event)
+        async for event in bridge.send(self._thread.outgoing(prompt)):
+            self._thread.observe(event)
             yield event
-        if live is not None:
-            self.library.turn_ended(live.info.provider, live.info.id, prompt, *live.last_turn())
+        self._thread.turn_ended()
 
     async def steer(self, text: str) -> bool:
         """Add `text` to the running turn (native); False when the provider cannot, and the
@@ -407,26 +401,27 @@ class Engine:
 
     # ----- switching provider -------------------------------------------------------------
 
-    def handoff(self) -> str | None:
-        """The handoff of the open session: its store's transcript, else what this run saw."""
-        live = self._live
-        if live is None:
-            return None
-        try:
-            return build_handoff(self.library.transcript(live.info))
-        except AvatarError:
-            seen = live.transcript()
-            return build_handoff(seen) if seen is not None else None
+    def history(self) -> Transcript | None:
+        """The open session's conversation: its store's transcript (or avatar's records of
+        it), else what this run saw; None without a session."""
+        return self._thread.history()
 
     async def switch_provider(self, name: str, *, handoff: bool = True) -> SessionStarted:
         """Switch mid-project: a new session on `name`, seeded with the current conversation
         (unless `handoff` is False)."""
-        text = self.handoff() if handoff else None
+        text = self._thread.handoff() if handoff else None
         started = await self.open_on(name, OpenRequest("new"))
         if text:
-            self._pending_seed = text
+            self._thread.hand_over(text)
             self._notice(f"the conversation so far will be handed to {name}")
         return started
+
+    async def _reopen_after_death(self) -> None:
+        assert self.session is not None
+        name, sid = self.session.provider, self.session.session_id
+        self._notice(f"{name} had stopped; restarting it and reopening session {sid}")
+        await self._stop_bridge()
+        await self.open_on(name, OpenRequest("resume", sid))
 
     # ----- shutting down ------------------------------------------------------------------
 
@@ -439,7 +434,7 @@ class Engine:
         """Stop the active agent (flushing its session); the engine can open again later."""
         await self._stop_bridge()
         self.session = None
-        self._live = None
+        self._thread.closed()
 
     def _require_bridge(self) -> BaseBridge:
         if self._bridge is None:

@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from avatar.sessions.types import SessionInfo, Transcript, TranscriptMessage
-
-if TYPE_CHECKING:
-    from avatar.events import BaseEvent
+from avatar.sessions.types import Transcript, TranscriptMessage
 
 # About 6k tokens: enough for the thread of a session, small next to any model's window.
 DEFAULT_BUDGET = 24_000
@@ -74,45 +69,3 @@ def seed_prompt(handoff: str, prompt: str) -> str:
     The user's words come first so every provider titles the new session by them.
     """
     return f"{prompt}\n\n{handoff}"
-
-
-class LiveTranscript:
-    """What this run saw of the open session: the handoff's source when no store has it."""
-
-    def __init__(self, info: SessionInfo) -> None:
-        self.info = info
-        self.messages: list[TranscriptMessage] = []
-        self._answer: list[str] = []
-        self._tools: list[str] = []
-        self._last: tuple[str, list[str]] = ("", [])
-
-    def prompt(self, text: str) -> None:
-        """The user sent `text`."""
-        self.messages.append(TranscriptMessage(role="user", text=text))
-        self._answer, self._tools = [], []
-
-    def observe(self, event: BaseEvent) -> None:
-        """An event of the running turn: answer text and tool titles are kept, the turn's
-        end closes it."""
-        from avatar.events import TextDelta, ToolCallStarted, TurnFinished
-
-        if event.replay:
-            return
-        if isinstance(event, TextDelta):
-            self._answer.append(event.text)
-        elif isinstance(event, ToolCallStarted):
-            self._tools.append(event.title or event.name)
-        elif isinstance(event, TurnFinished):
-            answer = "".join(self._answer)
-            if answer:
-                self.messages.append(TranscriptMessage(role="assistant", text=answer))
-            self._last = (answer, self._tools)
-            self._answer, self._tools = [], []
-
-    def last_turn(self) -> tuple[str, list[str]]:
-        """The answer text and tool titles of the turn that ended last."""
-        return self._last
-
-    def transcript(self) -> Transcript | None:
-        """The conversation seen so far, or None when nothing was said."""
-        return Transcript(info=self.info, messages=list(self.messages)) if self.messages else None

@@ -168,6 +168,12 @@ class BaseBridge(ABC):
         raise NotSupportedError(self.name, "compacting the context")
 
     @property
+    def alive(self) -> bool:
+        """False once the agent behind the bridge has died (the engine then restarts it and
+        reopens the session before the next turn)."""
+        return True
+
+    @property
     def model_in_use(self) -> str | None:
         """The model the session actually runs on, when the bridge knows it."""
         return self.ctx.model
