@@ -1,4 +1,10 @@
-"""Session id checks shared by the CLI, the engine and the stores."""
+"""THE session id syntax: every provider's ids and prefixes, and native session ids alike.
+
+An id may become a file name (a native session `<id>.jsonl`, avatar's record of a session's
+turns), so it has no path separators, no NUL, no leading dot (hidden files, `..`), no `..`
+anywhere and is not itself a `.jsonl` file name. `:` is allowed: some agents put one in their
+ids, and POSIX file names may hold it.
+"""
 
 from __future__ import annotations
 
@@ -9,14 +15,24 @@ from avatar.errors import UsageError
 # Ids of every provider are UUIDs, ULIDs or similar; nothing that could name a path.
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 
+#: What a valid id looks like, for error messages where the user chose the id.
+ID_RULE = (
+    "use up to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit "
+    "(no path separators, no '..')"
+)
+
 
 def is_valid_id(text: str) -> bool:
-    """True for a plausible session id or id prefix (no path separators, no `..`)."""
-    return bool(_ID.fullmatch(text)) and ".." not in text
+    """True for a plausible session id or id prefix (see the module docstring)."""
+    return bool(_ID.fullmatch(text)) and ".." not in text and not text.endswith(".jsonl")
 
 
-def check_id(text: str) -> str:
-    """Return `text` if it is a valid id or prefix, else raise a UsageError."""
+def check_id(text: str, *, explain: bool = False) -> str:
+    """Return `text` if it is a valid id or prefix, else raise a UsageError.
+
+    With `explain`, the error also says what a valid id looks like (for ids the user makes up).
+    """
     if not is_valid_id(text):
-        raise UsageError(f"invalid session id {text!r}")
+        rule = f": {ID_RULE}" if explain else ""
+        raise UsageError(f"invalid session id {text!r}{rule}")
     return text

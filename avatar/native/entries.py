@@ -161,10 +161,10 @@ _ENTRY_TYPES = {
 }
 KNOWN_TYPES = frozenset(_ENTRY_TYPES)
 
-_adapter: TypeAdapter[Any] | None = None
+_adapter: TypeAdapter[Entry] | None = None
 
 
-def _entry_adapter() -> TypeAdapter[Any]:
+def _entry_adapter() -> TypeAdapter[Entry]:
     global _adapter
     if _adapter is None:
         _adapter = TypeAdapter(Annotated[Entry, Field(discriminator="type")])
@@ -178,7 +178,7 @@ def parse_entry(line: str | bytes) -> Entry:
 
 def entry_parser() -> Callable[[str | bytes], Entry]:
     """`parse_entry` without the TypeAdapter wrapper: the hot loop of loading a session."""
-    return _entry_adapter().validator.validate_json  # type: ignore[return-value]
+    return _entry_adapter().validator.validate_json
 
 
 def parse_header(line: str | bytes) -> SessionHeader:

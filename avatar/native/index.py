@@ -11,19 +11,24 @@ This module imports nothing of the entry models: `avatar session list` stays lig
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import hashlib
 import os
 import re
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import cast
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from avatar.errors import SessionNotFoundError, UsageError
-from avatar.native.ulid import is_valid_session_id
+from avatar.fileio import append_line, atomic_write
+from avatar.ids import is_valid_id
 from avatar.native.writer import model_line
+from avatar.sessions.store import pick_one
 from avatar.sessions.types import SessionInfo
+from avatar.times import recency
 
 INDEX_NAME = ".index.jsonl"
 SUFFIX = ".jsonl"
@@ -66,6 +71,9 @@ class IndexRecord(BaseModel):
         )
 
 
+_Records = builtins.list[IndexRecord]  # `list` is also a method name of `SessionIndex`
+
+
 def project_slug(cwd: Path) -> str:
     """A readable, collision-free directory name for a project: `<name>-<hash of path>`."""
     resolved = str(Path(cwd).resolve())
@@ -94,7 +102,7 @@ class SessionIndex:
 
     def path_of(self, session_id: str) -> Path | None:
         """The file of session `session_id` (full id), wherever its project is."""
-        if not is_valid_session_id(session_id):
+        if not is_valid_id(session_id):
             return None
         for d in self._project_dirs():
             candidate = d / (session_id + SUFFIX)
@@ -112,28 +120,28 @@ class SessionIndex:
         """Append `record` to the index of the file's project (one small atomic append)."""
         append_line(path.parent / INDEX_NAME, model_line(record))
 
-    def list(self, cwd: Path | None = None, *, newest_first: bool = True) -> list[IndexRecord]:
+    def list(self, cwd: Path | None = None, *, newest_first: bool = True) -> _Records:
         """Sessions of project `cwd` (all projects when None), newest first unless told not."""
         dirs = [self.project_dir(cwd)] if cwd is not None else self._project_dirs()
-        records: list[IndexRecord] = []
+        records: _Records = []
         for d in dirs:
             records.extend(self._read_dir(d))
         if newest_first:
-            records.sort(key=updated_key, reverse=True)
+            records.sort(key=_recency, reverse=True)
         return records
 
-    def _read_dir(self, directory: Path) -> list[IndexRecord]:
+    def _read_dir(self, directory: Path) -> _Records:
         index_path = directory / INDEX_NAME
         known: dict[str, IndexRecord] = {}
         parsed = read_index(index_path)
         lines = len(parsed)
-        for record in parsed:
-            if record.deleted:
-                known.pop(record.id, None)
+        for line in parsed:
+            if line.deleted:
+                known.pop(line.id, None)
             else:
-                known[record.id] = record
-        out: list[IndexRecord] = []
-        repaired: list[IndexRecord] = []
+                known[line.id] = line
+        out: _Records = []
+        repaired: _Records = []
         try:
             entries = os.scandir(directory)
         except FileNotFoundError:
@@ -144,20 +152,19 @@ class SessionIndex:
                 if not name.endswith(SUFFIX) or name.startswith("."):
                     continue
                 sid = name[: -len(SUFFIX)]
-                record = known.get(sid)
                 try:
                     size = e.stat().st_size
                 except FileNotFoundError:
                     continue
+                record = known.get(sid)
                 if record is None or record.size != size:
                     # Only a stale or unindexed file needs the entry parser, which listing
                     # otherwise never imports.
                     from avatar.native.store import scan_record
 
-                    fresh = scan_record(Path(e.path), record)
-                    if fresh is None:
+                    record = scan_record(Path(e.path), record)
+                    if record is None:
                         continue
-                    record = fresh
                     repaired.append(record)
                 # Straight into __dict__: pydantic's __setattr__ costs ~3 µs, ×10,000.
                 record.__dict__["path"] = e.path
@@ -170,16 +177,13 @@ class SessionIndex:
             self._rewrite_index(index_path, out)
         return out
 
-    def _rewrite_index(self, index_path: Path, records: list[IndexRecord]) -> None:
+    def _rewrite_index(self, index_path: Path, records: _Records) -> None:
         # Drop superseded lines. A record appended by another process in between may be lost;
         # that is harmless, the next listing rescans that session's file.
-        tmp = index_path.with_name(f"{INDEX_NAME}.{os.getpid()}.tmp")
-        data = b"".join(model_line(r) for r in records)
         with contextlib.suppress(OSError):
-            tmp.write_bytes(data)
-            os.replace(tmp, index_path)
+            atomic_write(index_path, b"".join(model_line(r) for r in records))
 
-    def find(self, prefix: str) -> list[IndexRecord]:
+    def find(self, prefix: str) -> _Records:
         """Sessions (any project) whose id starts with `prefix` (case-insensitive)."""
         exact = self.path_of(prefix)
         if exact is not None:
@@ -189,14 +193,7 @@ class SessionIndex:
 
     def resolve(self, id_or_prefix: str) -> IndexRecord:
         """The one session an id or unique prefix names; a usage error otherwise."""
-        matches = self.find(id_or_prefix)
-        if not matches:
-            raise SessionNotFoundError(f"no native session matches {id_or_prefix!r}")
-        if len(matches) > 1:
-            ids = ", ".join(r.id for r in matches[:10])
-            more = f" and {len(matches) - 10} more" if len(matches) > 10 else ""
-            raise UsageError(f"session id {id_or_prefix!r} is ambiguous: {ids}{more}")
-        return matches[0]
+        return pick_one(id_or_prefix, self.find(id_or_prefix), "native")
 
     def latest(self, cwd: Path) -> IndexRecord | None:
         """The most recently updated session of project `cwd`."""
@@ -207,24 +204,16 @@ class SessionIndex:
 # -- file helpers ----------------------------------------------------------------------------
 
 
-def updated_key(record: IndexRecord) -> float:
-    # A float per record: comparing aware datetimes directly asks their tzinfo for the
-    # offset on every comparison, which made sorting 10,000 records take 0.15 s.
-    stamp = record.updated or record.created
-    return stamp.timestamp() if stamp else 0.0
-
-
-def parse_time(value: str) -> datetime | None:
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        return None
+# `times.recency` reads only `updated`, `created` and `id`, which a record has as a
+# `SessionInfo` does (its key is a float per record: comparing aware datetimes directly asks
+# their tzinfo for the offset on every comparison, which made sorting 10,000 records slow).
+_recency = cast("Callable[[IndexRecord], tuple[float, str]]", recency)
 
 
 _records: TypeAdapter[list[IndexRecord]] | None = None
 
 
-def read_index(path: Path) -> list[IndexRecord]:
+def read_index(path: Path) -> _Records:
     """Every record of an index file, oldest first; unreadable lines are skipped.
 
     The whole file is validated as one JSON array (one call into pydantic-core instead of
@@ -244,18 +233,10 @@ def read_index(path: Path) -> list[IndexRecord]:
         return _records.validate_json(b"[" + b",".join(lines) + b"]")
     except ValueError:
         pass
-    out: list[IndexRecord] = []
+    out: _Records = []
     for line in lines:
         try:
             out.append(IndexRecord.model_validate_json(line))
         except ValueError:
             continue  # a torn or foreign line: the files will tell
     return out
-
-
-def append_line(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)

@@ -9,8 +9,10 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from avatar.errors import SessionNotFoundError, UsageError
+from avatar.ids import check_id
 from avatar.native.context import SessionState, derive_title
 from avatar.native.entries import (
     KNOWN_TYPES,
@@ -24,9 +26,10 @@ from avatar.native.entries import (
     parse_entry,
     parse_header,
 )
-from avatar.native.index import SUFFIX, IndexRecord, SessionIndex, parse_time
-from avatar.native.ulid import is_valid_session_id, new_ulid
+from avatar.native.index import SUFFIX, IndexRecord, SessionIndex
+from avatar.native.ulid import new_ulid
 from avatar.native.writer import SessionBusyError, SessionWriter, model_line
+from avatar.times import parse_time
 
 
 @dataclass
@@ -38,13 +41,9 @@ class LoadedSession:
 
 
 def check_session_id(session_id: str) -> str:
-    """`session_id` if it can name a session file; else a usage error."""
-    if not is_valid_session_id(session_id):
-        raise UsageError(
-            f"invalid session id {session_id!r}: use letters, digits, '.', '_' or '-' "
-            "(no path separators, not starting with '.')"
-        )
-    return session_id
+    """`session_id` if it can name a session file (the one id syntax of `avatar.ids`); else a
+    usage error saying what an id may hold (a native id is often one the user made up)."""
+    return check_id(session_id, explain=True)
 
 
 class SessionManager(SessionIndex):
@@ -83,13 +82,14 @@ class SessionManager(SessionIndex):
             writer = SessionWriter(path, header=model_line(header))
         except FileExistsError:
             raise UsageError(f"session {sid} already exists") from None
+        created = parse_time(header.created)
         self.update_index(
             path,
             IndexRecord(
                 id=sid,
                 cwd=header.cwd,
-                created=header.created,
-                updated=header.created,
+                created=created,
+                updated=created,
                 model=model,
                 parent_id=parent_id,
                 size=writer.size(),
@@ -199,20 +199,27 @@ def iter_file(path: Path, warnings: list[str] | None = None) -> Iterator[Session
     """
     parse = entry_parser()
     with open(path, "rb") as f:
-        try:
-            yield parse_header(f.readline())
-        except ValueError:
-            raise ValueError(f"{path}: not a native session file (bad header)") from None
-        lineno = 1
-        for line in f:
-            lineno += 1
+        yield _read_header(path, f)
+        for lineno, line in enumerate(f, 2):
             try:
                 entry = parse(line)
             except ValueError:
                 if warnings is not None:
-                    warnings.append(f"{path.name}:{lineno}: {_why_bad(line)}; skipped")
+                    warnings.append(_skipped(path, lineno, line))
                 continue
             yield entry
+
+
+def _read_header(path: Path, f: BinaryIO) -> SessionHeader:
+    try:
+        return parse_header(f.readline())
+    except ValueError:
+        raise ValueError(f"{path}: not a native session file (bad header)") from None
+
+
+def _skipped(path: Path, lineno: int, line: bytes) -> str:
+    """The warning for a line of a session file that loading passes over."""
+    return f"{path.name}:{lineno}: {_why_bad(line)}; skipped"
 
 
 def _why_bad(line: bytes) -> str:
@@ -236,11 +243,7 @@ def read_state(path: Path) -> SessionState:
     """
     parse = entry_parser()
     with open(path, "rb") as f:
-        try:
-            header = parse_header(f.readline())
-        except ValueError:
-            raise ValueError(f"{path}: not a native session file (bad header)") from None
-        state = SessionState(header)
+        state = SessionState(_read_header(path, f))
         apply = state.apply
         lineno = 1
         for line in f:
@@ -248,7 +251,7 @@ def read_state(path: Path) -> SessionState:
             try:
                 entry = parse(line)
             except ValueError:
-                state.warnings.append(f"{path.name}:{lineno}: {_why_bad(line)}; skipped")
+                state.warnings.append(_skipped(path, lineno, line))
                 continue
             apply(entry)
     return state
@@ -286,8 +289,8 @@ def index_record(state: SessionState, size: int) -> IndexRecord:
         id=state.header.id,
         cwd=state.header.cwd,
         title=state.display_title,
-        created=state.header.created,
-        updated=state.updated,
+        created=parse_time(state.header.created),
+        updated=parse_time(state.updated),
         messages=state.message_count,
         model=state.model,
         parent_id=state.header.parent_id,
@@ -295,8 +298,8 @@ def index_record(state: SessionState, size: int) -> IndexRecord:
     )
 
 
-def _fold_tail(record: IndexRecord, f: object) -> None:
-    for line in f:  # type: ignore[attr-defined]
+def _fold_tail(record: IndexRecord, f: BinaryIO) -> None:
+    for line in f:
         if not line.endswith(b"\n"):
             break
         try:

@@ -7,7 +7,6 @@ incremented, so ids made by one process sort in creation order.
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 from datetime import UTC, datetime
@@ -18,10 +17,6 @@ _RANDOM_MAX = (1 << 80) - 1
 _lock = threading.Lock()
 _last_ms = -1
 _last_rand = 0
-
-# A session id may be chosen by the user (`-s ID`): it becomes a file name, so no separators,
-# no leading dot (hidden files, `..`) and nothing a shell would mangle.
-_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def _encode(value: int, length: int) -> str:
@@ -57,8 +52,3 @@ def ulid_time(ulid: str) -> datetime | None:
             return None
         ms = ms * 32 + _DECODE[c]
     return datetime.fromtimestamp(ms / 1000, tz=UTC)
-
-
-def is_valid_session_id(value: str) -> bool:
-    """True when `value` can name a session file (no path separators, no leading dot)."""
-    return bool(_SESSION_ID.fullmatch(value)) and not value.endswith(".jsonl")

@@ -13,6 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from avatar.fileio import atomic_write
+
 # Bump when a reader's summary logic changes, so old entries are recomputed.
 CACHE_VERSION = 2
 
@@ -84,16 +86,5 @@ class ListingCache:
             ensure_ascii=False,
             separators=(",", ":"),
         )
-        import tempfile  # only when writing: listing from a warm cache never needs it
-
         with contextlib.suppress(OSError):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name, suffix=".tmp")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    f.write(data)
-                os.replace(tmp, self.path)
-            except OSError:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            atomic_write(self.path, data.encode())

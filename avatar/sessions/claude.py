@@ -17,10 +17,11 @@ import shutil
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from avatar.errors import SessionNotFoundError, UsageError
 from avatar.sessions.filestore import (
+    FileFold,
     JsonlSessionStore,
     Summary,
     fold_transcript,
@@ -29,12 +30,9 @@ from avatar.sessions.filestore import (
 )
 from avatar.sessions.jsonl import (
     LIST_LINE_CAP,
-    LineStats,
     blocks_text,
     is_injected,
-    iter_records,
     later,
-    mtime_utc,
     parse_time,
     title_from,
 )
@@ -104,19 +102,12 @@ def project_slug(cwd: str) -> str:
     return f"{slug[:_SLUG_MAX]}-{_base36(abs(_java_hash(cwd)))}"
 
 
-class _Fold:
+class _Fold(FileFold):
     """Walks a transcript's entries once, for a listing summary or a full transcript."""
 
     def __init__(self, keep: bool) -> None:
-        self.keep = keep
-        self.messages: list[TranscriptMessage] = []
-        self.count = 0
-        self.first_user: str | None = None
+        super().__init__(keep)
         self.titles: dict[str, str] = {}
-        self.cwd: str | None = None
-        self.model: str | None = None
-        self.created: datetime | None = None
-        self.updated: datetime | None = None
         self._assistant_id: str | None = None
         self._current: TranscriptMessage | None = None
 
@@ -168,7 +159,7 @@ class _Fold:
         if not texts or entry.get("isMeta"):
             return
         text = "\n".join(texts)
-        role = "system" if entry.get("isCompactSummary") else "user"
+        role: Literal["system", "user"] = "system" if entry.get("isCompactSummary") else "user"
         if role == "user":
             self.count += 1
             if self.first_user is None:
@@ -247,27 +238,14 @@ class ClaudeStore(JsonlSessionStore):
     def summarize(self, path: Path, st: os.stat_result) -> Summary:
         """Session facts from one transcript, parsing only the lines that matter."""
         fold = _Fold(keep=False)
-        stats = LineStats()
-        with path.open("rb") as f:
-            for entry in iter_records(f, stats, max_line=LIST_LINE_CAP, want=_LIST_WANT):
-                fold.feed(entry)
-        warnings = [w for w in (stats.warning(path),) if w]
+        stats = fold.read(path, LIST_LINE_CAP, want=_LIST_WANT)
+        warnings = stats.warnings(path)
         if fold.count == 0 and not fold.titles:
             # Nothing of a conversation (a crash before the first message, or not a transcript).
             if stats.skipped:
                 warnings = [f"{path}: no readable messages, skipped"]
             return Summary(None, warnings)
-        info = SessionInfo(
-            id=path.name[:-6],
-            provider=self.provider,
-            cwd=fold.cwd,
-            title=fold.title,
-            created=fold.created or mtime_utc(st.st_mtime),
-            updated=fold.updated or mtime_utc(st.st_mtime),
-            messages=fold.count,
-            model=fold.model,
-        )
-        return Summary(info, warnings)
+        return Summary(fold.info(path.name[:-6], self.provider, fold.title, st), warnings)
 
     def read_transcript(self, info: SessionInfo) -> Transcript:
         """Every message of the session, tool calls and results included."""
@@ -277,7 +255,7 @@ class ClaudeStore(JsonlSessionStore):
         """Remove the transcript file (and the session's side directory, if any)."""
         if not UUID_RE.fullmatch(session_id):
             raise UsageError(f"invalid session id {session_id!r}")
-        path = Path(self.locate(session_id).path or "")
+        path = Path(self.locate(session_id, exact=True).path or "")
         # Only ever a file we listed ourselves, named by a validated UUID.
         if path.name != f"{session_id}.jsonl" or path.parent.parent != self.root():
             raise SessionNotFoundError(f"no {self.provider} session {session_id!r}")

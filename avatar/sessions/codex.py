@@ -9,6 +9,7 @@ conversation is in `response_item` lines (`message`, `function_call`, `function_
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import re
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from avatar.sessions.filestore import (
+    FileFold,
     JsonlSessionStore,
     Summary,
     fold_transcript,
@@ -26,12 +28,9 @@ from avatar.sessions.filestore import (
 )
 from avatar.sessions.jsonl import (
     LIST_LINE_CAP,
-    LineStats,
     blocks_text,
     is_injected,
-    iter_records,
     later,
-    mtime_utc,
     parse_line,
     parse_time,
     read_records,
@@ -71,21 +70,14 @@ def codex_home(env: Any, home: Path) -> Path:
     return Path(configured).expanduser() if configured else home / ".codex"
 
 
-class _Fold:
+class _Fold(FileFold):
     """Walks a rollout's lines once, for a listing summary or a full transcript."""
 
     def __init__(self, keep: bool) -> None:
-        self.keep = keep
-        self.messages: list[TranscriptMessage] = []
-        self.count = 0
+        super().__init__(keep)
         self.session_id: Any = None
         self.meta_seen = False
         self.subagent = False
-        self.cwd: str | None = None
-        self.model: str | None = None
-        self.first_user: str | None = None
-        self.created: datetime | None = None
-        self.updated: datetime | None = None
         self._assistant: TranscriptMessage | None = None
 
     def feed(self, line: dict[str, Any]) -> None:
@@ -224,34 +216,19 @@ class CodexStore(JsonlSessionStore):
     def summarize(self, path: Path, st: os.stat_result) -> Summary:
         """Session facts from one rollout, parsing only the lines that matter."""
         fold = _Fold(keep=False)
-        stats = LineStats()
-        with path.open("rb") as f:
-            records = iter_records(
-                f, stats, max_line=LIST_LINE_CAP, want=_LIST_WANT, parse=_parse_for_listing
-            )
-            for line in records:
-                fold.feed(line)
-        warnings = [w for w in (stats.warning(path),) if w]
+        stats = fold.read(path, LIST_LINE_CAP, want=_LIST_WANT, parse=_parse_for_listing)
         if not fold.meta_seen:
             return Summary(None, [f"{path}: no session_meta line, skipped"])
         bad = unsafe_id(path, fold.session_id)
         if bad is not None:
             return bad
         if fold.count == 0 or fold.subagent:
-            return Summary(None, warnings)  # never used, or codex's own helper thread
-        info = SessionInfo(
-            id=fold.session_id,
-            provider=self.provider,
-            cwd=fold.cwd,
-            title=title_from(fold.first_user),
-            created=fold.created or mtime_utc(st.st_mtime),
-            updated=fold.updated or mtime_utc(st.st_mtime),
-            messages=fold.count,
-            model=fold.model,
-        )
-        return Summary(info, warnings)
+            # Never used, or codex's own helper thread.
+            return Summary(None, stats.warnings(path))
+        info = fold.info(fold.session_id, self.provider, title_from(fold.first_user), st)
+        return Summary(info, stats.warnings(path))
 
-    def list(self, cwd: Path | None) -> list[SessionInfo]:
+    def list(self, cwd: Path | None) -> builtins.list[SessionInfo]:
         """Sessions, titled with their `/rename` thread names where codex recorded one."""
         sessions = super().list(cwd)
         names = self._thread_names()

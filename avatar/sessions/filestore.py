@@ -2,22 +2,26 @@
 
 A subclass says where the files are (`session_files`) and how to summarise and read one
 (`summarize`, `read_transcript`); this class does the rest the same way for every provider:
-stat-keyed caching, the cwd filter, id validation and warnings for skipped files.
+stat-keyed caching, the cwd filter, id validation and warnings for skipped files. `FileFold`
+is the common part of the providers' one-pass readers of a file.
 """
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import os
-from abc import abstractmethod
-from collections.abc import Iterable
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
+from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from avatar.errors import SessionNotFoundError, UsageError
+from avatar.errors import SessionNotFoundError
 from avatar.ids import is_valid_id
 from avatar.sessions.cache import ListingCache
-from avatar.sessions.jsonl import TRANSCRIPT_LINE_CAP, LineStats, iter_records
+from avatar.sessions.jsonl import TRANSCRIPT_LINE_CAP, LineStats, iter_records, mtime_utc
 from avatar.sessions.store import SessionStore
 from avatar.sessions.types import SessionInfo, Transcript, TranscriptMessage
 
@@ -97,10 +101,11 @@ class JsonlSessionStore(SessionStore):
 
     # ----- the SessionStore interface ---------------------------------------------------------
 
-    def list(self, cwd: Path | None) -> list[SessionInfo]:
+    def list(self, cwd: Path | None) -> builtins.list[SessionInfo]:
         """Sessions started in `cwd` (every session when None)."""
+        self.scans += 1
         keys = same_dir_keys(cwd) if cwd is not None else None
-        out: list[SessionInfo] = []
+        out: builtins.list[SessionInfo] = []
         seen: set[str] = set()
         for path in self.session_files(cwd):
             summary = self._summary(path)
@@ -125,20 +130,11 @@ class JsonlSessionStore(SessionStore):
 
     def transcript(self, session_id: str) -> Transcript:
         """The canonical transcript of one session; SessionNotFoundError if absent."""
-        return self.read_transcript(self.locate(session_id))
-
-    def locate(self, session_id: str) -> SessionInfo:
-        """The listed session with exactly this id (any cwd)."""
-        if not is_valid_id(session_id):
-            raise UsageError(f"invalid session id {session_id!r}")
-        for info in self.list(None):
-            if info.id == session_id:
-                return info
-        raise SessionNotFoundError(f"no {self.provider} session {session_id!r}")
+        return self.read_transcript(self.locate(session_id, exact=True))
 
     # ----- helpers --------------------------------------------------------------------------
 
-    def _warn(self, lines: list[str]) -> None:
+    def _warn(self, lines: builtins.list[str]) -> None:
         # Listing twice in one run (find, then read) must not repeat a warning.
         for line in lines:
             if line not in self.warnings:
@@ -164,23 +160,60 @@ class JsonlSessionStore(SessionStore):
         return summary
 
 
-class Fold(Protocol):
-    """Builds transcript messages from a file's records, one record at a time."""
+class FileFold(ABC):
+    """Walks one session file's records once, for a listing summary (`keep` False: facts and
+    counts only) or a whole transcript (`keep` True: `messages` too)."""
 
-    messages: list[TranscriptMessage]
+    def __init__(self, keep: bool) -> None:
+        self.keep = keep
+        self.messages: list[TranscriptMessage] = []
+        self.count = 0  # user and assistant messages
+        self.first_user: str | None = None
+        self.cwd: str | None = None
+        self.model: str | None = None
+        self.created: datetime | None = None
+        self.updated: datetime | None = None
 
-    def feed(self, record: Any) -> None:
+    @abstractmethod
+    def feed(self, record: dict[str, Any]) -> None:
         """Take one parsed JSONL record."""
 
+    def read(
+        self,
+        path: Path | str,
+        max_line: int,
+        want: re.Pattern[bytes] | None = None,
+        parse: Callable[[bytes], dict[str, Any] | None] | None = None,
+    ) -> LineStats:
+        """Feed every record of `path` (see `iter_records`); what was skipped is returned."""
+        stats = LineStats()
+        with open(path, "rb") as f:
+            for record in iter_records(f, stats, max_line=max_line, want=want, parse=parse):
+                self.feed(record)
+        return stats
 
-def fold_transcript(info: SessionInfo, fold: Fold) -> Transcript:
+    def info(
+        self, session_id: str, provider: str, title: str | None, st: os.stat_result
+    ) -> SessionInfo:
+        """The listed session (undated files are dated by their modification time)."""
+        mtime = mtime_utc(st.st_mtime)
+        return SessionInfo(
+            id=session_id,
+            provider=provider,
+            cwd=self.cwd,
+            title=title,
+            created=self.created or mtime,
+            updated=self.updated or mtime,
+            messages=self.count,
+            model=self.model,
+        )
+
+
+def fold_transcript(info: SessionInfo, fold: FileFold) -> Transcript:
     """Feed every record of a listed session's file to `fold`; broken lines are counted."""
     assert info.path is not None
-    stats = LineStats()
     try:
-        with open(info.path, "rb") as f:
-            for record in iter_records(f, stats, max_line=TRANSCRIPT_LINE_CAP):
-                fold.feed(record)
+        stats = fold.read(info.path, TRANSCRIPT_LINE_CAP)
     except OSError as e:
         raise SessionNotFoundError(f"cannot read session {info.id}: {e.strerror}") from None
     return Transcript(info=info, messages=fold.messages, skipped_lines=stats.skipped)

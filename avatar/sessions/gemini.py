@@ -224,7 +224,7 @@ class GeminiStore(JsonlSessionStore):
                 model = record["model"]
         if count == 0:
             # Gemini CLI records a session at start-up; it hides those never used, and so do we.
-            return Summary(None, [w for w in (stats.warning(path),) if w])
+            return Summary(None, stats.warnings(path))
         summary = meta.get("summary")
         info = SessionInfo(
             id=meta["sessionId"],
@@ -236,7 +236,7 @@ class GeminiStore(JsonlSessionStore):
             messages=count,
             model=model,
         )
-        return Summary(info, [w for w in (stats.warning(path),) if w])
+        return Summary(info, stats.warnings(path))
 
     def read_transcript(self, info: SessionInfo) -> Transcript:
         """Every message of the chat, tool calls and their results included."""

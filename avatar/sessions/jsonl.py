@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from avatar.times import parse_time as iso_time
+
 # Listing parses only lines up to this size; longer ones are huge tool outputs or garbage and
 # never carry what a listing needs.
 LIST_LINE_CAP = 1 << 20
@@ -60,6 +62,11 @@ class LineStats:
         lines = ", ".join(str(n) for n in self.where)
         more = ", …" if self.skipped > len(self.where) else ""
         return f"{path}: skipped {' and '.join(parts)} (line {lines}{more})"
+
+    def warnings(self, path: Path | str) -> list[str]:
+        """`warning()` as a list: empty when nothing was skipped."""
+        line = self.warning(path)
+        return [line] if line else []
 
 
 def iter_raw_lines(f: IO[bytes], max_line: int, stats: LineStats) -> Iterator[tuple[int, bytes]]:
@@ -152,24 +159,16 @@ def read_records(
 
 
 def parse_time(value: Any) -> datetime | None:
-    """A timezone-aware UTC datetime from an ISO-8601 string or epoch seconds/milliseconds."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (int, float)):
+    """A timezone-aware UTC datetime from an ISO-8601 string (`avatar.times.parse_time`) or
+    epoch seconds/milliseconds, as agents' files hold them; None for anything else."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         seconds = value / 1000 if value > 1e11 else value  # ms vs s
         try:
             return datetime.fromtimestamp(seconds, tz=UTC)
         except (OverflowError, OSError, ValueError):
             return None
-    if isinstance(value, str) and value:
-        try:
-            stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        if stamp.tzinfo is None:
-            stamp = stamp.replace(tzinfo=UTC)
-        return stamp.astimezone(UTC)
-    return None
+    stamp = iso_time(value)
+    return stamp.astimezone(UTC) if stamp is not None else None
 
 
 def mtime_utc(mtime: float) -> datetime:

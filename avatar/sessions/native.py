@@ -6,22 +6,14 @@ so 10,000 sessions list in well under the 0.3 s budget.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Mapping
-from datetime import datetime
 from pathlib import Path
 
 from avatar.native.index import SessionIndex
 from avatar.sessions.store import SessionStore
 from avatar.sessions.types import SessionInfo, ToolCall, Transcript, TranscriptMessage
-
-
-def _time(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        return None
+from avatar.times import parse_time
 
 
 class NativeStore(SessionStore):
@@ -33,13 +25,16 @@ class NativeStore(SessionStore):
         # `transcript` use) are imported when first needed.
         self.index = SessionIndex(avatar_home)
 
-    def list(self, cwd: Path | None) -> list[SessionInfo]:
+    def list(self, cwd: Path | None) -> builtins.list[SessionInfo]:
         """Sessions started in `cwd` (all when None), in no particular order (callers sort)."""
+        self.scans += 1
         records = self.index.list(cwd, newest_first=False)
         return [r.to_info(self.provider) for r in records]
 
-    def find(self, prefix: str) -> list[SessionInfo]:
-        """Sessions whose id starts with `prefix`."""
+    def find(self, prefix: str) -> builtins.list[SessionInfo]:
+        """Sessions whose id starts with `prefix` (case-insensitive); an exact id reads only
+        its own project's index."""
+        self.scans += 1
         return [r.to_info(self.provider) for r in self.index.find(prefix)]
 
     def delete(self, session_id: str) -> None:
@@ -50,7 +45,6 @@ class NativeStore(SessionStore):
 
     def transcript(self, session_id: str) -> Transcript:
         """The whole conversation, compacted parts included (marked where compacted)."""
-        from avatar.errors import SessionNotFoundError
         from avatar.native.entries import (
             CompactionEntry,
             MessageEntry,
@@ -60,16 +54,11 @@ class NativeStore(SessionStore):
         )
         from avatar.native.store import iter_file
 
-        path = self.index.path_of(session_id)
-        if path is None:
-            raise SessionNotFoundError(f"no native session {session_id}")
-        warnings: list[str] = []
-        messages: list[TranscriptMessage] = []
-        info: SessionInfo | None = None
-        it = iter_file(path, warnings)
-        header = next(it)
-        for entry in it:
-            when = _time(entry.timestamp)
+        info = self.locate(session_id, exact=True)
+        warnings: builtins.list[str] = []
+        messages: builtins.list[TranscriptMessage] = []
+        for entry in iter_file(Path(info.path or ""), warnings):
+            when = parse_time(getattr(entry, "timestamp", None))
             if isinstance(entry, MessageEntry):
                 messages.append(TranscriptMessage(role=entry.role, text=entry.text, timestamp=when))
             elif isinstance(entry, SteeringEntry):
@@ -96,15 +85,4 @@ class NativeStore(SessionStore):
                     TranscriptMessage(role="system", text=f"[compacted] {note}", timestamp=when)
                 )
         self.warnings.extend(warnings)
-        records = [r for r in self.index.find(session_id) if r.id == session_id]
-        if records:
-            info = records[0].to_info(self.provider)
-        else:
-            info = SessionInfo(
-                id=session_id,
-                provider=self.provider,
-                cwd=getattr(header, "cwd", None),
-                created=_time(getattr(header, "created", None)),
-                path=str(path),
-            )
         return Transcript(info=info, messages=messages, skipped_lines=len(warnings))

@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from avatar.times import parse_time
+
 
 @dataclass(slots=True)
 class SessionInfo:
@@ -46,7 +48,7 @@ class SessionInfo:
 
         Raises `ValueError`, `TypeError` or `KeyError` on an entry of the wrong shape.
         """
-        created, updated, messages = data.get("created"), data.get("updated"), data["messages"]
+        messages = data["messages"]
         if type(messages) is not int:
             raise TypeError("messages")
         return cls(
@@ -54,8 +56,8 @@ class SessionInfo:
             provider=_text(data["provider"]),
             cwd=_opt_text(data.get("cwd")),
             title=_opt_text(data.get("title")),
-            created=datetime.fromisoformat(created) if created is not None else None,
-            updated=datetime.fromisoformat(updated) if updated is not None else None,
+            created=_opt_time(data.get("created")),
+            updated=_opt_time(data.get("updated")),
             messages=messages,
             model=_opt_text(data.get("model")),
             path=_opt_text(path),
@@ -70,6 +72,17 @@ def _text(value: Any) -> str:
 
 def _opt_text(value: Any) -> str | None:
     return None if value is None else _text(value)
+
+
+def _opt_time(value: Any) -> datetime | None:
+    # Strict, unlike `parse_time` alone: a cache entry with an unreadable time is a broken
+    # entry (the caller recomputes it from the file), not a session without that time.
+    if value is None:
+        return None
+    stamp = parse_time(value)
+    if stamp is None:
+        raise ValueError(f"not a time: {value!r}")
+    return stamp
 
 
 class ToolCall(BaseModel):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from avatar.errors import SessionNotFoundError, UsageError
+from avatar.ids import is_valid_id
 from avatar.native.entries import (
     CompactionEntry,
     EntryUsage,
@@ -21,7 +22,7 @@ from avatar.native.entries import (
 )
 from avatar.native.index import INDEX_NAME, project_slug
 from avatar.native.store import SessionManager, index_record, read_state
-from avatar.native.ulid import is_valid_session_id, new_ulid, ulid_time
+from avatar.native.ulid import new_ulid, ulid_time
 from avatar.native.writer import SessionBusyError, SessionWriter
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,10 +52,16 @@ def test_ulid_is_sortable_and_monotonic() -> None:
         ("", False),
         ("x.jsonl", False),
         ("a" * 129, False),
+        ("a" * 128, True),
+        ("a..b", False),
+        ("a\x00b", False),
+        ("a\\b", False),
+        ("x.jsonl.", True),
+        ("ses:01J", True),  # one syntax for every provider's ids; `:` is a file name character
     ],
 )
 def test_session_id_validation(value: str, ok: bool) -> None:
-    assert is_valid_session_id(value) is ok
+    assert is_valid_id(value) is ok
 
 
 def test_layout_header_and_entries(manager: SessionManager, tmp_path: Path) -> None:
