@@ -47,6 +47,7 @@ class EngineStatus:
     how: str | None  # new, loaded, resumed, continued, forked
     capabilities: list[str] = field(default_factory=list)
     facts: dict[str, Any] = field(default_factory=dict)  # provider-specific (pid, cost …)
+    steers: bool = False  # text sent during a turn joins it (else it waits for the next)
 
 
 class Engine:
@@ -126,6 +127,11 @@ class Engine:
     def default_provider(self) -> str:
         """DESIGN §3: config/preset provider, else native with credentials, else the first CLI."""
         return self.registry.default(self.settings)
+
+    def check_model(self) -> None:
+        """A usage error now for a model the chosen provider is known not to offer."""
+        if self.model:
+            self.registry.check_model(self.chosen_provider(), self.model, self.settings)
 
     def chosen_provider(self) -> str:
         """The provider of the open session, else the one the next `open()` will use."""
@@ -279,7 +285,7 @@ class Engine:
         return started
 
     async def _start(self, provider: str) -> BaseBridge:
-        if self._bridge is not None and self._bridge.name == provider:
+        if self._bridge is not None and self._bridge.name == provider and self._bridge.alive:
             return self._bridge
         await self._stop_bridge()
         spec = self.registry.spec(provider)
@@ -391,6 +397,7 @@ class Engine:
         if model is None and provider is not None and bridge is None:
             model = self.registry.spec(provider).model
         return EngineStatus(
+            steers=provider is not None and self.registry.spec(provider).transport == "native",
             provider=provider,
             model=model,
             session_id=s.session_id if s else None,

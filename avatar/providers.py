@@ -167,6 +167,22 @@ class ProviderRegistry:
         """The full environment the provider's process runs with."""
         return {**self.env, **spec.env}
 
+    def models(self, provider: str, settings: Settings) -> list[str]:
+        """Model ids `provider` is known to offer (native: its model registry; agents say
+        theirs only once started)."""
+        if self.spec(provider).transport != "native":
+            return []
+        from avatar.native.models import ModelRegistry
+
+        return [m.full_id for m in ModelRegistry.from_settings(settings).all()]
+
+    def check_model(self, provider: str, model: str, settings: Settings) -> None:
+        """A UsageError for a model the native agent does not know (agents check their own)."""
+        if self.spec(provider).transport == "native":
+            from avatar.native.models import ModelResolver
+
+            ModelResolver.from_settings(settings, self.env).resolve(model)
+
     def default(self, settings: Settings) -> str:
         """DESIGN §3: config/preset provider, else native with credentials, else the first
         agent CLI found; an AvatarError saying how to enable each when nothing is usable."""

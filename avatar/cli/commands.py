@@ -205,7 +205,14 @@ def chat(
 
 
 @cli.command()
-@click.option("--resume", "resume", metavar="ID", help="Resume a session (id or unique prefix).")
+@click.option(
+    "--resume",
+    "resume",
+    metavar="[ID]",
+    is_flag=False,
+    flag_value="",
+    help="Resume a session (id or unique prefix; no id: pick one).",
+)
 @click.option(
     "--continue", "cont", is_flag=True, help="Continue the newest session in this directory."
 )
@@ -231,12 +238,18 @@ def repl(
     add_dirs: tuple[Path, ...],
 ) -> int:
     """Interactive session with slash commands (/help lists them)."""
-    if sum(bool(x) for x in (resume, cont, source)) > 1:
+    if sum((resume is not None, cont, source is not None)) > 1:
         raise UsageError("use only one of --resume, --continue and --from")
     from avatar.cli.repl import run_repl
 
     return run_repl(
-        state, resume=resume, cont=cont, source=source, permission=permission, add_dirs=add_dirs
+        state,
+        resume=resume or None,
+        cont=cont,
+        source=source,
+        permission=permission,
+        add_dirs=add_dirs,
+        pick=resume == "",
     )
 
 

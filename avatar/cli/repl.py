@@ -1,23 +1,28 @@
-"""The REPL: prompt-toolkit input with history and a status line; slash commands; steering.
+"""The REPL: prompt-toolkit input, rich output, slash commands, steering.
 
-A turn runs as a task while the prompt stays live: text typed meanwhile steers the turn
-(native) or is queued for the next turn (others); Ctrl-C interrupts the turn, not the REPL.
-Without a terminal on stdin, lines are read one by one (handy for scripts and tests).
+Turns and slow commands (opening a session, switching provider) run as tasks while the prompt
+stays live: the status line shows a spinner with what is happening, text typed meanwhile
+steers the turn (native) or is queued for the next one (others), and Ctrl-C interrupts the
+turn, not the REPL. Without a terminal on stdin, lines are read one by one (for scripts).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import shlex
 import sys
+import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from avatar.cli import settled
-from avatar.cli.render import LineRenderer
-from avatar.cli.slash import lookup, names
+from avatar.cli.attach import attach_files
+from avatar.cli.diffs import change_of, render_diff
+from avatar.cli.screen import Screen
+from avatar.cli.slash import lookup
 from avatar.errors import AvatarError
 from avatar.events import BaseEvent, PermissionRequested, SessionStarted, Usage
 
@@ -26,137 +31,227 @@ if TYPE_CHECKING:
     from avatar.engine import Engine
     from avatar.permissions import Answer
 
-_ANSWERS: dict[str, Answer] = {"y": "allow", "yes": "allow", "a": "always", "always": "always"}
+ANSWERS: dict[str, Answer] = {
+    "y": "allow",
+    "yes": "allow",
+    "a": "always",
+    "always": "always",
+    "n": "deny",
+    "no": "deny",
+}
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+QUIET = 0.3  # seconds without output before the spinner shows
 
 
 class Repl:
     """State of one interactive run; talks to the engine's public API only."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, screen: Screen | None = None) -> None:
         self.engine = engine
-        self.engine.set_permission_handler(self._ask_permission)
-        self.renderer = LineRenderer(json_out=False, err=sys.stdout)
+        self.screen = screen or Screen()
+        self.engine.set_permission_handler(self.ask_permission)
         self.engine.subscribe(self._on_event)
         self.usage = Usage()
-        self.turn: asyncio.Task[None] | None = None
+        self.work: asyncio.Task[None] | None = None  # the running turn or slow command
+        self.turn_running = False
         self.queued: deque[str] = deque()
-        self.permission_answer: asyncio.Future[Answer] | None = None
+        self.permission: asyncio.Future[Answer] | None = None
+        self._reopened = False  # a session was resumed: show where it was, once opened
 
     # ----- events ---------------------------------------------------------------------
 
     def _on_event(self, event: BaseEvent) -> None:
         if isinstance(event, SessionStarted):
             self.usage = Usage()
+            self._reopened = event.how != "new"
         if isinstance(event, Usage) and not event.replay:
             self.usage = event
-        self.renderer.on_event(event)
+        self.screen.on_event(event)
 
-    def say(self, text: str) -> None:
+    def say(self, text: str, style: str | None = None) -> None:
         """Print a line for the user."""
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
+        self.screen.line(text, style)
 
-    async def _ask_permission(self, request: PermissionRequested) -> Answer:
-        loop = asyncio.get_running_loop()
-        self.permission_answer = loop.create_future()
-        self.say(f"permission: allow {request.title!r}? [y/N] (a: always for this session)")
+    def show_where_we_were(self) -> None:
+        """After a resume, continue or fork: the last turns of the session, once."""
+        if not self._reopened:
+            return
+        self._reopened = False
+        history = self.engine.history()
+        if history is not None:
+            self.screen.history(history.messages)
+
+    async def ask_permission(self, request: PermissionRequested) -> Answer:
+        """The permission menu: the action, its diff when it edits a file, three answers."""
+        self.screen.flush()
+        self.say(f"permission: {request.title}", "bold yellow")
+        started = self.screen.started_call(request.id)
+        change = change_of(started) if started is not None else None
+        if change is not None:
+            self.screen.print(render_diff(change, 20))
+        self.say("  [y] allow once   [a] allow always (this session)   [n] deny", "yellow")
+        self.permission = asyncio.get_running_loop().create_future()
         try:
-            return await self.permission_answer
+            answer = await self.permission
         finally:
-            self.permission_answer = None
+            self.permission = None
+        self.say(f"  → {'allowed' if answer != 'deny' else 'denied'}", "dim")
+        return answer
+
+    def answer_permission(self, text: str) -> bool:
+        """Answer a pending permission question; False when none is pending."""
+        if self.permission is None or self.permission.done():
+            return False
+        self.permission.set_result(ANSWERS.get(text.strip().lower(), "deny"))
+        return True
+
+    # ----- status line ----------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        """True while a turn or a slow command runs."""
+        return self.work is not None and not self.work.done()
 
     def toolbar(self) -> str:
-        """The status line: provider, model, session id, context use, tokens/cost."""
-        status = self.engine.status()
+        """Provider, model, session, context use, tokens and cost; a spinner while busy."""
+        try:
+            status = self.engine.status()
+        except AvatarError as e:
+            return f"avatar: {e}"
         parts = [
             status.provider or "-",
             status.model or "default model",
-            status.session_id or "no session",
+            status.session_id[:12] if status.session_id else "no session yet",
         ]
         pct = self.usage.context_percent
         if pct is not None:
             parts.append(f"ctx {pct:.0f}%")
         tokens = (self.usage.input_tokens or 0) + (self.usage.output_tokens or 0)
         if tokens:
-            parts.append(f"{tokens} tok")
+            parts.append(f"{tokens:,} tok")
         if self.usage.cost_usd:
             parts.append(f"${self.usage.cost_usd:.4f}")
-        return " · ".join(parts)
+        if self.permission is not None:
+            parts.append("answer: y / a / n")
+        elif self.busy:
+            if self.turn_running:
+                parts.append("busy: typing steers" if status.steers else "busy: typing queues")
+            quiet = time.monotonic() - self.screen.last_output
+            if self.screen.pending:
+                parts.append(f"… {self.screen.pending[-40:]}")
+            elif quiet > QUIET and self.screen.activity:
+                frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
+                parts.append(f"{frame} {self.screen.activity}… {quiet:.0f}s")
+        else:
+            parts.append("idle")
+        import shutil
+
+        width = shutil.get_terminal_size((100, 24)).columns
+        line = " · ".join(parts)
+        return line if len(line) < width else line[: width - 2] + "…"
 
     # ----- turns ----------------------------------------------------------------------
 
-    @property
-    def busy(self) -> bool:
-        """True while a turn runs."""
-        return self.turn is not None and not self.turn.done()
-
     async def run_turn(self, prompt: str) -> None:
         """One turn, then any prompts queued while it ran."""
-        while True:
-            try:
-                async for event in self.engine.send(prompt):
-                    self._on_event(event)
-            except AvatarError as e:
-                self.say(f"avatar: {e}")
-            if not self.queued:
-                return
-            prompt = self.queued.popleft()
+        self.turn_running = True
+        try:
+            while True:
+                self.screen.begin_turn()
+                try:
+                    async for event in self.engine.send(attach_files(prompt, self.engine.cwd)):
+                        self._on_event(event)
+                except AvatarError as e:
+                    self.screen.flush()
+                    self.say(f"avatar: {e}", "bold red")
+                self.show_where_we_were()  # the agent was restarted and its session reopened
+                if not self.queued:
+                    return
+                prompt = self.queued.popleft()
+        finally:
+            self.turn_running = False
 
     async def submit(self, text: str) -> None:
         """Start a turn, or steer/queue when one is running."""
-        if self.engine.session is None:
-            await self.engine.new()
-        if self.busy:
+        if self.busy and self.turn_running:
             if await self.engine.steer(text):
-                self.say("(steering the running turn)")
+                self.say("(steering the running turn)", "dim")
             else:
                 self.queued.append(text)
-                self.say("(queued for after this turn)")
+                self.say("(queued for after this turn)", "dim")
             return
-        self.turn = asyncio.create_task(self.run_turn(text))
+        if self.busy:
+            self.say("avatar: wait for the command to finish", "yellow")
+            return
+        self.work = asyncio.create_task(self.run_turn(text))
 
-    async def wait_turn(self) -> None:
-        """Wait for the running turn (used when input is not a terminal)."""
-        if self.turn is not None:
-            await self.turn
+    async def wait(self) -> None:
+        """Wait for the running turn or command (used when input is not a terminal)."""
+        if self.work is not None:
+            await self.work
 
     async def interrupt(self) -> None:
         """Ctrl-C: stop the running turn."""
         if self.busy:
             self.queued.clear()
+            if self.permission is not None and not self.permission.done():
+                self.permission.set_result("deny")
             await self.engine.cancel()
-            self.say("(interrupted)")
+            self.say("(interrupted)", "dim")
 
     # ----- commands -------------------------------------------------------------------
 
     async def command(self, line: str) -> bool:
-        """Run a slash command; True means leave."""
+        """Run a slash command; True means leave. Slow ones run as a task."""
         try:
             words = shlex.split(line)
         except ValueError as e:
-            self.say(f"avatar: {e}")
+            self.say(f"avatar: {e}", "red")
             return False
         cmd = lookup(words[0])
         if cmd is None:
-            self.say(f"avatar: unknown command {words[0]} (/help lists them)")
+            self.say(f"avatar: unknown command {words[0]} (/help lists them)", "red")
             return False
         if self.busy and not cmd.while_busy:
-            self.say("avatar: wait for the running turn to finish (Ctrl-C interrupts it)")
+            self.say("avatar: wait for the running turn to finish (Ctrl-C interrupts it)", "red")
             return False
+        if cmd.name == "/resume" and len(words) == 1 and sys.stdin.isatty():
+            from avatar.cli.picker import pick_session
+
+            chosen = await pick_session(self.engine.sessions())
+            if chosen is None:
+                return False
+            words.append(chosen.id)
+        if cmd.while_busy:
+            return await self._guarded(cmd.handler(self, words[1:]))
+        self.screen.activity = cmd.activity or f"{cmd.name[1:]}"
+        self.screen.last_output = time.monotonic()
+        self.work = asyncio.create_task(self._run_command(cmd.handler(self, words[1:])))
+        return False
+
+    async def _guarded(self, call: Awaitable[bool]) -> bool:
         try:
-            return await cmd.handler(self, words[1:])
+            return await call
         except AvatarError as e:
-            self.say(f"avatar: {e}")
-            return False
+            self.say(f"avatar: {e}", "red")
+        except Exception as e:  # a bug must not end the REPL, nor pass unseen
+            if os.environ.get("AVATAR_DEBUG"):
+                raise
+            self.say(f"avatar: internal error: {type(e).__name__}: {e}", "bold red")
+        return False
+
+    async def _run_command(self, call: Awaitable[bool]) -> None:
+        await self._guarded(call)
+        self.screen.activity = ""
+        self.show_where_we_were()
 
     # ----- input loops ----------------------------------------------------------------
 
     async def handle(self, line: str) -> bool:
         """Dispatch one input line; True means leave."""
-        text = line.strip()
-        if self.permission_answer is not None and not self.permission_answer.done():
-            self.permission_answer.set_result(_ANSWERS.get(text.lower(), "deny"))
+        if self.answer_permission(line):
             return False
+        text = line.strip()
         if not text:
             return False
         if text.startswith("/"):
@@ -166,21 +261,15 @@ class Repl:
 
     async def run_tty(self) -> None:
         """Interactive loop on a terminal."""
-        from prompt_toolkit import PromptSession
-        from prompt_toolkit.completion import WordCompleter
-        from prompt_toolkit.history import FileHistory
+        from avatar.cli.prompt import make_prompt
+
+        prompt = make_prompt(self)
         from prompt_toolkit.patch_stdout import patch_stdout
 
-        history = self.engine.home / "history"
-        history.parent.mkdir(parents=True, exist_ok=True)
-        prompt: PromptSession[str] = PromptSession(
-            history=FileHistory(str(history)),
-            completer=WordCompleter(names(), sentence=True),
-        )
         with patch_stdout(raw=True):
             while True:
                 try:
-                    line = await prompt.prompt_async("› ", bottom_toolbar=self.toolbar)
+                    line = await prompt.prompt_async()
                 except KeyboardInterrupt:
                     await self.interrupt()
                     continue
@@ -198,7 +287,7 @@ class Repl:
                 break
             if await self.handle(line):
                 break
-            await self.wait_turn()
+            await self.wait()
 
 
 def run_repl(
@@ -209,28 +298,34 @@ def run_repl(
     source: str | None,
     permission: str | None = None,
     add_dirs: Sequence[Path] = (),
+    pick: bool = False,
 ) -> int:
     """Start the REPL (optionally resuming, continuing, or seeded from another session)."""
-    # Built before the loop: an unknown provider or preset is a usage error, not a REPL.
+    # Built before the loop: an unknown provider, preset or model is a usage error, not a REPL.
     engine = state.engine(permission=permission, add_dirs=add_dirs)
-    return asyncio.run(_main(engine, resume, cont, source))
+    engine.check_model()
+    return asyncio.run(_main(engine, resume, cont, source, pick))
 
 
-async def _main(engine: Engine, resume: str | None, cont: bool, source: str | None) -> int:
+async def _main(
+    engine: Engine, resume: str | None, cont: bool, source: str | None, pick: bool
+) -> int:
     repl = Repl(engine)
     try:
         if resume or cont or source:
             await engine.open(resume=resume, continue_last=cont, source=source)
+            repl.show_where_we_were()
         settled()
         if sys.stdin.isatty():
-            repl.say("avatar REPL — /help for commands, Ctrl-D to leave")
+            repl.say("avatar REPL — /help for commands, Ctrl-D to leave", "dim")
+            if pick:
+                await repl.command("/resume")
             await repl.run_tty()
         else:
             await repl.run_lines()
         if repl.busy:
             await engine.cancel()
-            assert repl.turn is not None
-            await repl.turn
+            await repl.wait()
     finally:
         await engine.close()
     return 0

@@ -23,8 +23,9 @@ class SlashCommand:
     usage: str  # what follows the name in /help
     help: str
     handler: Handler
-    while_busy: bool = False  # allowed while a turn runs
+    while_busy: bool = False  # allowed while a turn runs (and runs at once, not as a task)
     aliases: tuple[str, ...] = ()
+    activity: str = ""  # what the spinner says while it runs
 
 
 async def _help(repl: Repl, args: list[str]) -> bool:
@@ -37,14 +38,26 @@ async def _quit(repl: Repl, args: list[str]) -> bool:
 
 
 async def _sessions(repl: Repl, args: list[str]) -> bool:
-    from avatar.cli.table import render_table
+    from avatar.cli.picker import ago
+    from avatar.cli.table import render_table, short_ids
 
     engine = repl.engine
-    rows = engine.sessions(None, any_cwd="--all" in args)[:50]
+    everywhere = "--all" in args
+    rows = engine.sessions(None, any_cwd=everywhere)[:50]
     for w in engine.warnings():
         repl.say(f"warning: {w}")
-    table = [[s.provider, s.id, (s.title or "")[:50], str(s.messages)] for s in rows]
-    repl.say(render_table(["provider", "id", "title", "messages"], table).rstrip())
+    if not rows:
+        repl.say("no sessions here yet" + ("" if everywhere else " (/sessions --all: everywhere)"))
+        return False
+    current = engine.session.session_id if engine.session else None
+    ids = short_ids([s.id for s in rows])
+    table = []
+    for s, sid in zip(rows, ids, strict=True):
+        cells = ["*" if s.id == current else "", s.provider, sid, (s.title or "")[:50]]
+        cells += [ago(s.updated or s.created), str(s.messages)]
+        table.append([*cells, s.cwd or "-"] if everywhere else cells)
+    head = ["", "provider", "id", "title", "updated", "messages"]
+    repl.say(render_table([*head, "directory"] if everywhere else head, table).rstrip())
     return False
 
 
@@ -56,9 +69,20 @@ async def _session(repl: Repl, args: list[str]) -> bool:
 
 async def _resume(repl: Repl, args: list[str]) -> bool:
     if len(args) != 1:
-        repl.say("usage: /resume ID")
+        repl.say("usage: /resume ID (or /resume alone, at a terminal, to pick one)")
     else:
         await repl.engine.resume(args[0])
+    return False
+
+
+async def _diff(repl: Repl, args: list[str]) -> bool:
+    from avatar.cli.diffs import render_diff
+
+    change = repl.screen.last_change
+    if change is None:
+        repl.say("no edit in this session yet")
+    else:
+        repl.screen.print(render_diff(change))
     return False
 
 
@@ -118,12 +142,16 @@ async def _clear(repl: Repl, args: list[str]) -> bool:
 
 
 async def _status(repl: Repl, args: list[str]) -> bool:
-    repl.say(repl.toolbar())
     status = repl.engine.status()
-    if repl.engine.session is not None:
+    repl.say(f"provider: {status.provider or '-'}")
+    repl.say(f"model: {status.model or 'the provider default'}")
+    session = f"{status.session_id} ({status.how})" if status.session_id else "none yet"
+    repl.say(f"session: {session}")
+    if status.session_id is not None:
         repl.say(f"capabilities: {', '.join(status.capabilities) or 'none'}")
         for key, value in status.facts.items():
-            repl.say(f"{key}: {value}")
+            if key != "model":
+                repl.say(f"{key}: {value}")
     return False
 
 
@@ -133,19 +161,33 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "/sessions", "[--all]", "sessions of this project (--all: every directory)", _sessions, True
     ),
     SlashCommand("/session", "", "the current session", _session, while_busy=True),
-    SlashCommand("/resume", "ID", "resume a session (any provider; id or unique prefix)", _resume),
-    SlashCommand("/continue", "", "the newest session of this provider here", _continue),
-    SlashCommand("/new", "", "a fresh session on this provider", _new),
+    SlashCommand(
+        "/resume",
+        "[ID]",
+        "resume a session (any provider; no id: pick one)",
+        _resume,
+        activity="opening the session",
+    ),
+    SlashCommand(
+        "/continue",
+        "",
+        "the newest session of this provider here",
+        _continue,
+        activity="opening the session",
+    ),
+    SlashCommand("/new", "", "a fresh session on this provider", _new, activity="starting"),
     SlashCommand(
         "/provider",
         "NAME [--fresh]",
         "switch provider, handing the conversation over (unless --fresh)",
         _provider,
+        activity="starting the agent",
     ),
     SlashCommand("/model", "NAME", "switch model", _model),
     SlashCommand("/preset", "NAME", "apply a preset from config", _preset),
-    SlashCommand("/fork", "", "fork the current session", _fork),
-    SlashCommand("/compact", "", "compact the context (native)", _compact),
+    SlashCommand("/fork", "", "fork the current session", _fork, activity="forking"),
+    SlashCommand("/compact", "", "compact the context (native)", _compact, activity="compacting"),
+    SlashCommand("/diff", "", "the whole diff of the last edit", _diff, while_busy=True),
     SlashCommand("/clear", "", "clear the screen", _clear),
     SlashCommand(
         "/status",

@@ -25,3 +25,14 @@ def render_table(headers: list[str], rows: list[list[str]], *, shrink: int | Non
             cells.append(cell.ljust(widths[i]) if i < len(row) - 1 else cell)
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines) + "\n"
+
+
+def short_ids(ids: list[str], minimum: int = 8) -> list[str]:
+    """Each id cut to the shortest prefix (at least `minimum`) that no other id shares."""
+    out = []
+    for sid in ids:
+        n = minimum
+        while n < len(sid) and any(o != sid and o.startswith(sid[:n]) for o in ids):
+            n += 1
+        out.append(sid[:n])
+    return out

@@ -18,6 +18,7 @@ from tests.support.model_server import FakeModelServer, Reply
 
 AVATAR = shutil.which("avatar", path=str(Path(sys.executable).parent)) or "avatar"
 ULID = r"[0-9A-HJKMNP-TV-Z]{26}"
+TURN_END = r"─ \d+\.\ds"  # the line that closes a turn (time, tokens)
 
 
 def spawn(home: AgentHome, *args: str, env: dict[str, str] | None = None) -> pexpect.spawn:
@@ -43,9 +44,10 @@ def test_repl_chat_sessions_new_resume_status_quit(
     child.expect(rf"session: ({ULID}) \(native, new\)")
     first_id = child.match.group(1)
     child.expect("First answer.")
+    child.expect(TURN_END)
 
     child.sendline("/sessions")
-    child.expect(rf"native\s+{first_id}\s+remember the pelican")
+    child.expect(rf"\*\s+native\s+{first_id[:8]}\w*\s+remember the pelican\s+just now\s+2")
 
     child.sendline("/new")
     child.expect(rf"session: ({ULID}) \(native, new\)")
@@ -59,7 +61,9 @@ def test_repl_chat_sessions_new_resume_status_quit(
     assert "remember the pelican" in last and "First answer." in last
 
     child.sendline("/status")
-    child.expect(rf"native · .* · {first_id}")
+    child.expect(r"provider: native")
+    child.expect(r"model: openai/gpt-4o")
+    child.expect(rf"session: {first_id} \(resumed\)")
     child.expect("capabilities: list, load, resume, continue_last, fork, delete, cancel")
 
     child.sendline("/nonsense")
@@ -100,6 +104,7 @@ def test_provider_switch_hands_the_conversation_to_codex(
     child = spawn(agent_home, "-p", "native", "repl")
     child.sendline("pick a codeword")
     child.expect("The codeword is PELICAN.")
+    child.expect(TURN_END)
     child.sendline("/provider codex")
     child.expect(r"session: \S+ \(codex, new\)", timeout=60)
     child.sendline("what was the codeword?")
@@ -143,11 +148,12 @@ def test_repl_asks_before_a_write_and_honours_the_answer(
     )
     child = spawn(agent_home, "-p", "native", "repl")
     child.sendline("write yes.txt")
-    child.expect(r"permission: allow .*\? \[y/N\]")
+    child.expect(r"permission: write yes.txt")
+    child.expect(r"\[y\] allow once\s+\[a\] allow always \(this session\)\s+\[n\] deny")
     child.sendline("y")
     child.expect("Wrote it.")
     child.sendline("write no.txt")
-    child.expect(r"permission: allow .*\? \[y/N\]")
+    child.expect(r"permission: write no.txt")
     child.sendline("n")
     child.expect("Could not write.")
     child.sendline("/quit")

@@ -1,0 +1,54 @@
+"""The REPL's input line: history (persistent, Ctrl-R), completion, multi-line input
+(Alt-Enter or Esc-Enter; a pasted block stays one message), single-key permission answers,
+and the status line, redrawn several times a second so the spinner moves."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+from avatar.cli.complete import ReplCompleter
+
+if TYPE_CHECKING:
+    from avatar.cli.repl import Repl
+
+
+def make_prompt(repl: Repl) -> PromptSession[str]:
+    """The prompt session of `repl`."""
+    bindings = KeyBindings()
+    asking = Condition(lambda: repl.permission is not None)
+
+    @bindings.add("escape", "enter")
+    def _newline(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    for key in ("y", "a", "n"):
+
+        @bindings.add(key, filter=asking & Condition(lambda: not _buffer_text(repl)))
+        def _answer(event: KeyPressEvent, key: str = key) -> None:
+            repl.answer_permission(key)
+            event.app.invalidate()
+
+    history = repl.engine.home / "history"
+    history.parent.mkdir(parents=True, exist_ok=True)
+    session: PromptSession[str] = PromptSession(
+        message=lambda: "allow? [y/a/n] › " if repl.permission is not None else "› ",
+        history=FileHistory(str(history)),
+        completer=ReplCompleter(repl.engine, lambda: repl.engine.sessions()),
+        complete_while_typing=False,
+        key_bindings=bindings,
+        bottom_toolbar=repl.toolbar,
+        refresh_interval=0.25,
+        enable_history_search=False,  # Ctrl-R searches; up-arrow walks history
+    )
+    return session
+
+
+def _buffer_text(repl: Repl) -> str:
+    from prompt_toolkit.application.current import get_app
+
+    return get_app().current_buffer.text

@@ -1,0 +1,120 @@
+"""A real terminal for end-to-end tests: the program runs in tmux, and tests read the screen
+a person would see (`capture-pane`), with or without its colours.
+
+Each `Terminal` has its own tmux server (a socket in a temporary directory), so tests never
+touch a developer's tmux and can run side by side.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+TMUX = "tmux"
+
+
+class Terminal:
+    """`argv` running in a `width`×`height` terminal."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        cwd: Path,
+        *,
+        width: int = 120,
+        height: int = 40,
+    ) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="avatar-tmux-")
+        self.socket = str(Path(self._dir.name) / "sock")
+        # A colour terminal, as a person has (the test kit's NO_COLOR is for pipes).
+        self.env = {k: v for k, v in env.items() if k != "NO_COLOR"} | {
+            "TERM": env.get("TERM_FOR_TEST", "xterm-256color")
+        }
+        command = " ".join(shlex.quote(a) for a in argv)
+        # `remain-on-exit` keeps the last screen readable after the program ends.
+        self._tmux(
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            str(width),
+            "-y",
+            str(height),
+            "-c",
+            str(cwd),
+            command,
+        )
+        self._tmux("set-option", "-t", "t", "remain-on-exit", "on")
+
+    def _tmux(self, *args: str) -> str:
+        out = subprocess.run(
+            [TMUX, "-S", self.socket, *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+        return out.stdout
+
+    def type(self, text: str, *, enter: bool = True) -> None:
+        """Type `text` (literally), then Enter."""
+        if text:
+            self._tmux("send-keys", "-t", "t", "-l", text)
+        if enter:
+            self._tmux("send-keys", "-t", "t", "Enter")
+
+    def keys(self, *keys: str) -> None:
+        """Press keys by tmux name: `C-c`, `Escape`, `Enter`, `Up`, `Tab` …"""
+        self._tmux("send-keys", "-t", "t", *keys)
+
+    def screen(self, *, colours: bool = False) -> str:
+        """The visible screen, one line per row (ANSI escapes kept with `colours`)."""
+        args = ["capture-pane", "-p", "-t", "t"] + (["-e"] if colours else [])
+        return self._tmux(*args)
+
+    def wait_for(self, pattern: str, timeout: float = 30.0, *, colours: bool = False) -> str:
+        """Wait until `pattern` (a regex) is on the screen; returns the screen."""
+        deadline = time.monotonic() + timeout
+        regex = re.compile(pattern, re.M)
+        while True:
+            text = self.screen(colours=colours)
+            if regex.search(text):
+                return text
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{pattern!r} not on screen after {timeout}s:\n{text}")
+            time.sleep(0.1)
+
+    def wait_gone(self, pattern: str, timeout: float = 30.0) -> str:
+        """Wait until `pattern` is no longer on the screen; returns the screen."""
+        deadline = time.monotonic() + timeout
+        regex = re.compile(pattern, re.M)
+        while True:
+            text = self.screen()
+            if not regex.search(text):
+                return text
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{pattern!r} still on screen after {timeout}s:\n{text}")
+            time.sleep(0.1)
+
+    def dead(self) -> bool:
+        """True once the program has exited."""
+        return self._tmux("display-message", "-p", "-t", "t", "#{pane_dead}").strip() == "1"
+
+    def close(self) -> None:
+        """Stop the terminal and its tmux server."""
+        subprocess.run([TMUX, "-S", self.socket, "kill-server"], env=self.env, capture_output=True)
+        self._dir.cleanup()
+
+    def __enter__(self) -> Terminal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
