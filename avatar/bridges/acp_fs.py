@@ -1,19 +1,18 @@
-"""File access an ACP agent asks the client for, confined to the session's directories.
+"""File access an ACP agent asks the client for, confined by the session's scope.
 
-Reads are allowed under `scope.read` (relative to the session cwd) and the added directories;
-writes under `scope.write` and the added directories; `scope.deny` globs win over both.
-Symlinks are resolved first, so a link inside the cwd cannot reach outside it.
+`fs/read_text_file` and `fs/write_text_file` go through the one scope policy
+(`avatar.scope.ScopePolicy`): gitignore-style `scope.read`/`scope.write`/`scope.deny` relative to
+the session cwd, plus the added directories; deny wins; symlinks and `..` are resolved first.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import os
 from collections.abc import Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Literal
 
 from avatar.config import Scope
+from avatar.scope import ScopeDenied, ScopePolicy
 
 Access = Literal["read", "write"]
 
@@ -22,68 +21,21 @@ class AccessDenied(Exception):
     """A path the agent may not touch; the message is what the agent gets to read."""
 
 
-def _resolve(path: Path) -> Path:
-    # strict=False: a file about to be written need not exist yet.
-    return Path(os.path.realpath(path))
-
-
-def _glob_match(rel: str, pattern: str) -> bool:
-    """Match a cwd-relative POSIX path against a deny glob (`**` spans directories)."""
-    pattern = pattern.strip().removeprefix("./")
-    if not pattern:
-        return False
-    # fnmatch's `*` also crosses `/`, which is what a deny list wants (`.git/**`, `secrets/*`).
-    if fnmatch.fnmatchcase(rel, pattern):
-        return True
-    # `**/.env` must also match `.env` at the top; `dir/**` must match `dir` itself.
-    if pattern.startswith("**/") and fnmatch.fnmatchcase(rel, pattern[3:]):
-        return True
-    if pattern.endswith("/**"):
-        base = pattern[:-3]
-        if rel == base or fnmatch.fnmatchcase(rel, base) or rel.startswith(base + "/"):
-            return True
-    # A pattern without a slash names a file anywhere (like .gitignore).
-    return "/" not in pattern and fnmatch.fnmatchcase(PurePosixPath(rel).name, pattern)
-
-
 class FileAccess:
     """Decides and performs the agent's `fs/read_text_file` and `fs/write_text_file` calls."""
 
     def __init__(self, cwd: Path, additional_dirs: Sequence[Path], scope: Scope) -> None:
-        self.cwd = _resolve(cwd)
-        self.extra = [_resolve(self.cwd / d) for d in additional_dirs]
+        self.policy = ScopePolicy(scope, cwd, additional_dirs)
+        self.cwd = self.policy.root
+        self.extra = self.policy.extra_roots
         self.scope = scope
-
-    def roots(self, access: Access) -> list[Path]:
-        """The directories `access` is allowed under."""
-        entries = self.scope.read if access == "read" else self.scope.write
-        return [_resolve(self.cwd / e) for e in entries] + self.extra
 
     def check(self, path: str, access: Access) -> Path:
         """The resolved path when `access` to it is allowed; AccessDenied otherwise."""
-        if not path:
-            raise AccessDenied("empty path")
-        raw = Path(path)
-        target = _resolve(raw if raw.is_absolute() else self.cwd / raw)
-        roots = self.roots(access)
-        if not any(target == r or target.is_relative_to(r) for r in roots):
-            where = ", ".join(str(r) for r in roots) or "nowhere"
-            raise AccessDenied(
-                f"{access} access to {path} refused: outside the session's directories ({where})"
-            )
-        base = (
-            self.cwd
-            if target.is_relative_to(self.cwd)
-            else next((r for r in self.extra if target.is_relative_to(r)), None)
-        )
-        if base is not None:
-            rel = target.relative_to(base).as_posix()
-            for pattern in self.scope.deny:
-                if _glob_match(rel, pattern):
-                    raise AccessDenied(
-                        f"{access} access to {path} refused by scope.deny ({pattern})"
-                    )
-        return target
+        try:
+            return self.policy.check(path, access)
+        except ScopeDenied as e:
+            raise AccessDenied(str(e)) from None
 
     def read(self, path: str, line: int | None = None, limit: int | None = None) -> str:
         """The file's text, from 1-based `line` for `limit` lines when given."""

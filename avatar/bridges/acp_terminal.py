@@ -2,7 +2,9 @@
 
 Each terminal is its own process group, so `kill` ends a whole pipeline; output (stdout and
 stderr merged) is kept up to a byte limit, dropping the oldest bytes at a character boundary
-as the protocol asks. The working directory must lie inside the session's directories.
+as the protocol asks. The working directory must lie inside the session's directories, and the
+command must pass `scope.shell_commands` (the shell check shared with the native bash tool and
+Claude's Bash tool, `avatar.scope.check_argv`).
 """
 
 from __future__ import annotations
@@ -11,12 +13,12 @@ import asyncio
 import contextlib
 import itertools
 import os
-import shlex
 import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from avatar.bridges.acp_fs import AccessDenied, FileAccess
+from avatar.scope import ScopeDenied, check_argv, check_env
 
 DEFAULT_OUTPUT_LIMIT = 1024 * 1024
 _SHELL_CHARS = set(" \t\n|&;<>()$`\\\"'*?[]#~=%")
@@ -77,11 +79,14 @@ class TerminalManager:
         self,
         files: FileAccess,
         env: Mapping[str, str],
-        allowed_commands: Sequence[str] = (),
+        allowed_commands: Sequence[str] | None = None,
     ) -> None:
         self.files = files
         self.env = dict(env)
-        self.allowed = list(allowed_commands)
+        # The allow-list: by default the scope's own `shell_commands` (empty = any command).
+        self.allowed = list(
+            files.scope.shell_commands if allowed_commands is None else allowed_commands
+        )
         self._terminals: dict[str, Terminal] = {}
         self._ids = itertools.count(1)
 
@@ -91,21 +96,12 @@ class TerminalManager:
             return ["/bin/sh", "-c", command]
         return [command, *(args or [])]
 
-    def _check_allowed(self, argv: list[str]) -> None:
-        if not self.allowed:
-            return
-        first = argv[0]
-        if argv[:2] == ["/bin/sh", "-c"]:
-            try:
-                words = shlex.split(argv[2])
-            except ValueError:
-                words = argv[2].split()
-            first = words[0] if words else ""
-        if os.path.basename(first) not in self.allowed:
-            raise AccessDenied(
-                f"command {first!r} refused: scope.shell_commands allows only "
-                + ", ".join(self.allowed)
-            )
+    def _check_allowed(self, argv: list[str], env: Mapping[str, str]) -> None:
+        try:
+            check_argv(argv, self.allowed)
+            check_env(env, self.allowed)
+        except ScopeDenied as e:
+            raise AccessDenied(str(e)) from None
 
     async def create(
         self,
@@ -120,7 +116,7 @@ class TerminalManager:
         if not workdir.is_dir():
             raise AccessDenied(f"terminal cwd {cwd} is not a directory")
         argv = self._argv(command, args)
-        self._check_allowed(argv)
+        self._check_allowed(argv, env or {})
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv,

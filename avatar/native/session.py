@@ -48,7 +48,7 @@ from avatar.native.redaction import Redactor
 from avatar.native.store import SessionManager, index_record, read_state
 from avatar.native.tools import default_tools
 from avatar.native.tools.base import AgentTool, AgentToolResult, ToolContext, ToolKind
-from avatar.native.tools.scope import ScopePolicy
+from avatar.native.tools.scope import ToolScope
 
 if TYPE_CHECKING:
     from avatar.bridges.base import PermissionHandler
@@ -165,7 +165,7 @@ class AgentSession:
         self.state = state
         self.writer = writer
         self.model = model
-        scope = ScopePolicy(self.config.scope, self.config.cwd, self.config.additional_dirs)
+        scope = ToolScope(self.config.scope, self.config.cwd, self.config.additional_dirs)
         tool_env = self.redactor.tool_env(self.config.env)
         tool_context = ToolContext(scope=scope, ask=self._ask, env=tool_env)
         self.agent = Agent(

@@ -11,8 +11,9 @@ from avatar.config import Scope
 from avatar.native.tools.base import ToolContext, ToolError
 from avatar.native.tools.bash import BashTool
 from avatar.native.tools.read import ReadTool
-from avatar.native.tools.scope import ScopePolicy, command_names, matches
+from avatar.native.tools.scope import ToolScope
 from avatar.native.tools.write import WriteTool
+from avatar.scope import ScopeDenied, command_names, glob_match, pattern_matches
 
 
 @pytest.fixture
@@ -30,12 +31,12 @@ def ctx(root: Path, scope: Scope | None = None) -> ToolContext:
     async def allow(title: str, kind: str) -> bool:
         return True
 
-    return ToolContext(ScopePolicy(scope or Scope(), root), allow, dict(os.environ))
+    return ToolContext(ToolScope(scope or Scope(), root), allow, dict(os.environ))
 
 
 async def test_read_outside_is_a_tool_error(layout: Path) -> None:
     out = await ReadTool()({"path": "../outside"}, ctx(layout))
-    assert out.is_error and "outside the project" in out.output
+    assert out.is_error and "outside the session" in out.output
     out = await ReadTool()({"path": str(layout.parent / "outside")}, ctx(layout))
     assert out.is_error
 
@@ -67,7 +68,7 @@ async def test_denied_shell_command_is_a_tool_error_and_does_not_run(layout: Pat
 async def test_symlink_out_of_the_project_is_refused(layout: Path) -> None:
     (layout / "link").symlink_to(layout.parent / "outside")
     out = await ReadTool()({"path": "link"}, ctx(layout))
-    assert out.is_error and "outside the project" in out.output
+    assert out.is_error and "outside the session" in out.output
 
 
 async def test_write_scope_and_env_deny(layout: Path) -> None:
@@ -86,7 +87,7 @@ async def test_write_scope_and_env_deny(layout: Path) -> None:
 def test_additional_dirs_are_in_scope(tmp_path: Path, layout: Path) -> None:
     extra = tmp_path / "shared"
     extra.mkdir()
-    policy = ScopePolicy(Scope(), layout, [extra])
+    policy = ToolScope(Scope(), layout, [extra])
     assert policy.check(str(extra / "x"), "write") == extra / "x"
     with pytest.raises(ToolError):
         policy.check(str(tmp_path / "elsewhere"), "read")
@@ -98,21 +99,36 @@ def test_additional_dirs_are_in_scope(tmp_path: Path, layout: Path) -> None:
         (".", "a/b", True),
         ("src", "src/x.py", True),
         ("src", "srcx/y", False),
+        ("src", "lib/src/x.py", True),  # gitignore: a name without `/` matches at any depth
+        ("/src", "lib/src/x.py", False),
+        ("./src", "lib/src/x.py", False),
         (".git/**", ".git", True),
         (".git/**", ".git/config", True),
         (".git/**", "a/.git/config", False),
         ("**/.env", ".env", True),
         ("**/.env", "a/b/.env", True),
         ("*.py", "a.py", True),
-        ("*.py", "d/a.py", False),
+        ("*.py", "d/a.py", True),
+        ("docs/*.md", "docs/a.md", True),
+        ("docs/*.md", "x/docs/a.md", False),
         ("src/**/*.py", "src/a.py", True),
         ("src/**/*.py", "src/x/y/a.py", True),
         ("test_?.py", "test_1.py", True),
         ("[ab].txt", "b.txt", True),
+        ("[!a].txt", "a.txt", False),
+        ("build/", "build", False),  # a trailing `/` names only a directory
+        ("build/", "build/out.o", True),
+        ("", "x", False),
     ],
 )
-def test_glob_matching(pattern: str, path: str, expected: bool) -> None:
-    assert matches(pattern, path) is expected
+def test_pattern_matching(pattern: str, path: str, expected: bool) -> None:
+    assert pattern_matches(pattern, path) is expected
+
+
+def test_search_globs_match_the_whole_path() -> None:
+    assert glob_match("*.py", "a.py") and not glob_match("*.py", "d/a.py")
+    assert glob_match("src/**/*.py", "src/x/a.py") and glob_match("**/a.py", "a.py")
+    assert glob_match("src", "src/x.py") and not glob_match("src", "srcx")
 
 
 def test_command_names() -> None:
@@ -124,7 +140,9 @@ def test_command_names() -> None:
     ]
     assert command_names("if true; then ls; fi") == ["true", "ls"]
     assert command_names("ls\nrm x") == ["ls", "rm"]
-    with pytest.raises(ToolError):
+    assert command_names("ls a#b; rm x") == ["ls", "rm"]  # `#` inside a word is no comment
+    assert command_names("ls &&>x rm") == ["ls", "rm"]
+    with pytest.raises(ScopeDenied):
         command_names("echo `rm x`")
-    with pytest.raises(ToolError):
+    with pytest.raises(ScopeDenied):
         command_names("for f in *; do rm $f; done")

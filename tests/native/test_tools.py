@@ -21,7 +21,7 @@ from avatar.native.tools.find import FindTool
 from avatar.native.tools.grep import GrepTool
 from avatar.native.tools.ls import LsTool
 from avatar.native.tools.read import ReadTool
-from avatar.native.tools.scope import ScopePolicy
+from avatar.native.tools.scope import ToolScope
 from avatar.native.tools.write import WriteTool
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +33,7 @@ def make_ctx(root: Path, scope: Scope | None = None, allow: bool = True, asked: 
             asked.append((title, kind))
         return allow
 
-    return ToolContext(scope=ScopePolicy(scope or Scope(), root), ask=ask, env=dict(os.environ))
+    return ToolContext(scope=ToolScope(scope or Scope(), root), ask=ask, env=dict(os.environ))
 
 
 @pytest.fixture
@@ -80,9 +80,9 @@ def test_a_run_imports_only_the_tools_the_model_calls(tmp_path: Path) -> None:
         "print('BEFORE', sorted(m for m in sys.modules if m.startswith('avatar.native.tools.')))\n"
         "from avatar.config import Scope\n"
         "from avatar.native.tools.base import ToolContext\n"
-        "from avatar.native.tools.scope import ScopePolicy\n"
+        "from avatar.native.tools.scope import ToolScope\n"
         "async def ask(title, kind): return True\n"
-        f"ctx = ToolContext(scope=ScopePolicy(Scope(), Path({str(tmp_path)!r})), ask=ask)\n"
+        f"ctx = ToolContext(scope=ToolScope(Scope(), Path({str(tmp_path)!r})), ask=ask)\n"
         "out = asyncio.run(tools['ls']({}, ctx))\n"
         "assert not out.is_error, out.output\n"
         "loaded = [f'avatar.native.tools.{n}' in sys.modules for n in ('ls', 'bash')]\n"

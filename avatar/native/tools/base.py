@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 if TYPE_CHECKING:
-    from avatar.native.tools.scope import ScopePolicy
+    from avatar.native.tools.scope import ToolScope
 
 ToolKind = Literal["read", "edit", "execute", "search"]
 
@@ -40,7 +40,7 @@ class AgentToolResult:
 class ToolContext:
     """What tools may use: the scope, the permission question, the environment."""
 
-    scope: ScopePolicy
+    scope: ToolScope
     ask: AskPermission
     env: Mapping[str, str] = field(default_factory=dict)
 

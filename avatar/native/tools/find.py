@@ -9,9 +9,9 @@ from pathlib import Path
 from pydantic import Field
 
 from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext, ToolError
-from avatar.native.tools.scope import matches
 from avatar.native.tools.truncate import MAX_BYTES, MAX_LINES
 from avatar.native.tools.walk import walk
+from avatar.scope import glob_match
 
 
 class FindArgs(ToolArgs):
@@ -63,7 +63,7 @@ class FindTool(Tool):
         size = 0
         for path in walk(start, ctx.scope, stop, dirs=True):
             rel = path.relative_to(start).as_posix()
-            if not matches(pattern, path.name if by_name else rel):
+            if not glob_match(pattern, path.name if by_name else rel):
                 continue
             shown = ctx.scope.display(path) + ("/" if path.is_dir() else "")
             size += len(shown.encode()) + 1

@@ -9,9 +9,9 @@ import threading
 from pydantic import Field
 
 from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext, ToolError
-from avatar.native.tools.scope import matches
 from avatar.native.tools.truncate import MAX_BYTES, MAX_LINES
 from avatar.native.tools.walk import walk
+from avatar.scope import glob_match
 
 MAX_LINE_CHARS = 500
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -79,7 +79,7 @@ class GrepTool(Tool):
         size = 0
         for path in walk(start, ctx.scope, stop):
             shown = ctx.scope.display(path)
-            if glob and not (matches(glob, path.name) or matches(glob, shown)):
+            if glob and not (glob_match(glob, path.name) or glob_match(glob, shown)):
                 continue
             try:
                 if path.stat().st_size > MAX_FILE_BYTES:

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from avatar.native.tools.scope import ScopePolicy
+from avatar.scope import ScopePolicy
 
 # Never descended into unless the search starts inside one: huge, generated, or private.
 SKIP_DIRS = frozenset(
