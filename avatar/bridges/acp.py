@@ -2,17 +2,20 @@
 
 One generic bridge serves Gemini CLI (`gemini --acp`), codex-acp, claude-agent-acp and every
 `transport: acp` entry in config; what differs between agents is data (`ProviderSpec`) and
-quirks (`acp_quirks`). The pieces:
+quirks (`acp_quirks`). The bridge composes:
 
-- `process`       the agent subprocess (explicit env, stderr drained, process-group shutdown)
-- `acp_client`    the agent's callbacks (updates, permission, files, terminals)
+- `acp_connection` the agent process + SDK connection: launch, `call()` with timeouts and
+                   death handling, stderr tail (`AgentConnection`)
+- `acp_session`    the load → resume → new cascade, continue-last, fork (`SessionOpener`,
+                   which returns an `OpenResult`; the bridge reports fallbacks in one place)
+- `acp_stream`     where updates go: the running `Turn`, or the sink (marked replay on load)
+- `acp_client`     the agent's callbacks (updates, permission, files, terminals)
 - `acp_fs`, `acp_terminal`   file access and terminals, confined to the session's directories
-- `acp_stream`    where updates go (the running turn, or the sink, marked replay on load)
-- `acp_session`   the load → resume → new cascade, continue-last, fork (`ACPSessionMixin`)
-- `acp_listing`   `session/list` pages, on-disk readers, the newest session
-- `acp_updates`   ACP session updates → avatar events
-- `mcp`           config `mcp_servers` → the MCP servers handed to the agent
-- `acp_quirks`    what differs per agent (claude executable, Gemini's load bugs, late replay)
+- `acp_listing`    `session/list` pages, else the engine's store: the newest session
+- `acp_updates`    ACP session updates → avatar events
+- `acp_compat`     the one use of the SDK's private API (`session/set_model`)
+- `mcp`            config `mcp_servers` → the MCP servers handed to the agent
+- `acp_quirks`     what differs per agent (claude executable, Gemini's load bugs, late replay)
 
 `import acp` costs ~0.65 s, so this module does not import it: `start()` spawns the agent
 first and imports the SDK while the agent boots.
@@ -22,32 +25,32 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import AsyncIterator, Coroutine
+from typing import Any
 
+from avatar.bridges import acp_compat
+from avatar.bridges.acp_connection import AgentConnection, agent_argv, agent_env, describe_error
 from avatar.bridges.acp_fs import FileAccess
-from avatar.bridges.acp_quirks import quirk_env, remove_companions
-from avatar.bridges.acp_session import ACPSessionMixin, describe_error
-from avatar.bridges.acp_stream import TurnSignal, UpdateRouter
+from avatar.bridges.acp_quirks import SameMinuteWait, remove_companions
+from avatar.bridges.acp_session import SessionOpener
+from avatar.bridges.acp_stream import UpdateRouter
 from avatar.bridges.acp_terminal import TerminalManager
 from avatar.bridges.acp_updates import prompt_usage, translate
-from avatar.bridges.base import BaseBridge, BridgeContext, SessionCapabilities
-from avatar.bridges.process import AgentProcess
-from avatar.errors import ProviderError
-from avatar.events import BaseEvent, Error, PermissionRequested, SessionStarted, TurnFinished
-from avatar.providers import find_executable
+from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest, SessionCapabilities
+from avatar.bridges.turn import Turn, TurnSignal
+from avatar.errors import NotSupportedError, ProviderError
+from avatar.events import (
+    BaseEvent,
+    Error,
+    Notice,
+    PermissionRequested,
+    SessionStarted,
+    TurnFinished,
+)
 
-if TYPE_CHECKING:
-    from acp.core import ClientSideConnection
+__all__ = ["ACPBridge", "session_capabilities"]
 
-__all__ = ["ACPBridge", "ACPSessionMixin", "session_capabilities"]
-
-T = TypeVar("T")
-
-INIT_TIMEOUT = 60.0  # spawn → initialize answered (Gemini needs ~1.2 s, npx shims more)
-REQUEST_TIMEOUT = 180.0  # session/new, load (a long history), list …
 CANCEL_GRACE = 2.0  # after session/cancel, end the turn ourselves if the agent stays silent
-STDERR_LINES_IN_ERRORS = 15
 
 
 def session_capabilities(agent_capabilities: Any) -> SessionCapabilities:
@@ -71,6 +74,16 @@ def session_capabilities(agent_capabilities: Any) -> SessionCapabilities:
     )
 
 
+def model_option(config_options: list[Any]) -> Any | None:
+    """The session's model selector among its config options (category or id `model`)."""
+    for option in config_options:
+        if getattr(option, "type", None) != "select":
+            continue
+        if getattr(option, "category", None) == "model" or option.id == "model":
+            return option
+    return None
+
+
 def _describe_tool(tool_call: Any) -> str:
     """A title for a permission request: the agent's title, else kind and input."""
     title = getattr(tool_call, "title", None)
@@ -85,215 +98,110 @@ def _describe_tool(tool_call: Any) -> str:
     return str(kind)
 
 
-class ACPBridge(ACPSessionMixin, BaseBridge):
-    """A bridge to one ACP agent process (see the module docstring)."""
+class ACPBridge(BaseBridge):
+    """A bridge to one ACP agent process (see the module docstring).
+
+    Public seams: `agent` (the running `AgentConnection`, None when stopped) and
+    `same_minute` (how Gemini's same-minute load bug is waited out; tests shorten it).
+    """
 
     def __init__(self, ctx: BridgeContext) -> None:
         super().__init__(ctx)
         self.router = UpdateRouter(ctx.emit)
-        self.process: AgentProcess | None = None
-        self.conn: ClientSideConnection | None = None
-        self.agent_capabilities: Any = None
-        self.auth_methods: list[Any] = []
-        self.agent_info: Any = None
+        self.same_minute = SameMinuteWait()
+        self.agent: AgentConnection | None = None
         self.config_options: list[Any] = []
-        self.terminals: TerminalManager | None = None
-        self._mcp_cache: list[Any] | None = None
-        self._watch: asyncio.Task[None] | None = None
-        self._stopping = False
-        self._turn_queue: asyncio.Queue[Any] | None = None
-        self._turn_cancel: asyncio.Event | None = None
-        self._cancel_timer: asyncio.TimerHandle | None = None
-        self._calls_in_flight = 0
+        self._opener: SessionOpener | None = None
+        self._terminals: TerminalManager | None = None
+        self._model: str | None = None  # set through session/set_model (no option to read)
         self._background: set[asyncio.Future[Any]] = set()  # fire-and-forget, kept referenced
 
-    # -- process ----------------------------------------------------------------------------
+    def notice(self, message: str, level: str = "info") -> None:
+        """Tell the user something through the event sink."""
+        self.ctx.emit(Notice(message=message, level="warning" if level == "warning" else "info"))
 
-    def child_env(self) -> dict[str, str]:
-        """The agent's environment: ctx.env (already merged with the spec's), plus quirks."""
-        env = self._agent_env()
-        env.update(quirk_env(self.ctx.spec, self.ctx.settings, env))
-        return env
-
-    def argv(self, env: dict[str, str]) -> list[str]:
-        """The command to run, its program resolved (config path, PATH, bridges/)."""
-        spec = self.ctx.spec
-        if not spec.command:
-            raise ProviderError(
-                f"{self.name}: no command configured (set providers.{self.name}.command)"
-            )
-        program = spec.command[0]
-        found = find_executable(program, path=env.get("PATH"))
-        if found is None:
-            hint = f"; install it: {spec.install_hint}" if spec.install_hint else ""
-            raise ProviderError(
-                f"{self.name}: {program} not found (looked in config, PATH and "
-                f"bridges/node_modules/.bin){hint}"
-            )
-        return [found, *spec.command[1:]]
+    # -- the agent --------------------------------------------------------------------------
 
     @property
     def alive(self) -> bool:
         """True while the agent process runs and the connection is open."""
-        return (
-            self.process is not None and self.process.returncode is None and self.conn is not None
-        )
-
-    def stderr_tail(self, lines: int = STDERR_LINES_IN_ERRORS) -> str | None:
-        """The agent's last stderr lines (for error messages)."""
-        if self.process is None:
-            return None
-        return self.process.stderr.text(lines) or None
+        return self.agent is not None and self.agent.alive
 
     async def start(self) -> None:
         """Spawn the agent, `initialize` it and read its capabilities."""
         if self.alive:
             return
-        if self.process is not None or self.conn is not None:
+        if self.agent is not None:
             await self.stop()  # the remains of an agent that died
-        self._stopping = False
-        self._mcp_cache = None
-        env = self.child_env()
-        argv = self.argv(env)
-        self.process = await AgentProcess.spawn(
-            self.name, argv, env, self.ctx.cwd, self.ctx.spec.install_hint
+        ctx = self.ctx
+        env = agent_env(ctx)
+        argv = agent_argv(ctx.spec, env)
+        files = FileAccess(ctx.cwd, ctx.additional_dirs, ctx.settings.scope)
+        terminals = TerminalManager(files, env, ctx.settings.scope.shell_commands)
+
+        def make_client() -> Any:
+            from avatar.bridges.acp_client import AvatarClient
+
+            return AvatarClient(self._on_update, self._decide, files, terminals)
+
+        agent = await AgentConnection.launch(
+            self.name,
+            argv,
+            env,
+            ctx.cwd,
+            install_hint=ctx.spec.install_hint,
+            make_client=make_client,
+            on_exit=self._agent_exited,
+            emit=ctx.emit,
         )
-        # The agent boots in parallel with this import (~0.65 s of pydantic schema building).
-        import acp
-        from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
-
-        from avatar import __version__
-        from avatar.bridges.acp_client import AvatarClient
-
-        files = FileAccess(self.ctx.cwd, self.ctx.additional_dirs, self.ctx.settings.scope)
-        self.terminals = TerminalManager(files, env, self.ctx.settings.scope.shell_commands)
-        client = AvatarClient(self._on_update, self._decide, files, self.terminals)
-        stdin, stdout = self.process.process.stdin, self.process.process.stdout
-        assert stdin is not None and stdout is not None
-        self.conn = acp.connect_to_agent(client, stdin, stdout)
-        self._watch = asyncio.get_running_loop().create_task(self._watch_exit(self.process))
-        try:
-            init = await self._call(
-                "initialize",
-                self.conn.initialize(
-                    protocol_version=acp.PROTOCOL_VERSION,
-                    client_capabilities=ClientCapabilities(
-                        fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
-                        terminal=True,
-                    ),
-                    client_info=Implementation(name="avatar", title="avatar", version=__version__),
-                ),
-                INIT_TIMEOUT,
-            )
-        except acp.RequestError as e:
-            await self.stop()
-            raise ProviderError(
-                f"{self.name}: initialize failed: {describe_error(e)}", self.stderr_tail()
-            ) from None
-        except BaseException:
-            await self.stop()
-            raise
-        self.agent_capabilities = init.agent_capabilities
-        self.auth_methods = list(init.auth_methods or [])
-        self.agent_info = init.agent_info
-        self.capabilities = session_capabilities(init.agent_capabilities)
+        self.agent, self._terminals = agent, terminals
+        self.session_id, self.config_options = None, []
+        self.capabilities = session_capabilities(agent.agent_capabilities)
+        self._opener = SessionOpener(
+            ctx, agent, self.capabilities, self.router, self.same_minute, self.notice
+        )
 
     async def stop(self) -> None:
         """Cancel any turn, kill terminals, close the connection and end the agent."""
-        self._stopping = True
-        self.router.cancel_settle()
         self.router.end_replay()
-        if self._turn_queue is not None:
-            self._turn_queue.put_nowait(TurnSignal("stopped"))
-        if self.terminals is not None:
+        if self.router.turn is not None:
+            self.router.turn.put(TurnSignal("stopped"))
+        terminals, self._terminals = self._terminals, None
+        if terminals is not None:
             with contextlib.suppress(Exception):
-                await self.terminals.close()
-        conn, self.conn = self.conn, None
-        process = self.process
-        if process is not None:
-            # Closing stdin first lets the agent flush its session files before it exits.
-            await process.stop()
-        if "same_minute_load" in self.ctx.spec.quirks and self.session_id:
-            remove_companions(self._agent_env(), self.session_id)
-        if conn is not None:
-            with contextlib.suppress(Exception):
-                await conn.close()
-        if self._watch is not None:
-            self._watch.cancel()
-            self._watch = None
+                await terminals.close()
+        agent, self.agent, self._opener = self.agent, None, None
+        if agent is not None:
+            await agent.close()
+            if "same_minute_load" in self.ctx.spec.quirks and self.session_id:
+                remove_companions(agent.env, self.session_id)
 
-    async def restart(self) -> SessionStarted | None:
-        """Stop and start the agent, then reopen the current session (if any) by id."""
-        session_id = self.session_id
-        await self.stop()
-        await self.start()
-        if session_id is None:
-            return None
-        return await self.resume_session(session_id)
+    def _agent_exited(self) -> bool:
+        turn = self.router.turn
+        if turn is None:
+            return False
+        turn.put(TurnSignal("died"))
+        return True
 
-    async def _watch_exit(self, process: AgentProcess) -> None:
-        await asyncio.shield(process.exited)
-        if self._stopping or process is not self.process:
-            return
-        if self._turn_queue is not None:
-            self._turn_queue.put_nowait(TurnSignal("died"))
-            return
-        if self._calls_in_flight:
-            return  # the failing request reports it, with the same stderr tail
-        await process.stderr_settled()
-        self.ctx.emit(
-            Error(
-                message=f"{self.name} exited unexpectedly ({process.describe_exit()})",
-                detail=self.stderr_tail(),
-            )
-        )
-
-    async def _call(
-        self, what: str, aw: Awaitable[T], timeout: float | None = REQUEST_TIMEOUT
-    ) -> T:
-        """Await one request; a dead or silent agent becomes a ProviderError with its stderr."""
-        if self.conn is None:
-            if asyncio.iscoroutine(aw):
-                aw.close()
+    def _running(self) -> tuple[AgentConnection, SessionOpener]:
+        if self.agent is None or self._opener is None or not self.agent.alive:
             raise ProviderError(f"{self.name} is not running")
-        self._calls_in_flight += 1
-        try:
-            return await asyncio.wait_for(aw, timeout)
-        except ConnectionError:
-            await self._settle_death()
-            status = self.process.describe_exit() if self.process else "not running"
-            raise ProviderError(
-                f"{self.name} exited during {what} ({status})", self.stderr_tail()
-            ) from None
-        except TimeoutError:
-            raise ProviderError(
-                f"{self.name} did not answer {what} within {timeout:g} s", self.stderr_tail()
-            ) from None
-        finally:
-            self._calls_in_flight -= 1
-
-    async def _settle_death(self) -> None:
-        """Give a dying agent a moment to exit and flush stderr, for a useful error."""
-        if self.process is None:
-            return
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self.process.exited), 1.0)
-        await self.process.stderr_settled(0.5)
+        return self.agent, self._opener
 
     # -- callbacks --------------------------------------------------------------------------
 
     def _terminal_output(self, terminal_id: str) -> str | None:
-        if self.terminals is None:
+        if self._terminals is None:
             return None
         try:
-            return self.terminals.output(terminal_id)[0]
+            return self._terminals.output(terminal_id)[0]
         except Exception:
             return None
 
     def _on_update(self, session_id: str, update: Any) -> None:
         # Synchronous on purpose: the SDK runs each notification as its own task, and routing
         # before any await keeps them in arrival order.
-        if not self.wants_updates_of(session_id):
+        if self._opener is not None and not self._opener.wants_updates_of(session_id):
             return
         self.router.deliver(translate(update, self._terminal_output))
 
@@ -306,10 +214,10 @@ class ACPBridge(ACPSessionMixin, BaseBridge):
         )
         ask = asyncio.ensure_future(self.ctx.permission(event.model_copy()))
         waiters: set[asyncio.Future[Any]] = {ask}
-        cancelled = self._turn_cancel
+        turn = self.router.turn
         cancel_wait = None
-        if cancelled is not None:
-            cancel_wait = asyncio.ensure_future(cancelled.wait())
+        if turn is not None:
+            cancel_wait = asyncio.ensure_future(turn.cancel_requested.wait())
             waiters.add(cancel_wait)
         try:
             await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
@@ -329,61 +237,142 @@ class ACPBridge(ACPSessionMixin, BaseBridge):
         self.router.deliver([event])
         return allowed
 
+    # -- sessions ---------------------------------------------------------------------------
+
+    async def open(self, request: OpenRequest) -> SessionStarted:
+        """Open a session as `request` asks (DESIGN §2 cascade); a fallback is reported here,
+        in one Notice saying what failed and what was opened instead."""
+        _, opener = self._running()
+        result = await opener.open(request)
+        self.session_id, self.config_options = result.session_id, result.config_options
+        fallback = result.fallback_notice()
+        if fallback is not None:
+            self.notice(*fallback)
+        await self._apply_model()
+        return SessionStarted(
+            session_id=result.session_id,
+            provider=self.name,
+            how=result.how,
+            model=self.model_in_use,
+            cwd=str(self.ctx.cwd),
+        )
+
+    async def new_session(self, session_id: str | None = None) -> SessionStarted:
+        """`session/new` (ACP agents choose the id; a requested one is reported as ignored)."""
+        return await self.open(OpenRequest("new", session_id))
+
+    async def resume_session(self, session_id: str) -> SessionStarted:
+        """Reopen by id: load → resume → new (with a notice)."""
+        return await self.open(OpenRequest("resume", session_id))
+
+    async def continue_last(self) -> SessionStarted:
+        """Reopen the newest session of this provider in the cwd, else open a new one."""
+        return await self.open(OpenRequest("continue"))
+
+    async def fork_session(self, session_id: str) -> SessionStarted:
+        """`session/fork` where advertised; a failed fork opens a new session (with a notice)."""
+        return await self.open(OpenRequest("fork", session_id))
+
+    # -- model ------------------------------------------------------------------------------
+
+    @property
+    def model_in_use(self) -> str | None:
+        """The session's `model` config option as the agent last reported it, else the model
+        avatar asked for."""
+        option = model_option(self.config_options)
+        if option is not None and option.current_value is not None:
+            return str(option.current_value)
+        return self._model or self.ctx.model or self.ctx.spec.model
+
+    async def _apply_model(self) -> None:
+        model = self.ctx.model
+        if not model:
+            return
+        try:
+            await self.set_model(model)
+        except (ProviderError, NotSupportedError) as e:
+            self.notice(f"model {model!r} not set: {e}", "warning")
+
+    async def set_model(self, model: str) -> None:
+        """Switch model through the session's `model` config option (or `session/set_model`)."""
+        from acp import RequestError
+        from pydantic import ValidationError
+
+        if self.agent is None or self.session_id is None:
+            raise ProviderError(f"{self.name}: no session open")
+        agent, session_id = self.agent, self.session_id
+        option = model_option(self.config_options)
+        try:
+            if option is not None:
+                if option.current_value == model:
+                    return
+                resp = await agent.call(
+                    "session/set_config_option",
+                    agent.conn.set_config_option(
+                        config_id=option.id, session_id=session_id, value=model
+                    ),
+                )
+                self.config_options = list(resp.config_options or self.config_options)
+            else:
+                # Gemini and Claude still use the unstable session/set_model.
+                await agent.call(
+                    "session/set_model", acp_compat.set_model(agent.conn, session_id, model)
+                )
+                self._model = model
+        except (RequestError, ValidationError) as e:
+            raise ProviderError(
+                f"{self.name}: cannot switch to model {model!r}: {describe_error(e)}"
+            ) from None
+
     # -- turns ------------------------------------------------------------------------------
 
     async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
         """Run one turn: stream its events, end with TurnFinished (or Error)."""
-        if not self.alive or self.session_id is None:
-            status = "no session is open" if self.alive else "the agent is not running"
-            yield Error(message=f"{self.name}: {status}", detail=self.stderr_tail())
+        agent, session_id = self.agent, self.session_id
+        if agent is None or not agent.alive or session_id is None:
+            status = "the agent is not running" if not self.alive else "no session is open"
+            tail = agent.stderr_tail() if agent is not None else None
+            yield Error(message=f"{self.name}: {status}", detail=tail)
             return
         # Never prompt while a load's history is still streaming in (see acp_stream).
         await self.router.replay_settled()
         from acp import text_block
 
-        assert self.conn is not None
-        queue = self.router.open_turn()
-        self._turn_queue = queue
-        self._turn_cancel = asyncio.Event()
+        turn = self.router.open_turn()
         task = asyncio.ensure_future(
-            self.conn.prompt(session_id=self.session_id, prompt=[text_block(prompt)])
+            agent.conn.prompt(session_id=session_id, prompt=[text_block(prompt)])
         )
-        task.add_done_callback(lambda t: queue.put_nowait(TurnSignal("done", t)))
-        finished = False
+        task.add_done_callback(lambda t: turn.put(TurnSignal("done", t)))
+        ended = False
         try:
             while True:
-                item = await queue.get()
+                item = await turn.events.get()
                 if isinstance(item, BaseEvent):
                     yield item
                     continue
-                if item.kind == "done":
-                    async for event in self._turn_result(item.payload):
-                        yield event
-                elif item.kind == "died":
-                    yield await self._death_error()
-                elif item.kind == "cancel_timeout":
-                    yield TurnFinished(stop_reason="cancelled")
-                else:  # stopped
-                    yield TurnFinished(stop_reason="cancelled")
-                finished = True
+                async for event in self._ending(item, agent, turn):
+                    yield event
+                ended = True
                 return
         finally:
-            self.router.close_turn()
-            self._turn_queue = None
-            if self._cancel_timer is not None:
-                self._cancel_timer.cancel()
-                self._cancel_timer = None
+            self.router.close_turn(turn)
             if not task.done():
                 task.cancel()
-                if not finished and self.alive and self.conn is not None:
+                if not ended:
                     # The caller stopped listening mid-turn: stop the agent's work too.
-                    bg = asyncio.ensure_future(self._quiet_cancel(self.session_id))
-                    self._background.add(bg)
-                    bg.add_done_callback(self._background.discard)
-            self._turn_cancel = None
+                    self._in_background(agent.notify_cancel(session_id))
 
-    async def _turn_result(self, task: asyncio.Future[Any]) -> AsyncIterator[BaseEvent]:
-        cancelled = self._turn_cancel is not None and self._turn_cancel.is_set()
+    async def _ending(
+        self, signal: TurnSignal, agent: AgentConnection, turn: Turn
+    ) -> AsyncIterator[BaseEvent]:
+        """The last events of a turn, for the signal that ended it."""
+        if signal.kind == "died":
+            yield await agent.death_error()
+            return
+        if signal.kind != "done":  # cancel_timeout, stopped
+            yield TurnFinished(stop_reason="cancelled")
+            return
+        task: asyncio.Future[Any] = signal.payload
         if task.cancelled():
             yield TurnFinished(stop_reason="cancelled")
             return
@@ -393,47 +382,39 @@ class ACPBridge(ACPSessionMixin, BaseBridge):
             usage = prompt_usage(getattr(response, "usage", None))
             if usage is not None:
                 yield usage
-            reason = "cancelled" if cancelled else str(response.stop_reason)
+            reason = "cancelled" if turn.cancelling else str(response.stop_reason)
             yield TurnFinished(stop_reason=reason)  # type: ignore[arg-type]
         elif isinstance(error, ConnectionError):
-            yield await self._death_error()
-        elif cancelled:
+            yield await agent.death_error()
+        elif turn.cancelling:
             yield TurnFinished(stop_reason="cancelled")
         else:
-            yield Error(message=f"{self.name}: {describe_error(error)}", detail=self.stderr_tail())
-
-    async def _death_error(self) -> Error:
-        await self._settle_death()
-        status = self.process.describe_exit() if self.process else "not running"
-        return Error(
-            message=f"{self.name} exited unexpectedly ({status})",
-            detail=self.stderr_tail(),
-        )
-
-    async def _quiet_cancel(self, session_id: str | None) -> None:
-        if self.conn is None or session_id is None:
-            return
-        with contextlib.suppress(Exception):
-            await self.conn.cancel(session_id=session_id)
+            yield Error(message=f"{self.name}: {describe_error(error)}", detail=agent.stderr_tail())
 
     async def cancel(self) -> None:
         """`session/cancel`; the turn ends `cancelled` within CANCEL_GRACE seconds regardless."""
-        queue = self._turn_queue
-        if queue is None:
+        turn, agent, session_id = self.router.turn, self.agent, self.session_id
+        if turn is None:
             return
-        if self._turn_cancel is not None:
-            self._turn_cancel.set()  # pending permission requests answer "cancelled"
-        await self._quiet_cancel(self.session_id)
-        if self._cancel_timer is None:
-            self._cancel_timer = asyncio.get_running_loop().call_later(
-                CANCEL_GRACE, queue.put_nowait, TurnSignal("cancel_timeout")
-            )
+        first = turn.request_cancel()  # pending permission requests answer "cancelled"
+        if agent is not None and session_id is not None:
+            await agent.notify_cancel(session_id)
+        if first:
+            # A late timer only reaches a finished turn, which drops it.
+            loop = asyncio.get_running_loop()
+            loop.call_later(CANCEL_GRACE, turn.put, TurnSignal("cancel_timeout"))
+
+    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def status(self) -> dict[str, Any]:
         """Agent name/version and pid for `/status`."""
         info: dict[str, Any] = {}
-        if self.agent_info is not None:
-            info["agent"] = f"{self.agent_info.name} {self.agent_info.version}"
-        if self.process is not None:
-            info["pid"] = self.process.pid
+        if self.agent is not None:
+            agent_info = self.agent.agent_info
+            if agent_info is not None:
+                info["agent"] = f"{agent_info.name} {agent_info.version}"
+            info["pid"] = self.agent.process.pid
         return info

@@ -1,14 +1,18 @@
-"""Listing ACP sessions: every page of `session/list`, the on-disk readers, the newest one."""
+"""Finding the session to continue: every page of `session/list`, else the on-disk reader.
+
+Listing for users goes through the engine's stores; the bridge lists only to continue the
+newest session of its cwd (DESIGN §2).
+"""
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Awaitable, Callable, Mapping
-from datetime import UTC, datetime
+import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from avatar.sessions.types import SessionInfo
+from avatar.times import newest, parse_time
 
 if TYPE_CHECKING:
     from avatar.sessions.store import SessionStore
@@ -17,34 +21,12 @@ PageFetcher = Callable[[str | None], Awaitable[Any]]
 """Fetches one `session/list` page for a cursor (None = the first page)."""
 
 
-def parse_time(value: str | None) -> datetime | None:
-    """An ISO-8601 timestamp as an aware datetime (naive ones taken as UTC); None if unreadable."""
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
 def same_dir(path: str, cwd: Path) -> bool:
     """True when `path` names the (resolved) directory `cwd`."""
     try:
         return Path(path).resolve() == cwd
     except (OSError, ValueError):
         return False
-
-
-def newest(sessions: list[SessionInfo]) -> SessionInfo | None:
-    """The most recently updated session (undated ones rank last, in the order given)."""
-    if not sessions:
-        return None
-    floor = datetime.min.replace(tzinfo=UTC)
-    return max(
-        enumerate(sessions),
-        key=lambda pair: (pair[1].updated or pair[1].created or floor, -pair[0]),
-    )[1]
 
 
 async def list_pages(fetch: PageFetcher, provider: str) -> list[SessionInfo]:
@@ -71,11 +53,38 @@ async def list_pages(fetch: PageFetcher, provider: str) -> list[SessionInfo]:
         seen.add(cursor)
 
 
-def load_store(spec: str, provider: str, env: Mapping[str, str], avatar_home: Path) -> SessionStore:
-    """Instantiate a provider's on-disk reader named `module:Class` (ImportError if missing)."""
-    module_name, _, attr = spec.partition(":")
-    try:
-        cls = getattr(importlib.import_module(module_name), attr)
-    except AttributeError as e:
-        raise ImportError(str(e)) from None
-    return cls(provider, env, avatar_home)
+async def newest_in(
+    provider: str,
+    cwd: Path,
+    fetch: PageFetcher | None,
+    store: SessionStore | None,
+) -> tuple[SessionInfo | None, list[str]]:
+    """The newest session in `cwd` (resolved), and why there is none when there is none.
+
+    `fetch` is `session/list` (None when the agent cannot list); when it is missing or fails,
+    the provider's store (the engine's reader, None when there is none) lists instead.
+    """
+    from acp import RequestError
+    from pydantic import ValidationError
+
+    from avatar.bridges.acp_connection import describe_error
+
+    failures: list[str] = []
+    sessions: list[SessionInfo] | None = None
+    if fetch is not None:
+        try:
+            sessions = await list_pages(fetch, provider)
+        except (RequestError, ValidationError) as e:
+            failures.append(f"session/list failed: {describe_error(e)}")
+    if sessions is None and store is not None:
+        # Readers parse files synchronously; keep the event loop (and the agent's pipes) moving.
+        sessions = await asyncio.to_thread(store.list, cwd)
+    if sessions is None:
+        if not failures:
+            failures.append(f"{provider} cannot list its sessions")
+        return None, failures
+    # Agents filter by cwd themselves, but not all of them reliably.
+    latest = newest(s for s in sessions if s.cwd is None or same_dir(s.cwd, cwd))
+    if latest is None:
+        failures.append(f"no earlier {provider} session in {cwd}")
+    return latest, failures

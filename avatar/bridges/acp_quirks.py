@@ -14,17 +14,21 @@
     at its next start Gemini's session cleanup deletes every file of an id that has such a
     file, history included. `remove_companions` deletes those companions after each load and
     when the bridge stops.
+  `guarded_load` wraps one `session/load` in all of that.
 - `late_replay`: Gemini keeps sending replayed history after the load response; the bridge
   waits longer for the stream to go quiet (see `replay_quiet`).
-- `list_from_disk`: no `session/list`; the provider's on-disk reader lists sessions.
+- `list_from_disk`: do not trust `session/list`; continue-last lists through the provider's
+  store (the engine's reader, `BridgeContext.store`), as for agents that cannot list.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -192,3 +196,73 @@ class HistoryGuard:
             copy.unlink(missing_ok=True)
         self.backups.clear()
         self.sizes.clear()
+
+
+@dataclass
+class SameMinuteWait:
+    """How long to wait out Gemini's same-minute load bug, and how to sleep meanwhile.
+
+    A public seam: the bridge holds one (`ACPBridge.same_minute`) that tests may change, e.g.
+    `limit = 0` to refuse at once, or a `sleep` that returns without waiting.
+    """
+
+    limit: float = 60.0  # wait at most this long for the minute to turn; longer: refuse
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+
+
+Notify = Callable[[str, str], None]
+"""Tells the user something: (message, level "info" | "warning")."""
+
+
+@contextlib.asynccontextmanager
+async def guarded_load(
+    provider: str,
+    env: Mapping[str, str],
+    session_id: str,
+    backup_dir: Path,
+    wait: SameMinuteWait,
+    notify: Notify,
+) -> AsyncIterator[None]:
+    """Around one `session/load` of an agent with the same-minute bug (see the docstring).
+
+    Before: wait for the minute to turn (or refuse with a RequestError, which the cascade
+    takes as a failed load) and back the session's files up. After a failed load: restore
+    them; after a good one: remove the empty companion and restore only what shrank.
+    """
+    from acp import RequestError
+
+    files = gemini_session_files(env, session_id)
+    if current_minute() in {created_minute(f) for f in files}:
+        # The minute its file was started (created, or last loaded): loading now would
+        # append to that very file and wipe it.
+        why = (
+            f"{provider} cannot load session {session_id} before the clock minute turns "
+            "(a Gemini CLI bug would destroy its history)"
+        )
+        left = 60.0 - time.time() % 60.0
+        if left > wait.limit:
+            raise RequestError(-32603, f"{why}; try again in {left:.0f} s")
+        notify(f"{why}; waiting {left:.0f} s", "info")
+        await wait.sleep(left + 0.5)
+    guard = HistoryGuard.take(files, backup_dir)
+    try:
+        yield
+    except BaseException:
+        restored = guard.restore()
+        remove_companions(env, session_id)
+        if restored:
+            notify(
+                f"{provider} damaged the history of {session_id} while failing to load it; "
+                "avatar restored it from its backup",
+                "warning",
+            )
+        guard.discard()
+        raise
+    remove_companions(env, session_id)
+    if guard.restore(only_damaged=True):
+        notify(
+            f"{provider} shrank the history file of {session_id} while loading it; "
+            "avatar restored it from its backup",
+            "warning",
+        )
+    guard.discard()

@@ -79,7 +79,7 @@ def _tool_name(update: Any) -> str:
     meta = getattr(update, "field_meta", None) or {}
     for key in ("toolName", "tool_name", "name"):
         if isinstance(meta.get(key), str):
-            return meta[key]
+            return str(meta[key])
     kind = getattr(update, "kind", None)
     return str(kind or getattr(update, "title", None) or "tool")
 

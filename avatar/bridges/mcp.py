@@ -55,6 +55,8 @@ def build_mcp_servers(
             )
             continue
         headers = [HttpHeader(name=k, value=v) for k, v in server.headers.items()]
-        cls = HttpMcpServer if kind == "http" else SseMcpServer
-        out.append(cls(name=name, url=server.url, headers=headers, type=kind))
+        if kind == "http":
+            out.append(HttpMcpServer(name=name, url=server.url, headers=headers, type="http"))
+        else:
+            out.append(SseMcpServer(name=name, url=server.url, headers=headers, type="sse"))
     return out, skipped

@@ -17,6 +17,7 @@ from avatar.bridges.base import BridgeContext, PermissionHandler, deny_all
 from avatar.config import Settings
 from avatar.events import BaseEvent, PermissionRequested
 from avatar.providers import ProviderSpec
+from tests.acp.fake_store import FakeStore
 from tests.support.acp_agent import command
 
 REPO = Path(__file__).resolve().parents[2]
@@ -53,8 +54,8 @@ class Harness:
 
     async def configure(self, **options: Any) -> None:
         """Change the running fake agent's behaviour."""
-        assert self.bridge.conn is not None
-        await self.bridge.conn.ext_method("fake/configure", options)
+        assert self.bridge.agent is not None
+        await self.bridge.agent.conn.ext_method("fake/configure", options)
 
     def notices(self) -> list[str]:
         return [e.message for e in self.emitted if e.type == "notice"]  # type: ignore[attr-defined]
@@ -71,14 +72,17 @@ def build(
     *,
     name: str = "fake",
     quirks: frozenset[str] = frozenset(),
-    store: str | None = None,
+    store: bool = False,
     settings: Settings | None = None,
     permission: PermissionHandler | None = None,
     additional_dirs: list[Path] | None = None,
     env: dict[str, str] | None = None,
     **config: Any,
 ) -> Harness:
-    """A harness (not started) whose fake agent keeps its state under `root/state`."""
+    """A harness (not started) whose fake agent keeps its state under `root/state`.
+
+    `store=True` hands the bridge a `FakeStore` as the engine's reader of the provider's
+    sessions (the on-disk listing continue-last falls back to)."""
     root.mkdir(parents=True, exist_ok=True)
     cwd = root / "work"
     cwd.mkdir(exist_ok=True)
@@ -88,7 +92,6 @@ def build(
         transport="acp",
         command=tuple(command(config, caps)),
         quirks=quirks,
-        store=store,
         install_hint="pip install fake",
         auth_hint="run fake login",
     )
@@ -99,13 +102,16 @@ def build(
         harness_ref[0].asked.append(request)
         return await (permission or deny_all)(request)
 
+    state = str(root / "state")
+    child_env = {**(env or os.environ), "PYTHONPATH": str(REPO), "FAKE_ACP_STATE": state}
     ctx = BridgeContext(
         spec=spec,
         cwd=cwd,
         settings=settings or Settings(),
         avatar_home=root / "avatar-home",
-        env={**(env or os.environ), "PYTHONPATH": str(REPO), "FAKE_ACP_STATE": str(root / "state")},
+        env=child_env,
         additional_dirs=additional_dirs or [],
+        store=FakeStore(name, child_env, root / "avatar-home") if store else None,
         permission=ask,
         emit=emitted.append,
     )

@@ -8,10 +8,9 @@ import pytest
 
 from avatar.bridges.base import OpenRequest
 from avatar.errors import NotSupportedError, ProviderError
+from avatar.sessions.types import SessionInfo
 from tests.acp.conftest import Factory, text_of
 from tests.support.acp_agent import seed_session
-
-STORE = "tests.acp.fake_store:FakeStore"
 
 
 def seeded(tmp_path: Path, turns: int = 1) -> tuple[Path, str]:
@@ -35,6 +34,20 @@ async def test_load_reopens_with_replay_and_history(fake: Factory, tmp_path: Pat
     replay = [e for e in h.emitted if e.replay]
     assert [e.type for e in replay] == ["user_message", "text"]
     assert not any(e.replay for e in turn)
+
+
+async def test_reopen_uses_the_session_the_engine_resolved(fake: Factory, tmp_path: Path) -> None:
+    root, sid = seeded(tmp_path)
+    h = await fake("load,list,fork", root=root)
+    info = SessionInfo(id=sid, provider="fake", cwd=str(root / "work"))
+    started = await h.bridge.open(OpenRequest.of("resume", info))
+    assert (started.session_id, started.how) == (sid, "loaded")
+    forked = await h.bridge.open(OpenRequest.of("fork", info))
+    assert forked.how == "forked" and forked.session_id != sid
+    assert [r["session_id"] for r in h.requests("session/load")] == [sid]
+    assert [r["session_id"] for r in h.requests("session/fork")] == [sid]
+    assert h.requests("session/list") == []  # never looked up again
+    assert h.notices() == []
 
 
 async def test_failed_load_falls_back_to_resume(fake: Factory, tmp_path: Path) -> None:
@@ -133,19 +146,28 @@ async def test_continue_with_nothing_to_continue(fake: Factory) -> None:
 
 async def test_continue_lists_from_disk_without_session_list(fake: Factory, tmp_path: Path) -> None:
     root, sid = seeded(tmp_path)
-    h = await fake("load", root=root, store=STORE, quirks=frozenset({"list_from_disk"}))
+    h = await fake("load", root=root, store=True, quirks=frozenset({"list_from_disk"}))
     assert not h.bridge.capabilities.can_list
     started = await h.bridge.open(OpenRequest("continue"))
     assert (started.session_id, started.how) == (sid, "continued")
     assert h.requests("session/list") == []
-    assert [s.id for s in await h.bridge.list_sessions(h.cwd.resolve())] == [sid]
+    assert h.notices() == []
+
+
+async def test_list_from_disk_quirk_wins_over_session_list(fake: Factory, tmp_path: Path) -> None:
+    root, sid = seeded(tmp_path)
+    h = await fake("load,list", root=root, store=True, quirks=frozenset({"list_from_disk"}))
+    started = await h.bridge.open(OpenRequest("continue"))
+    assert (started.session_id, started.how) == (sid, "continued")
+    assert h.requests("session/list") == []
 
 
 async def test_continue_falls_back_to_disk_when_list_fails(fake: Factory, tmp_path: Path) -> None:
     root, sid = seeded(tmp_path)
-    h = await fake("load,list", root=root, store=STORE, list_error=-32603)
+    h = await fake("load,list", root=root, store=True, list_error=-32603)
     started = await h.bridge.open(OpenRequest("continue"))
     assert (started.session_id, started.how) == (sid, "continued")
+    assert len(h.requests("session/list")) == 1
 
 
 async def test_continue_without_any_listing(fake: Factory, tmp_path: Path) -> None:
@@ -204,12 +226,3 @@ async def test_failing_session_new_is_a_provider_error(fake: Factory, tmp_path: 
     h = await fake("load", root=root, new_error=-32603, load_error=-32603)
     with pytest.raises(ProviderError, match=r"session/new failed: new session refused.*-32603"):
         await h.bridge.open(OpenRequest("resume", sid))
-
-
-async def test_list_sessions_failure(fake: Factory, tmp_path: Path) -> None:
-    root, sid = seeded(tmp_path)
-    bare = await fake("list", root=root, list_error=-32603)
-    with pytest.raises(ProviderError, match="session/list failed"):
-        await bare.bridge.list_sessions()
-    with_store = await fake("list", root=root, list_error=-32603, store=STORE)
-    assert [s.id for s in await with_store.bridge.list_sessions()] == [sid]

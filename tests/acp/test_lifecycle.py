@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -72,9 +74,12 @@ async def test_crash_mid_prompt_then_restart_reopens(fake: Factory) -> None:
     again = await h.turn("anyone?")
     assert isinstance(again[-1], Error)
 
-    # Restart runs the same command (still crash=True); reconfigure once it is back.
-    started = await h.bridge.restart()
-    assert started is not None and (started.session_id, started.how) == (sid, "loaded")
+    # Restart (as the engine does: start again, reopen by id) runs the same command (still
+    # crash=True); reconfigure once it is back.
+    await h.bridge.start()
+    assert h.bridge.alive and h.bridge.session_id is None
+    started = await h.bridge.open(OpenRequest("resume", sid))
+    assert (started.session_id, started.how) == (sid, "loaded")
     await h.configure(crash=False)
     events = await h.turn("after restart")
     assert "to 'after restart'" in text_of(events)
@@ -84,8 +89,7 @@ async def test_crash_mid_prompt_then_restart_reopens(fake: Factory) -> None:
 async def test_idle_agent_death_is_reported(fake: Factory) -> None:
     h = await fake()
     await h.bridge.open(OpenRequest("new"))
-    assert h.bridge.process is not None
-    h.bridge.process.process.kill()
+    os.kill(h.bridge.status()["pid"], signal.SIGKILL)
     for _ in range(100):
         if any(isinstance(e, Error) for e in h.emitted):
             break
@@ -110,9 +114,9 @@ async def test_stderr_flood_does_not_stall(fake: Factory) -> None:
     events = await h.turn("flood")
     assert time.monotonic() - t0 < 10
     assert isinstance(events[-1], TurnFinished)
-    assert h.bridge.process is not None
-    assert h.bridge.process.stderr.bytes_read >= 10 * 1024 * 1024
-    assert (h.bridge.stderr_tail() or "").endswith("fake agent: flood done")
+    assert h.bridge.agent is not None
+    assert h.bridge.agent.process.stderr.bytes_read >= 10 * 1024 * 1024
+    assert (h.bridge.agent.stderr_tail() or "").endswith("fake agent: flood done")
 
 
 async def test_late_replay_never_leaks_into_the_first_answer(fake: Factory, tmp_path: Path) -> None:
@@ -201,6 +205,22 @@ async def test_model_is_set_through_config_options(fake: Factory, tmp_path: Path
         assert h.requests("session/set_config_option") == [{"config_id": "model", "value": "large"}]
         with pytest.raises(ProviderError, match="cannot switch to model 'huge'"):
             await h.bridge.set_model("huge")
+    finally:
+        await h.bridge.stop()
+
+
+async def test_model_without_a_config_option_uses_session_set_model(
+    fake: Factory, tmp_path: Path
+) -> None:
+    # The fake agent answers no session/set_model: the model stays unset, with one warning.
+    h = build(tmp_path / "m")
+    h.bridge.ctx.model = "large"
+    await h.bridge.start()
+    try:
+        started = await h.bridge.open(OpenRequest("new"))
+        assert started.how == "new"
+        (notice,) = h.notices()
+        assert "model 'large' not set" in notice and "-32601" in notice
     finally:
         await h.bridge.stop()
 

@@ -112,7 +112,7 @@ async def test_same_minute_load_is_refused_when_not_waiting(fake: Factory, tmp_p
     victim = _gemini_file(home, sid, acp_quirks.current_minute())
     before = victim.read_bytes()
     h = await fake("load", root=root, quirks=GEMINI, env={**os.environ, "HOME": str(home)})
-    h.bridge.same_minute_wait = 0
+    h.bridge.same_minute.limit = 0
     started = await h.bridge.open(OpenRequest("resume", sid))
     assert started.how == "new"
     assert h.requests("session/load") == []
@@ -134,7 +134,7 @@ async def test_same_minute_load_waits_for_the_minute(fake: Factory, tmp_path: Pa
     async def no_wait(seconds: float) -> None:
         waited.append(seconds)
 
-    h.bridge._wait_for_minute = no_wait  # type: ignore[method-assign]
+    h.bridge.same_minute.sleep = no_wait
     started = await h.bridge.open(OpenRequest("resume", sid))
     assert (started.session_id, started.how) == (sid, "loaded")
     assert len(waited) == 1 and 0 < waited[0] <= 61

@@ -8,11 +8,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 import pytest_asyncio
 
+from avatar.bridges.acp_listing import list_pages
 from avatar.bridges.base import OpenRequest
 from avatar.config import Scope, Settings
 from avatar.events import (
@@ -227,7 +227,10 @@ async def test_turn_after_cancel_works(h: Harness) -> None:
     assert events[-1] == TurnFinished(stop_reason="end_turn")
 
 
-async def test_list_sessions_shows_the_session(h: Harness) -> None:
-    sessions = await h.bridge.list_sessions(Path(h.cwd).resolve())
+async def test_session_list_pages_show_the_session(h: Harness) -> None:
+    """The listing continue-last relies on, against the running agent."""
+    assert h.bridge.agent is not None
+    conn, cwd = h.bridge.agent.conn, str(h.cwd.resolve())
+    sessions = await list_pages(lambda cursor: conn.list_sessions(cwd=cwd, cursor=cursor), "fake")
     assert [s.id for s in sessions] == [h.bridge.session_id]
     assert sessions[0].provider == "fake" and sessions[0].updated is not None

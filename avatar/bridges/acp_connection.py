@@ -1,0 +1,250 @@
+"""One running ACP agent: its process, the SDK connection on its stdio, and how requests fail.
+
+`AgentConnection.launch()` spawns the agent, imports the SDK while it boots (`import acp`
+costs ~0.65 s), connects and `initialize`s. Every request then goes through `call()`, which
+turns a dead agent or a silent one into a `ProviderError` carrying the agent's last stderr
+lines. An agent that dies between requests is reported through `on_exit` (the running turn
+takes it) or, when nobody is waiting on it, as one `Error` event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from avatar.bridges.acp_quirks import quirk_env
+from avatar.bridges.process import AgentProcess
+from avatar.errors import ProviderError
+from avatar.events import Error
+from avatar.providers import find_executable
+
+if TYPE_CHECKING:
+    from acp.core import ClientSideConnection
+
+    from avatar.bridges.base import BridgeContext, EventSink
+    from avatar.providers import ProviderSpec
+
+T = TypeVar("T")
+
+INIT_TIMEOUT = 60.0  # spawn → initialize answered (Gemini needs ~1.2 s, npx shims more)
+REQUEST_TIMEOUT = 180.0  # session/new, load (a long history), list …
+STDERR_LINES_IN_ERRORS = 15
+
+ExitHandler = Callable[[], bool]
+"""Called when the agent exits on its own; True when a running turn took the news."""
+
+
+def describe_error(error: BaseException) -> str:
+    """A one-line description of a failed ACP request."""
+    from acp import RequestError
+    from pydantic import ValidationError
+
+    if isinstance(error, RequestError):
+        text = str(error)
+        data = error.data
+        detail = None
+        if isinstance(data, dict):
+            detail = data.get("details") or data.get("message") or data.get("reason")
+        elif isinstance(data, str):
+            detail = data
+        if detail and str(detail) not in text:
+            text = f"{text}: {detail}"
+        return f"{text} ({error.code})"
+    if isinstance(error, ValidationError):
+        return f"unexpected answer from the agent ({error.error_count()} validation errors)"
+    return str(error) or type(error).__name__
+
+
+def agent_env(ctx: BridgeContext) -> dict[str, str]:
+    """The agent's environment: ctx.env (already merged with the spec's), plus its quirks'."""
+    env = dict(ctx.env) if ctx.env else {**os.environ, **ctx.spec.env}
+    env.update(quirk_env(ctx.spec, ctx.settings, env))
+    return env
+
+
+def agent_argv(spec: ProviderSpec, env: dict[str, str]) -> list[str]:
+    """The command to run, its program resolved (config path, PATH, bridges/)."""
+    if not spec.command:
+        raise ProviderError(
+            f"{spec.name}: no command configured (set providers.{spec.name}.command)"
+        )
+    program = spec.command[0]
+    found = find_executable(program, path=env.get("PATH"))
+    if found is None:
+        hint = f"; install it: {spec.install_hint}" if spec.install_hint else ""
+        raise ProviderError(
+            f"{spec.name}: {program} not found (looked in config, PATH and "
+            f"bridges/node_modules/.bin){hint}"
+        )
+    return [found, *spec.command[1:]]
+
+
+class AgentConnection:
+    """A running agent and the SDK connection to it (see the module docstring).
+
+    Public attributes: `process` (the `AgentProcess`: pid, stderr tail), `conn` (the SDK's
+    `ClientSideConnection`), `env` (what the agent runs with, e.g. where it keeps its files),
+    and what `initialize` answered: `agent_capabilities`, `auth_methods`, `agent_info`.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        process: AgentProcess,
+        conn: ClientSideConnection,
+        env: dict[str, str],
+        on_exit: ExitHandler,
+        emit: EventSink,
+    ) -> None:
+        self.name = name
+        self.process = process
+        self.conn = conn
+        self.env = env
+        self.agent_capabilities: Any = None
+        self.auth_methods: list[Any] = []
+        self.agent_info: Any = None
+        self._on_exit = on_exit
+        self._emit = emit
+        self._closing = False
+        self._calls_in_flight = 0
+        self._watch = asyncio.get_running_loop().create_task(self._watch_exit())
+
+    @classmethod
+    async def launch(
+        cls,
+        name: str,
+        argv: Sequence[str],
+        env: dict[str, str],
+        cwd: Path,
+        *,
+        install_hint: str,
+        make_client: Callable[[], Any],
+        on_exit: ExitHandler,
+        emit: EventSink,
+    ) -> AgentConnection:
+        """Spawn `argv`, connect `make_client()` to it and `initialize`; closed on failure."""
+        process = await AgentProcess.spawn(name, argv, env, cwd, install_hint)
+        try:
+            # The agent boots in parallel with this import (~0.65 s of pydantic schema building).
+            import acp
+
+            stdin, stdout = process.process.stdin, process.process.stdout
+            assert stdin is not None and stdout is not None
+            conn = acp.connect_to_agent(make_client(), stdin, stdout)
+        except BaseException:
+            await process.stop()
+            raise
+        agent = cls(name, process, conn, env, on_exit, emit)
+        try:
+            await agent._initialize()
+        except BaseException:
+            await agent.close()
+            raise
+        return agent
+
+    async def _initialize(self) -> None:
+        import acp
+        from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
+
+        from avatar import __version__
+
+        try:
+            init = await self.call(
+                "initialize",
+                self.conn.initialize(
+                    protocol_version=acp.PROTOCOL_VERSION,
+                    client_capabilities=ClientCapabilities(
+                        fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
+                        terminal=True,
+                    ),
+                    client_info=Implementation(name="avatar", title="avatar", version=__version__),
+                ),
+                INIT_TIMEOUT,
+            )
+        except acp.RequestError as e:
+            raise ProviderError(
+                f"{self.name}: initialize failed: {describe_error(e)}", self.stderr_tail()
+            ) from None
+        self.agent_capabilities = init.agent_capabilities
+        self.auth_methods = list(init.auth_methods or [])
+        self.agent_info = init.agent_info
+
+    # -- state ------------------------------------------------------------------------------
+
+    @property
+    def alive(self) -> bool:
+        """True while the agent process runs and the connection has not been closed."""
+        return not self._closing and self.process.returncode is None
+
+    def stderr_tail(self, lines: int = STDERR_LINES_IN_ERRORS) -> str | None:
+        """The agent's last stderr lines (for error messages)."""
+        return self.process.stderr.text(lines) or None
+
+    # -- requests ---------------------------------------------------------------------------
+
+    async def call(self, what: str, aw: Awaitable[T], timeout: float | None = REQUEST_TIMEOUT) -> T:
+        """Await one request; a dead or silent agent becomes a ProviderError with its stderr."""
+        if self._closing:
+            if asyncio.iscoroutine(aw):
+                aw.close()
+            raise ProviderError(f"{self.name} is not running")
+        self._calls_in_flight += 1
+        try:
+            return await asyncio.wait_for(aw, timeout)
+        except ConnectionError:
+            await self.settle_death()
+            raise ProviderError(
+                f"{self.name} exited during {what} ({self.process.describe_exit()})",
+                self.stderr_tail(),
+            ) from None
+        except TimeoutError:
+            raise ProviderError(
+                f"{self.name} did not answer {what} within {timeout:g} s", self.stderr_tail()
+            ) from None
+        finally:
+            self._calls_in_flight -= 1
+
+    async def notify_cancel(self, session_id: str) -> None:
+        """`session/cancel` (a notification: nothing to wait for, and failures do not matter)."""
+        if self.alive:
+            with contextlib.suppress(Exception):
+                await self.conn.cancel(session_id=session_id)
+
+    # -- death ------------------------------------------------------------------------------
+
+    async def settle_death(self) -> None:
+        """Give a dying agent a moment to exit and flush stderr, for a useful error."""
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.process.exited), 1.0)
+        await self.process.stderr_settled(0.5)
+
+    async def death_error(self) -> Error:
+        """The `Error` event for an agent that exited on its own."""
+        await self.settle_death()
+        return Error(
+            message=f"{self.name} exited unexpectedly ({self.process.describe_exit()})",
+            detail=self.stderr_tail(),
+        )
+
+    async def _watch_exit(self) -> None:
+        await asyncio.shield(self.process.exited)
+        if self._closing or self._on_exit():
+            return
+        if self._calls_in_flight:
+            return  # the failing request reports it, with the same stderr tail
+        self._emit(await self.death_error())
+
+    # -- shutdown ---------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """End the agent (stdin first, so it can flush its session files) and the connection."""
+        self._closing = True
+        await self.process.stop()
+        with contextlib.suppress(Exception):
+            await self.conn.close()
+        if self._watch is not asyncio.current_task():
+            self._watch.cancel()
