@@ -12,15 +12,19 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from avatar.bridges import acp_quirks
 from avatar.bridges.acp import ACPBridge
+from avatar.bridges.acp_listing import list_pages
 from avatar.bridges.base import BridgeContext, OpenRequest
 from avatar.config import Settings
-from avatar.events import BaseEvent, TextDelta, TurnFinished, UserMessage
+from avatar.events import BaseEvent, SessionStarted, TextDelta, TurnFinished, UserMessage
 from avatar.providers import BUILTIN
+from avatar.registry import load_class
+from avatar.sessions.store import SessionStore
 from tests.support.homes import AgentHome, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
 
@@ -36,15 +40,27 @@ SECOND_ANSWER = "You asked me to remember PAPAYA."
 
 
 def bridge_for(name: str, home: AgentHome, emitted: list[BaseEvent]) -> ACPBridge:
+    """The bridge as the engine builds it, with the provider's store as its on-disk reader."""
+    spec = BUILTIN[name]
+    avatar_home = home.root / "avatar-home"
+    assert spec.store
     ctx = BridgeContext(
-        spec=BUILTIN[name],
+        spec=spec,
         cwd=home.workdir,
         settings=Settings(),
-        avatar_home=home.root / "avatar-home",
+        avatar_home=avatar_home,
         env=home.env,
+        store=load_class(spec.store, SessionStore)(name, home.env, avatar_home),  # type: ignore[type-abstract]
         emit=emitted.append,
     )
     return ACPBridge(ctx)
+
+
+async def restart(bridge: ACPBridge, session_id: str) -> SessionStarted:
+    """What the engine does when an agent has stopped: start it again, reopen the session."""
+    await bridge.stop()
+    await bridge.start()
+    return await bridge.open(OpenRequest("resume", session_id))
 
 
 async def turn(bridge: ACPBridge, prompt: str) -> list[BaseEvent]:
@@ -83,12 +99,23 @@ async def second_turn_sees_the_first(bridge: ACPBridge, server: FakeModelServer,
 
 
 async def listed_ids(bridge: ACPBridge, home: AgentHome) -> list[str]:
-    """Session ids listed for the work dir; claude-agent-acp writes its transcript a moment
-    after the turn ends, so give a fresh session a few seconds to appear."""
+    """Session ids listed for the work dir the way continue-last finds them: `session/list`
+    (every page) where the agent can list, else the provider's store. claude-agent-acp writes
+    its transcript a moment after the turn ends, so give a fresh session a few seconds."""
+    cwd = home.workdir.resolve()
+    agent, store = bridge.agent, bridge.ctx.store
+    assert agent is not None and store is not None
+
+    async def page(cursor: str | None) -> Any:
+        return await agent.conn.list_sessions(cwd=str(cwd), cursor=cursor)
+
     for _ in range(50):
-        ids = [s.id for s in await bridge.list_sessions(home.workdir.resolve())]
-        if ids:
-            return ids
+        if bridge.capabilities.can_list:
+            sessions = await list_pages(page, bridge.name)
+        else:
+            sessions = store.list(cwd)
+        if sessions:
+            return [s.id for s in sessions]
         await asyncio.sleep(0.1)
     return []
 
@@ -111,8 +138,8 @@ async def test_listed_restarted_resumed(
         assert caps.can_list and caps.can_load and caps.can_resume and caps.can_continue_last
         assert sid in await listed_ids(bridge, agent_home)
 
-        started = await bridge.restart()
-        assert started is not None and (started.session_id, started.how) == (sid, "loaded")
+        started = await restart(bridge, sid)
+        assert (started.session_id, started.how) == (sid, "loaded")
         assert FIRST in replayed_prompts(emitted)
         await second_turn_sees_the_first(bridge, model_server, api)
 
@@ -189,7 +216,7 @@ async def test_gemini_history_survives_the_same_minute_and_resumes(
 
         # 2. Unforced, avatar refuses a same-minute load without touching the files.
         emitted.clear()
-        bridge.same_minute_wait = 0
+        bridge.same_minute.limit = 0
         await bridge.start()
         started = await bridge.open(OpenRequest("resume", sid))
         assert started.how == "new"
