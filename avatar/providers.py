@@ -160,8 +160,13 @@ class ProviderRegistry:
         try:
             return self._specs[name]
         except KeyError:
-            known = ", ".join(self._specs)
-            raise UsageError(f"unknown provider {name!r} (known: {known})") from None
+            import difflib
+
+            near = difflib.get_close_matches(name, list(self._specs), n=2)
+            hint = f"did you mean {' or '.join(near)}? " if near else ""
+            raise UsageError(
+                f"unknown provider {name!r} ({hint}`avatar providers` lists them)"
+            ) from None
 
     def env_for(self, spec: ProviderSpec) -> dict[str, str]:
         """The full environment the provider's process runs with."""

@@ -83,6 +83,12 @@ class Repl:
 
     async def ask_permission(self, request: PermissionRequested) -> Answer:
         """The permission menu: the action, its diff when it edits a file, three answers."""
+        # The tool call's own event may still be on its way to the screen: let it arrive,
+        # so the menu can show what the call would change.
+        for _ in range(20):
+            if self.screen.started_call(request.id) is not None:
+                break
+            await asyncio.sleep(0.01)
         self.screen.flush()
         self.say(f"permission: {request.title}", "bold yellow")
         started = self.screen.started_call(request.id)
