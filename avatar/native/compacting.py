@@ -19,6 +19,7 @@ from avatar.native.compaction import (
     CompactionStrategy,
     NoCompaction,
     SummaryCompaction,
+    estimate_tokens,
     transcript_for_summary,
 )
 from avatar.native.llm.types import ChatRequest, Message
@@ -63,6 +64,10 @@ class CompactionHost(Protocol):
         ...
 
 
+# Below this much conversation (chars/4), compacting cannot make the context smaller.
+MIN_COMPACT_TOKENS = 1000
+
+
 class Compactor:
     """Compacts one session's context: automatically, on overflow, or when asked."""
 
@@ -103,15 +108,26 @@ class Compactor:
         except AvatarError:
             return False  # the overflow error itself then ends the turn
 
-    async def compact_now(self, emit: Emit) -> str | None:
-        """Compact as the user asked (`/compact`); None when there was nothing to compact."""
+    async def compact_now(self, emit: Emit) -> str:
+        """Compact as the user asked (`/compact`); the line saying what happened (the caller
+        shows it, so no notice is emitted)."""
+        state = self.session.state
+        assert state is not None
+        talk = estimate_tokens(state.messages)
+        if talk < MIN_COMPACT_TOKENS:
+            # A summary of so little would be as long as what it replaces, or longer.
+            return f"nothing to compact: the conversation (~{talk:,} tokens) is already small"
         strategy = self.session.config.compaction
         if isinstance(strategy, NoCompaction):
             strategy = SummaryCompaction()  # `none` only turns the automatic kind off
-        return await self.compact(strategy, force=True, emit=emit)
+        done = await self.compact(strategy, force=True, emit=emit, announce=False)
+        return done or "nothing to compact"
 
-    async def compact(self, strategy: CompactionStrategy, *, force: bool, emit: Emit) -> str | None:
-        """Apply `strategy`; the one-line notice it emitted, or None when nothing changed."""
+    async def compact(
+        self, strategy: CompactionStrategy, *, force: bool, emit: Emit, announce: bool = True
+    ) -> str | None:
+        """Apply `strategy`; the one-line summary of it (emitted as a notice when
+        `announce`), or None when nothing changed."""
         state = self.session.state
         assert state is not None
         before = self.session.context_tokens()
@@ -133,7 +149,8 @@ class Compactor:
             f"context compacted ({strategy.name}): {count - kept} older messages {how}, "
             f"{kept} kept; ~{before:,} → ~{after:,} tokens"
         )
-        emit(Notice(message=message))
+        if announce:
+            emit(Notice(message=message))
         return message
 
     async def _summarize(self, messages: list[Message]) -> str:

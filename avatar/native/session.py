@@ -361,7 +361,7 @@ class AgentSession:
             return "a turn is running; compact when it has finished"
         message = await self.compactor.compact_now(self._emit)
         await self._persist()
-        return message or "nothing to compact"
+        return message
 
     # -- model ------------------------------------------------------------------------------
 

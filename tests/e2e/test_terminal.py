@@ -273,3 +273,16 @@ def test_a_steered_answer_starts_on_its_own_line(
         lines = body(term.wait_for(TURN_END, timeout=60))
         assert "› use tabs" in lines
         assert "Using tabs now." in lines  # on its own line, not glued to the first answer
+
+
+def test_compact_on_a_short_session_says_so_once(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    model_server.chat.append(Reply.text("Short answer."))
+    with repl(agent_home, "-p", "native", "repl") as term:
+        term.type("hello")
+        term.wait_for(TURN_END)
+        term.type("/compact")
+        screen = term.wait_for("nothing to compact")
+        assert screen.count("nothing to compact") == 1 and "compacted" not in screen
+    assert len(model_server.requests_for("chat")) == 1  # no summary request was made

@@ -163,11 +163,32 @@ async def test_no_auto_compaction_when_off(tmp_path: Path, model_server: FakeMod
     assert "first" in model_server.requests_for("chat")[1].all_text()
 
 
+# An answer long enough that a summary of the conversation is smaller than the conversation.
+LONG = "a1 " + "details of the plan " * 250
+
+
+async def test_compacting_a_small_context_is_a_no_op_that_says_so(
+    tmp_path: Path, model_server: FakeModelServer
+) -> None:
+    project = tmp_path / "p"
+    project.mkdir()
+    model_server.script("chat", Reply.text("a1"))
+    b = make_bridge(project, tmp_path / "h", model_server)
+    await b.start()
+    await b.open(OpenRequest("new"))
+    await run_turn(b, "q1")
+    message = await b.compact()
+    assert message.startswith("nothing to compact: the conversation (~")
+    assert b.status()["compactions"] == 0
+    assert len(model_server.requests_for("chat")) == 1  # no summary was asked for
+    await b.stop()
+
+
 async def test_manual_compact(tmp_path: Path, model_server: FakeModelServer) -> None:
     project = tmp_path / "p"
     project.mkdir()
     model_server.script(
-        "chat", Reply.text("a1"), Reply.text("a2"), Reply.text("SUMMARY-X"), Reply.text("a3")
+        "chat", Reply.text(LONG), Reply.text("a2"), Reply.text("SUMMARY-X"), Reply.text("a3")
     )
     b = make_bridge(project, tmp_path / "h", model_server)
     await b.start()
@@ -212,7 +233,7 @@ async def test_manual_compact_with_none_uses_a_summary(
 ) -> None:
     project = tmp_path / "p"
     project.mkdir()
-    model_server.script("chat", Reply.text("a1"), Reply.text("a2"), Reply.text("S"))
+    model_server.script("chat", Reply.text(LONG), Reply.text("a2"), Reply.text("S"))
     settings = Settings(providers={"native": ProviderConfig(compaction=strategy)})  # type: ignore[arg-type]
     b = make_bridge(project, tmp_path / "h", model_server, settings=settings)
     await b.start()
