@@ -172,7 +172,7 @@ class ACPBridge(BaseBridge):
                 await terminals.close()
         agent, self.agent, self._opener = self.agent, None, None
         if agent is not None:
-            await agent.close()
+            await agent.close(self.session_id)
             if "same_minute_load" in self.ctx.spec.quirks and self.session_id:
                 remove_companions(agent.env, self.session_id)
 

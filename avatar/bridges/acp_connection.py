@@ -240,10 +240,26 @@ class AgentConnection:
 
     # -- shutdown ---------------------------------------------------------------------------
 
-    async def close(self) -> None:
-        """End the agent (stdin first, so it can flush its session files) and the connection."""
+    def can_close(self) -> bool:
+        """True when the agent advertised `session/close`."""
+        session = getattr(self.agent_capabilities, "session_capabilities", None)
+        return getattr(session, "close", None) is not None
+
+    async def close(self, session_id: str | None = None) -> None:
+        """End the agent and the connection.
+
+        With an open session on an agent that advertises `session/close`, the session is
+        closed first; once the agent has answered, its files are safe and the process group
+        ends at once. Otherwise stdin is closed first and the agent gets a moment to flush
+        its session files and exit by itself (Gemini does; others wait for a signal).
+        """
         self._closing = True
-        await self.process.stop()
+        grace = 0.5
+        if session_id is not None and self.can_close() and self.process.returncode is None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.conn.close_session(session_id=session_id), 2.0)
+                grace = 0.0
+        await self.process.stop(eof_grace=grace)
         with contextlib.suppress(Exception):
             await self.conn.close()
         if self._watch is not asyncio.current_task():

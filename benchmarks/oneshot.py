@@ -1,0 +1,107 @@
+"""One-shot turns through avatar against the bare program it wraps, in the same run:
+
+- `avatar -p codex|claude-acp|gemini chat hello` vs a plain ACP client (`plain_acp`: spawn,
+  initialize, new, prompt) over the same agent and fake model server (target ≤ 1.3×);
+- `avatar -p claude chat hello` vs `claude -p hello` (target ≤ 1.1×).
+
+Runs are interleaved (avatar, baseline, avatar, …) so a slow stretch of the machine hits
+both; medians are reported.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from benchmarks.common import ROOT, avatar_exe, row
+
+ACP = ("codex", "claude-acp", "gemini")
+
+
+def _timed(cmd: Sequence[str], env: dict[str, str], cwd: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run(
+        cmd,
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        check=True,
+        timeout=120,
+    )
+    return time.perf_counter() - start
+
+
+def _pair(
+    a: Sequence[str],
+    b: Sequence[str],
+    env: dict[str, str],
+    cwd: Path,
+    runs: int,
+    b_env: dict[str, str] | None = None,
+) -> tuple[float, float]:
+    first, second = [], []
+    for _ in range(runs):
+        first.append(_timed(a, env, cwd))
+        second.append(_timed(b, b_env or env, cwd))
+    return statistics.median(first), statistics.median(second)
+
+
+def run(quick: bool) -> list[dict[str, object]]:
+    """Measure each provider's one-shot against its bare baseline."""
+    from avatar.providers import shipped
+    from tests.support.homes import AgentHome, avatar_env, bridge_bin, bridges_installed
+    from tests.support.model_server import FakeModelServer, Reply
+
+    runs = 3 if quick else 7
+    rows: list[dict[str, object]] = []
+    with tempfile.TemporaryDirectory() as tmp, FakeModelServer() as server:
+        home = AgentHome(Path(tmp), server)
+        env = avatar_env(home)
+        env.pop("OPENAI_BASE_URL", None)  # one-shots below name their provider
+        for api in ("responses", "anthropic", "gemini"):
+            server.queue(api).extend([Reply.text("hello back")] * 200)
+        for provider in ACP:
+            spec = shipped()[provider]
+            if not bridges_installed(spec.command[0]):
+                continue
+            agent = [bridge_bin(spec.command[0]), *spec.command[1:]]
+            plain = [sys.executable, "-m", "benchmarks.plain_acp", *agent, "--", "hello"]
+            # The baseline runs the agent as avatar's provider table does (the same env).
+            plain_env = {**env, **spec.env, "PYTHONPATH": str(ROOT)}
+            ours, base = _pair(
+                [avatar_exe(), "-p", provider, "chat", "hello"],
+                plain,
+                env,
+                home.workdir,
+                runs,
+                plain_env,
+            )
+            rows.append(row(f"plain ACP client on {provider} (baseline)", base, None, "-", True))
+            rows.append(
+                row(
+                    f"avatar -p {provider} chat hello",
+                    ours,
+                    base,
+                    "≤ 1.3× baseline",
+                    ours <= 1.3 * base,
+                )
+            )
+        if bridges_installed("claude"):
+            claude = [bridge_bin("claude"), "-p", "hello"]
+            ours, base = _pair(
+                [avatar_exe(), "-p", "claude", "chat", "hello"], claude, env, home.workdir, runs
+            )
+            rows.append(row("claude -p hello (baseline)", base, None, "-", True))
+            rows.append(
+                row(
+                    "avatar -p claude chat hello", ours, base, "≤ 1.1× baseline", ours <= 1.1 * base
+                )
+            )
+    return rows
