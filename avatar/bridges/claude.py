@@ -3,55 +3,52 @@
 The process is started when a session is opened, with the session on its command line:
 `--session-id <uuid>` for a new session (so the id is known before the first turn),
 `--resume <id>` to resume or continue, `--resume <id> --fork-session --session-id <uuid>` to
-fork. Each turn writes one user line and reads until the turn's `result`. Interrupting sends
-the CLI's own `interrupt` control request; if the CLI does not confirm, the process is stopped
-and the next turn restarts it with `--resume`, so the session stays resumable either way.
-Sessions are listed, read and deleted from Claude Code's own files (`avatar.sessions.claude`).
+fork. The engine resolves the session to resume or fork (`OpenRequest.info`, from its own
+reader of Claude Code's files, `BridgeContext.store`); the bridge never looks it up again.
+
+Each turn is one `Turn`: `send()` writes the user line, and the stdout reader
+(`claude_process`) routes claude's messages, translated (`claude_stream`), into that turn
+until its `result`. Interrupting sends the CLI's own `interrupt` control request; if the CLI
+does not confirm (or the turn does not end within a grace), the process is stopped and the
+next turn restarts it with `--resume`, so the session stays resumable either way. A turn
+whose caller stopped reading is simply a `Turn` not finished when the next `send` starts: it
+is interrupted and drained first, so its output never leaks into the next answer.
+
+Modules: `claude_stream` (protocol and translation, no I/O), `claude_process` (the process,
+its stdout reader, control requests and the routing of its output into turns),
+`claude_permission` (scope and policy answers to permission requests), `claude_fork` (where
+transcripts live; writing a fork left without a turn).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from avatar.bridges.base import BaseBridge, BridgeContext, SessionCapabilities
-from avatar.bridges.claude_stream import (
-    TOOL_KINDS,
-    StreamTranslator,
-    build_argv,
-    control_error,
-    control_request,
-    control_response,
-    permission_answer,
-    tool_title,
-    user_message,
-)
-from avatar.bridges.process import AgentProcess
+from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest, SessionCapabilities
+from avatar.bridges.claude_fork import transcript_path, write_fork
+from avatar.bridges.claude_permission import PermissionDesk
+from avatar.bridges.claude_process import ClaudeProcess
+from avatar.bridges.claude_stream import StreamTranslator, build_argv, user_message
+from avatar.bridges.turn import Turn, TurnSignal
 from avatar.errors import ProviderError, SessionNotFoundError, UsageError
-from avatar.events import (
-    BaseEvent,
-    Error,
-    Notice,
-    PermissionRequested,
-    SessionStarted,
-    TurnFinished,
-)
+from avatar.events import BaseEvent, Error, Notice, OpenHow, SessionStarted, TurnFinished
 from avatar.providers import find_executable
-from avatar.sessions.claude import UUID_RE, ClaudeStore, claude_dir, project_slug
-from avatar.sessions.types import SessionInfo
+from avatar.sessions.claude import UUID_RE
+from avatar.times import newest
+
+if TYPE_CHECKING:
+    from avatar.sessions.types import SessionInfo
+
+__all__ = ["INTERRUPT_GRACE", "ClaudeBridge", "write_fork"]
 
 # How long an interrupt may take to end the turn before the process is stopped instead.
 INTERRUPT_GRACE = 5.0
-# How long a control request (interrupt, set_model) may wait for its answer.
-CONTROL_TIMEOUT = 10.0
-
-_EOF = object()
 
 
 class ClaudeBridge(BaseBridge):
@@ -67,22 +64,50 @@ class ClaudeBridge(BaseBridge):
             can_delete=True,
             can_cancel=True,
         )
-        # The store sees the env claude runs with (HOME, CLAUDE_CONFIG_DIR from provider env).
-        self.store = ClaudeStore(ctx.spec.name, self._env(), ctx.avatar_home)
         self.executable: str | None = None
+        #: The model asked for (`--model` of the next process, `set_model` of the running one).
         self.model = ctx.model
-        self.cwd = ctx.cwd
-        self._proc: AgentProcess | None = None
-        self._reader: asyncio.Task[None] | None = None
-        self._messages: asyncio.Queue[Any] = asyncio.Queue()
-        self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
-        self._translator = StreamTranslator()
-        self._turn: object | None = None  # the running turn (its generator's token)
-        self._cancelling = False
-        self._abandoned = False  # a turn whose events nobody read to the end
-        self._model_pending = False  # set_model during a turn: applied before the next
-        self._stdout_junk: list[str] = []
-        self._fork_of: str | None = None  # parent id while a fork has not been written yet
+        self._cwd = ctx.cwd  # where claude runs: the session's own project directory
+        self._proc: ClaudeProcess | None = None
+        self._translator = StreamTranslator()  # the latest process's (for status after it)
+        self._turn: Turn | None = None  # the latest turn; open while not finished
+        self._resumable = False  # claude has the session on disk: restart with --resume
+        self._fork_of: SessionInfo | None = None  # parent of a fork claude has not written
+        self._permissions = PermissionDesk(ctx)
+        self._tasks: set[asyncio.Task[None]] = set()  # permission answers, cancel watchdogs
+
+    # ----- observation ------------------------------------------------------------------------
+
+    @property
+    def process_pid(self) -> int | None:
+        """The pid of the running claude process (None when none runs)."""
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def running(self) -> bool:
+        """True while a turn is open: started and not finished (an abandoned one included)."""
+        return self._turn is not None and not self._turn.finished
+
+    @property
+    def cwd(self) -> Path:
+        """The directory claude runs in (a resumed session's own project directory)."""
+        return self._cwd
+
+    @property
+    def model_in_use(self) -> str | None:
+        """The model claude reported for the running process, else the one asked for."""
+        return self._translator.model or self.model
+
+    def status(self) -> dict[str, Any]:
+        """Process, model and cost facts for `/status`."""
+        out: dict[str, Any] = {}
+        if self._proc is not None:
+            out["pid"] = self._proc.pid
+        if self.model_in_use:
+            out["model"] = self.model_in_use
+        if self._translator.cost_usd is not None:
+            out["cost_usd"] = round(self._translator.cost_usd, 6)
+        return out
 
     # ----- lifecycle --------------------------------------------------------------------------
 
@@ -103,6 +128,12 @@ class ClaudeBridge(BaseBridge):
     async def stop(self) -> None:
         """Stop the process (close stdin, wait, terminate, kill); safe to call twice."""
         await self._stop_process()
+        tasks = list(self._tasks)  # each removes itself from the set as it ends
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
         self._write_pending_fork()
 
     async def _spawn(self, session_args: list[str], cwd: Path) -> None:
@@ -120,389 +151,296 @@ class ClaudeBridge(BaseBridge):
             add_dirs=[str(d) for d in self.ctx.additional_dirs],
             session_args=session_args,
         )
-        self._proc = await AgentProcess.spawn(
-            self.name, argv, self._env(), cwd, self.ctx.spec.install_hint
+        self._proc = await ClaudeProcess.spawn(
+            self.name,
+            argv,
+            self._env(),
+            cwd,
+            install_hint=self.ctx.spec.install_hint,
+            model=self.model,
+            on_control=self._on_control,
         )
-        self.cwd = cwd
-        self._messages = asyncio.Queue()
-        self._translator = StreamTranslator()
-        self._reader = asyncio.get_running_loop().create_task(
-            self._read_stdout(self._proc, self._messages)
-        )
+        self._translator, self._cwd = self._proc.translator, cwd
 
     async def _stop_process(self) -> None:
         proc, self._proc = self._proc, None
-        reader, self._reader = self._reader, None
-        if proc is not None:
-            await proc.stop()
-        if reader is not None:
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await reader
-        for fut in self._pending.values():
-            if not fut.done():
-                fut.cancel()
-        self._pending.clear()
+        if proc is None:
+            return
+        await proc.stop()  # its open turn, if any, gets `died` as stdout ends
+        if proc.turns_done:  # claude has the session on disk (a fork included) by now
+            self._resumable, self._fork_of = True, None
 
-    async def _read_stdout(self, proc: AgentProcess, queue: asyncio.Queue[Any]) -> None:
-        """Route every stdout line: control answers to their waiters, the rest to the turn."""
-        stream = proc.process.stdout
-        assert stream is not None
-        try:
-            while True:
-                try:
-                    line = await stream.readline()
-                except ValueError:  # a line over the stream limit: drop it, keep reading
-                    continue
-                if not line:
-                    break
-                try:
-                    msg = json.loads(line)
-                except ValueError:
-                    self._stdout_junk = [*self._stdout_junk[-4:], line.decode("utf-8", "replace")]
-                    continue
-                if not isinstance(msg, dict):
-                    continue
-                if msg.get("type") == "control_response":
-                    response = msg.get("response") or {}
-                    fut = self._pending.pop(str(response.get("request_id")), None)
-                    if fut is not None and not fut.done():
-                        fut.set_result(response)
-                    continue
-                queue.put_nowait(msg)
-        finally:
-            queue.put_nowait(_EOF)
+    def _on_control(self, proc: ClaudeProcess, turn: Turn | None, msg: dict[str, Any]) -> None:
+        # Answered in a task: the stdout reader must keep reading meanwhile.
+        self._background(self._permissions.answer(proc, turn, msg))
 
-    async def _write(self, message: dict[str, Any]) -> None:
-        proc = self._proc
-        if proc is None or proc.process.stdin is None or proc.returncode is not None:
-            raise ProviderError(f"{self.name}: the claude process is not running")
-        data = (json.dumps(message, ensure_ascii=False) + "\n").encode()
-        try:
-            proc.process.stdin.write(data)
-            await proc.process.stdin.drain()
-        except (ConnectionError, RuntimeError) as e:
-            raise ProviderError(f"{self.name}: cannot write to claude: {e}") from None
-
-    async def _control(self, subtype: str, **fields: Any) -> dict[str, Any]:
-        """Send a control request and wait for its answer (`{"subtype": "success"|"error"}`)."""
-        request_id = f"avatar-{uuid.uuid4().hex[:12]}"
-        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = fut
-        await self._write(control_request(request_id, subtype, **fields))
-        try:
-            return await asyncio.wait_for(fut, CONTROL_TIMEOUT)
-        finally:
-            self._pending.pop(request_id, None)
+    def _background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     # ----- opening sessions -------------------------------------------------------------------
 
-    def _started(self, how: Any) -> SessionStarted:
+    async def open(self, request: OpenRequest) -> SessionStarted:
+        """Open a session as `request` asks; a resume or fork uses the session the engine
+        resolved (`request.info`; None means there is no such session on disk)."""
+        if request.mode == "fork" and request.info is None:
+            raise SessionNotFoundError(f"no claude session {request.session_id!r}")
+        if request.mode == "new" and request.session_id is not None:
+            self._check_new_id(request.session_id)
+        await self._leave()
+        if request.mode == "resume":
+            if request.info is not None:
+                return await self._reopen(request.info, "resumed")
+            ref = request.session_id
+            self._notice(f"no claude session {ref!r} on disk; opened a new session", "warning")
+        elif request.mode == "continue":
+            store = self.ctx.store
+            latest = newest(store.list(self.ctx.cwd)) if store is not None else None
+            if latest is not None:
+                return await self._reopen(latest, "continued")
+            self._notice("no earlier claude session here; opened a new session")
+        elif request.mode == "fork":
+            assert request.info is not None
+            return await self._fork(request.info)
+        else:
+            return await self._new(request.session_id)
+        return await self._new(None)
+
+    async def new_session(self, session_id: str | None = None) -> SessionStarted:
+        """A fresh session whose id avatar chooses now (`--session-id`)."""
+        return await self.open(OpenRequest("new", session_id))
+
+    async def resume_session(self, session_id: str) -> SessionStarted:
+        """Reopen a session by id or unique prefix (looked up in `ctx.store`; the engine
+        calls `open()` with the session it resolved instead)."""
+        return await self.open(OpenRequest("resume", session_id, self._lookup(session_id)))
+
+    async def continue_last(self) -> SessionStarted:
+        """Resume the newest session of this cwd, else open a new one (with a notice)."""
+        return await self.open(OpenRequest("continue"))
+
+    async def fork_session(self, session_id: str) -> SessionStarted:
+        """A new session starting with a copy of another's history (`--fork-session`)."""
+        return await self.open(OpenRequest("fork", session_id, self._lookup(session_id)))
+
+    def _lookup(self, ref: str) -> SessionInfo | None:
+        store = self.ctx.store
+        if store is None:
+            return None
+        try:
+            return store.locate(ref)
+        except SessionNotFoundError:
+            return None
+
+    def _started(self, how: OpenHow) -> SessionStarted:
         assert self.session_id is not None
         return SessionStarted(
             session_id=self.session_id,
             provider=self.name,
             how=how,
-            model=self.model,
-            cwd=str(self.cwd),
+            model=self.model_in_use,
+            cwd=str(self._cwd),
         )
-
-    def _find(self, session_id: str) -> SessionInfo | None:
-        try:
-            return self.store.locate(session_id)
-        except (SessionNotFoundError, UsageError):
-            return None
 
     def _session_cwd(self, info: SessionInfo) -> Path:
         """Where to run to resume `info`: Claude Code finds sessions only in their project."""
         if info.cwd and Path(info.cwd).is_dir():
             recorded = Path(info.cwd)
             if os.path.realpath(recorded) != os.path.realpath(self.ctx.cwd):
-                self.ctx.emit(
-                    Notice(message=f"session {info.id} belongs to {recorded}; claude runs there")
-                )
+                self._notice(f"session {info.id} belongs to {recorded}; claude runs there")
             return recorded
         return self.ctx.cwd
 
-    async def new_session(self, session_id: str | None = None) -> SessionStarted:
-        """A fresh session whose id avatar chooses now (`--session-id`)."""
-        await self._finish_fork()
-        if session_id is not None:
-            if not UUID_RE.fullmatch(session_id):
-                raise UsageError(f"claude session ids are UUIDs, not {session_id!r}")
-            if self._find(session_id) is not None:
-                raise UsageError(f"claude session {session_id} already exists")
+    def _notice(self, message: str, level: Literal["info", "warning"] = "info") -> None:
+        self.ctx.emit(Notice(message=message, level=level))
+
+    def _check_new_id(self, session_id: str) -> None:
+        if not UUID_RE.fullmatch(session_id):
+            raise UsageError(f"claude session ids are UUIDs, not {session_id!r}")
+        # Claude refuses a --session-id already in use; say so before starting it.
+        store = self.ctx.store
+        if store is not None and any(s.id == session_id for s in store.find(session_id)):
+            raise UsageError(f"claude session {session_id} already exists")
+
+    async def _new(self, session_id: str | None) -> SessionStarted:
         sid = session_id or str(uuid.uuid4())
         await self._spawn(["--session-id", sid], self.ctx.cwd)
-        self.session_id = sid
+        self.session_id, self._resumable = sid, False
         return self._started("new")
 
-    async def resume_session(self, session_id: str) -> SessionStarted:
-        """Reopen a recorded session (`--resume`); an unknown id opens a new one, with a notice."""
-        await self._finish_fork()
-        info = self._find(session_id)
-        if info is None:
-            self.ctx.emit(
-                Notice(
-                    message=f"no claude session {session_id!r} on disk; opened a new session",
-                    level="warning",
-                )
-            )
-            return await self.new_session()
+    async def _reopen(self, info: SessionInfo, how: OpenHow) -> SessionStarted:
         await self._spawn(["--resume", info.id], self._session_cwd(info))
-        self.session_id = info.id
-        return self._started("resumed")
+        self.session_id, self._resumable = info.id, True
+        return self._started(how)
 
-    async def continue_last(self) -> SessionStarted:
-        """Resume the newest session of this cwd (found on disk, so its id is known now)."""
-        await self._finish_fork()
-        sessions = self.store.list(self.ctx.cwd)
-        if not sessions:
-            self.ctx.emit(Notice(message="no earlier claude session here; opened a new session"))
-            return await self.new_session()
-        newest = max(sessions, key=_recency)
-        await self._spawn(["--resume", newest.id], self.ctx.cwd)
-        self.session_id = newest.id
-        return self._started("continued")
-
-    async def fork_session(self, session_id: str) -> SessionStarted:
-        """A new session starting with a copy of another's history (`--fork-session`)."""
-        await self._finish_fork()
-        info = self._find(session_id)
-        if info is None:
-            raise SessionNotFoundError(f"no claude session {session_id!r}")
+    async def _fork(self, parent: SessionInfo) -> SessionStarted:
         new = str(uuid.uuid4())
-        cwd = self._session_cwd(info)
-        await self._spawn(["--resume", info.id, "--fork-session", "--session-id", new], cwd)
-        self.session_id = new
-        self._fork_of = info.id
+        cwd = self._session_cwd(parent)
+        await self._spawn(["--resume", parent.id, "--fork-session", "--session-id", new], cwd)
+        self.session_id, self._resumable, self._fork_of = new, False, parent
         return self._started("forked")
 
-    async def _finish_fork(self) -> None:
-        """Before leaving a fork: make sure it exists on disk even if no turn ran on it."""
-        if self._fork_of is not None:
-            await self._stop_process()
-            self._write_pending_fork()
+    async def _leave(self) -> None:
+        """Before opening another session: stop claude; a fork left without a turn is
+        written to disk."""
+        await self._stop_process()
+        self._write_pending_fork()
 
     def _write_pending_fork(self) -> None:
         # Claude Code writes a fork only with its first turn; a fork opened and left at once
-        # (`avatar session fork ID`) is written here the way Claude Code writes one: the
-        # parent's entries, each re-labelled with the new session id.
+        # (`avatar session fork ID`) is written here the way Claude Code writes one.
         parent, self._fork_of = self._fork_of, None
         if parent is None or self.session_id is None:
             return
-        target = claude_dir(self._env(), self.store.home()) / "projects"
-        target = target / project_slug(os.path.realpath(self.cwd)) / f"{self.session_id}.jsonl"
-        info = self._find(parent)
-        if target.exists() or info is None or info.path is None:
+        target = self._transcript(self.session_id)
+        source = Path(parent.path) if parent.path else self._transcript(parent.id)
+        if target.exists() or not source.is_file():
             return
         with contextlib.suppress(OSError):
-            write_fork(Path(info.path), target, self.session_id)
+            write_fork(source, target, self.session_id)
 
-    # ----- other session operations -----------------------------------------------------------
+    def _transcript(self, session_id: str) -> Path:
+        return transcript_path(self._env(), self._cwd, session_id)
 
-    async def list_sessions(self, cwd: Path | None = None) -> list[SessionInfo]:
-        """Sessions from Claude Code's own files (no process involved)."""
-        return self.store.list(cwd)
-
-    async def delete_session(self, session_id: str) -> None:
-        """Delete a session's transcript file."""
-        if session_id == self.session_id and self._proc is not None:
-            raise UsageError("cannot delete the session that is open")
-        self.store.delete(session_id)
+    # ----- model ------------------------------------------------------------------------------
 
     async def set_model(self, model: str) -> None:
-        """Switch model for the next turn (the CLI's `set_model` control request)."""
-        self.model = model  # a restarted process gets it as --model
-        self._model_pending = self._proc is not None and self._proc.returncode is None
-        if self._model_pending and self._turn is None:
-            await self._apply_model()
+        """Switch model (the CLI's `set_model` control request); during a turn it is applied
+        before the next one, and a restarted process gets it as `--model`."""
+        self.model = model
+        self._translator.model = None  # what claude reported is no longer what runs next
+        proc = self._proc
+        if proc is not None and proc.alive and not self.running:
+            await self._apply_model(proc)
 
-    async def _apply_model(self) -> None:
-        self._model_pending = False
-        with contextlib.suppress(ProviderError, TimeoutError):
-            await self._control("set_model", model=self.model)
-
-    def status(self) -> dict[str, Any]:
-        """Process and cost facts for `/status`."""
-        out: dict[str, Any] = {}
-        if self._proc is not None:
-            out["pid"] = self._proc.pid
-        if self._translator.model:
-            out["model"] = self._translator.model
-        if self._translator.cost_usd is not None:
-            out["cost_usd"] = round(self._translator.cost_usd, 6)
-        return out
+    async def _apply_model(self, proc: ClaudeProcess) -> None:
+        model = self.model
+        if not model:
+            return
+        proc.model = model  # one attempt per switch, whatever the CLI answers
+        try:
+            answer = await proc.control("set_model", model=model)
+            failure = answer.get("error") if answer.get("subtype") != "success" else None
+        except (ProviderError, TimeoutError) as e:
+            failure = str(e) or "no answer"
+        if failure:
+            self._notice(f"claude did not switch to {model}: {failure}", "warning")
 
     # ----- turns ------------------------------------------------------------------------------
-
-    async def _ensure_process(self) -> None:
-        if self._proc is not None and self._proc.returncode is None:
-            return
-        if self.session_id is None:
-            await self.new_session()
-            return
-        if self._fork_of is not None:  # the fork never got its first turn: start it again
-            args = ["--resume", self._fork_of, "--fork-session", "--session-id", self.session_id]
-        elif self._find(self.session_id) is not None:
-            args = ["--resume", self.session_id]
-        else:  # opened but never used (or its file is gone): start it under the same id
-            args = ["--session-id", self.session_id]
-        await self._spawn(args, self.cwd)
-
-    async def _settle(self) -> None:
-        """Before a turn: end one left unread and apply a model switch made during it."""
-        alive = self._proc is not None and self._proc.returncode is None
-        # A turn still marked running was dropped unfinished (its generator not closed yet).
-        if (self._abandoned or self._turn is not None) and alive:
-            try:
-                await asyncio.wait_for(self._finish_abandoned(), INTERRUPT_GRACE)
-            except (TimeoutError, ProviderError):
-                await self._stop_process()  # the next turn resumes in a fresh process
-        self._abandoned = False
-        self._turn = None
-        if self._model_pending and self._proc is not None and self._proc.returncode is None:
-            await self._apply_model()
-        while not self._messages.empty():  # leftovers between turns (e.g. set_model output)
-            self._messages.get_nowait()
-
-    async def _finish_abandoned(self) -> None:
-        # Its events would otherwise be read as the next turn's (and its result end it).
-        with contextlib.suppress(TimeoutError):
-            await self._control("interrupt")
-        while True:
-            msg = await self._messages.get()
-            if msg is _EOF:
-                await self._stop_process()
-                return
-            if msg.get("type") == "control_request":
-                rid = str(msg.get("request_id"))
-                tool_input = (msg.get("request") or {}).get("input")
-                await self._write(control_response(rid, permission_answer(False, tool_input)))
-            elif msg.get("type") == "result":
-                return
 
     async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
         """Run one turn: write the user line, yield events until the turn's `result`."""
         await self._settle()
         await self._ensure_process()
-        self._translator.begin_turn()
-        self._cancelling = False
-        token = self._turn = object()
-        finished = False
+        proc = self._proc
+        assert proc is not None
+        turn = self._turn = proc.begin_turn()
         try:
-            try:
-                await self._write(user_message(prompt))
-            except ProviderError:
-                finished = True
-                async for event in self._died():
+            await proc.write(user_message(prompt))
+        except ProviderError:
+            turn.put(TurnSignal("died", proc))
+        while True:
+            item = await turn.events.get()
+            if isinstance(item, TurnSignal):
+                async for event in self._died(item.payload, turn):
                     yield event
                 return
-            while True:
-                msg = await self._messages.get()
-                if msg is _EOF:
-                    finished = True
-                    async for event in self._died():
-                        yield event
-                    return
-                if msg.get("type") == "control_request":
-                    event = await self._answer_control(msg)
-                    if event is not None:
-                        yield event
-                    continue
-                if msg.get("type") == "control_cancel_request":
-                    continue
-                self._translator.cancelled = self._cancelling
-                if msg.get("type") == "result":
-                    # Settled before yielding: a caller may stop reading at TurnFinished.
-                    finished = True
-                    self._fork_of = None  # claude has written the fork by now
-                    if self._turn is token:
-                        self._turn = None
-                for event in self._translator.feed(msg):
-                    yield event
-                if finished:
-                    return
-        finally:
-            if self._turn is token:  # not when a later turn already took over
-                self._turn = None
-                self._abandoned = not finished
+            yield item
+            # The reader finished the turn before queueing TurnFinished, so a caller that
+            # stops reading right here has not abandoned it.
+            if isinstance(item, TurnFinished) or self._turn is not turn:
+                return  # done, or a later turn took over from this abandoned one
 
-    async def _died(self) -> AsyncIterator[BaseEvent]:
-        """The process ended mid-turn: a cancelled turn if we stopped it, else an error."""
+    async def _settle(self) -> None:
+        """Before a turn: end one left unread and apply a model switch made during it."""
+        turn = self._turn
+        if turn is not None and not turn.finished:
+            await self._end_abandoned(turn)
         proc = self._proc
+        if proc is not None and proc.alive and proc.model != self.model:
+            await self._apply_model(proc)
+
+    async def _end_abandoned(self, turn: Turn) -> None:
+        # Its output would otherwise be read as the next turn's (and its result end it).
+        turn.request_cancel()  # its permission questions answer no meanwhile
+        proc = self._proc
+        if proc is not None and proc.alive:
+            try:
+                await asyncio.wait_for(self._interrupt_and_drain(proc, turn), INTERRUPT_GRACE)
+            except (TimeoutError, ProviderError):
+                await self._stop_process()  # the next turn resumes in a fresh process
+        if not turn.finished:
+            turn.finish("cancelled")
+
+    async def _interrupt_and_drain(self, proc: ClaudeProcess, turn: Turn) -> None:
+        answer = await proc.control("interrupt")
+        if answer.get("subtype") != "success":
+            raise ProviderError("interrupt refused")
+        while not turn.finished:
+            item = await turn.events.get()
+            if isinstance(item, TurnSignal):
+                await self._stop_process()
+                return
+            if isinstance(item, TurnFinished):
+                return
+
+    async def _ensure_process(self) -> None:
+        proc = self._proc
+        if proc is not None and proc.alive:
+            return
         await self._stop_process()
-        if self._cancelling:
+        if self.session_id is None:
+            self.ctx.emit(await self._new(None))
+            return
+        sid = self.session_id
+        if self._fork_of is not None:  # the fork never got its first turn: start it again
+            args = ["--resume", self._fork_of.id, "--fork-session", "--session-id", sid]
+        elif self._resumable or self._transcript(sid).exists():
+            args = ["--resume", sid]
+        else:  # opened but never used: start it under the same id
+            args = ["--session-id", sid]
+        await self._spawn(args, self._cwd)
+
+    async def _died(self, proc: ClaudeProcess, turn: Turn) -> AsyncIterator[BaseEvent]:
+        """The process ended mid-turn: a cancelled turn if we stopped it, else an error."""
+        if proc is self._proc:
+            await self._stop_process()
+        else:
+            await proc.stop()
+        if turn.cancelling:
+            turn.finish("cancelled")
             yield TurnFinished(stop_reason="cancelled")
             return
-        detail = ""
-        how = "exited"
-        if proc is not None:
-            await proc.stderr_settled()
-            detail = proc.stderr.text(20)
-            how = f"exited ({proc.describe_exit()})"
-        if not detail and self._stdout_junk:
-            detail = "".join(self._stdout_junk).strip()
-        last = detail.strip().splitlines()[-1] if detail.strip() else ""
+        how, detail = await proc.exit_report()
+        turn.finish("error")
+        last = detail.strip().splitlines()[-1] if detail else ""
         message = f"claude {how} during the turn" + (f": {last}" if last else "")
-        yield Error(message=message, detail=detail or None)
+        yield Error(message=message, detail=detail)
 
-    async def _answer_control(self, msg: dict[str, Any]) -> BaseEvent | None:
-        """Answer a control request from the CLI; permission requests go to avatar's policy."""
-        request_id = str(msg.get("request_id"))
-        request = msg.get("request") or {}
-        if request.get("subtype") != "can_use_tool":
-            await self._write(control_error(request_id, f"unsupported: {request.get('subtype')}"))
-            return None
-        name = str(request.get("tool_name") or "tool")
-        tool_input = request.get("input")
-        event = PermissionRequested(
-            id=str(request.get("tool_use_id") or request_id),
-            title=tool_title(name, tool_input),
-            kind=TOOL_KINDS.get(name, "other"),
-        )
-        if self._cancelling:
-            allowed = False
-        else:
-            try:
-                allowed = bool(await self.ctx.permission(event))
-            except Exception:  # a broken asker must not hang the agent
-                allowed = False
-        event.decision = "allow" if allowed else "deny"
-        await self._write(control_response(request_id, permission_answer(allowed, tool_input)))
-        return event
+    # ----- cancel -----------------------------------------------------------------------------
 
     async def cancel(self) -> None:
-        """Interrupt the running turn with the CLI's `interrupt`; stop the process if needed."""
-        if self._turn is None or self._cancelling:
+        """Interrupt the running turn with the CLI's `interrupt`; stop the process if the CLI
+        refuses, does not answer, or the turn has not ended INTERRUPT_GRACE seconds later."""
+        turn, proc = self._turn, self._proc
+        if turn is None or not turn.request_cancel():
             return
-        self._cancelling = True
-        self._translator.cancelled = True
         try:
-            answer = await asyncio.wait_for(self._control("interrupt"), INTERRUPT_GRACE)
+            answer = (
+                await asyncio.wait_for(proc.control("interrupt"), INTERRUPT_GRACE) if proc else {}
+            )
             ok = answer.get("subtype") == "success"
-        except (ProviderError, TimeoutError, asyncio.CancelledError):
+        except (ProviderError, TimeoutError):
             ok = False
         if not ok:
-            # No interrupt support (or no answer): end the process; the turn sees EOF and
-            # finishes as cancelled, and the next turn restarts claude with --resume.
+            # The turn sees the process end and finishes as cancelled; the next turn
+            # restarts claude with --resume.
             await self._stop_process()
+        elif not turn.finished:
+            self._background(self._stop_unless_finished(turn))
 
-
-def _recency(info: SessionInfo) -> tuple[float, str]:
-    stamp = info.updated or info.created
-    return (stamp.timestamp() if stamp else 0.0, info.id)
-
-
-def write_fork(source: Path, target: Path, new_id: str) -> None:
-    """Copy a transcript as a new session: every entry re-labelled with `new_id`."""
-    from avatar.sessions.jsonl import TRANSCRIPT_LINE_CAP, LineStats, iter_records
-
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".tmp")
-    with source.open("rb") as src, tmp.open("w", encoding="utf-8") as out:
-        for entry in iter_records(src, LineStats(), max_line=TRANSCRIPT_LINE_CAP):
-            if "sessionId" in entry:
-                entry["sessionId"] = new_id
-            out.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
-    os.replace(tmp, target)
+    async def _stop_unless_finished(self, turn: Turn) -> None:
+        await asyncio.sleep(INTERRUPT_GRACE)
+        if not turn.finished and self._turn is turn:
+            await self._stop_process()

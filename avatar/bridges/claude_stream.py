@@ -171,12 +171,16 @@ def control_error(request_id: str, message: str) -> dict[str, Any]:
     }
 
 
-def permission_answer(allowed: bool, tool_input: Any) -> dict[str, Any]:
-    """The `can_use_tool` verdict: allow with the input unchanged, or deny with a reason."""
+DENIED = "denied by avatar's permission policy"
+
+
+def permission_answer(allowed: bool, tool_input: Any, reason: str | None = None) -> dict[str, Any]:
+    """The `can_use_tool` verdict: allow with the input unchanged, or deny with a reason
+    (the model reads it as the tool's result)."""
     if allowed:
         updated = tool_input if isinstance(tool_input, dict) else {}
         return {"behavior": "allow", "updatedInput": updated}
-    return {"behavior": "deny", "message": "denied by avatar's permission policy"}
+    return {"behavior": "deny", "message": reason or DENIED}
 
 
 _TITLE_KEYS = ("description", "command", "file_path", "notebook_path", "path", "pattern", "url")

@@ -1,4 +1,10 @@
-"""A ClaudeBridge wired to tests/claude/fake_claude.py (a `claude` on a private PATH)."""
+"""A ClaudeBridge wired to tests/claude/fake_claude.py (a `claude` on a private PATH).
+
+Bridges are built the way the engine builds them: `BridgeContext.store` is a `ClaudeStore`
+reading the fake HOME (the engine's one reader of the provider's store; `store=None` is a
+bridge without one), and a resume or fork names the session resolved in that store
+(`FakeClaude.request`), as `OpenRequest.of` does in the engine.
+"""
 
 from __future__ import annotations
 
@@ -13,11 +19,12 @@ from typing import Any
 
 import pytest
 
-from avatar.bridges.base import BridgeContext
+from avatar.bridges.base import BridgeContext, OpenMode, OpenRequest
 from avatar.bridges.claude import ClaudeBridge
 from avatar.config import Settings
 from avatar.events import BaseEvent, PermissionRequested
 from avatar.providers import BUILTIN
+from avatar.sessions.claude import ClaudeStore
 
 FAKE = Path(__file__).parent / "fake_claude.py"
 
@@ -34,6 +41,7 @@ class FakeClaude:
     extra_env: dict[str, str] = field(default_factory=dict)
     notices: list[BaseEvent] = field(default_factory=list)
     allow: bool = False
+    asked: list[PermissionRequested] = field(default_factory=list)
 
     @property
     def env(self) -> dict[str, str]:
@@ -46,20 +54,36 @@ class FakeClaude:
         }
 
     def bridge(self, settings: Settings | None = None, **ctx: Any) -> ClaudeBridge:
+        """A bridge on this fake; `ctx` overrides BridgeContext fields (`store=None` too)."""
+
         async def permission(request: PermissionRequested) -> bool:
+            self.asked.append(request)
             return self.allow
 
+        ctx.setdefault("store", self.store())
+        ctx.setdefault("permission", permission)
         context = BridgeContext(
             spec=ctx.pop("spec", BUILTIN["claude"]),
             cwd=ctx.pop("cwd", self.cwd),
             settings=settings or Settings(),
-            avatar_home=self.root / "avatar-home",
+            avatar_home=self.avatar_home,
             env=self.env,
-            permission=permission,
             emit=self.notices.append,
             **ctx,
         )
         return ClaudeBridge(context)
+
+    @property
+    def avatar_home(self) -> Path:
+        return self.root / "avatar-home"
+
+    def store(self) -> ClaudeStore:
+        """A reader of the fake HOME's Claude store, as the engine builds one."""
+        return ClaudeStore("claude", self.env, self.avatar_home)
+
+    def request(self, mode: OpenMode, session_id: str) -> OpenRequest:
+        """A resume or fork of `session_id`, resolved in the store as the engine does."""
+        return OpenRequest.of(mode, self.store().locate(session_id))
 
     def events(self, kind: str | None = None) -> list[dict[str, Any]]:
         """What the fake logged (starts, user lines, control traffic)."""

@@ -3,10 +3,13 @@ by tests/integration/test_claude_real.py).
 
 It speaks the same lines as Claude Code 2.1 (see tests/claude/fixtures) and writes a transcript
 under `$CLAUDE_CONFIG_DIR or ~/.claude/projects/<slug>/` like the real one. What a turn does
-depends on the prompt: `TOOL` asks for a permission, `SLOW` streams slowly (interruptible),
-`CRASH` dies with a message on stderr, `FLOOD` writes 2 MB to stderr first, `HOOK` sends a
-control request the client does not know. `FAKE_CLAUDE_LOG` gets one JSON line per event
-(argv, env, cwd, control requests and answers). `FAKE_CLAUDE_NO_INTERRUPT=1` refuses interrupts.
+depends on the prompt: `TOOL` asks for a permission to run Bash, `WRITE <path>` for one to
+Write `<path>`, `SLOW` streams slowly (interruptible), `CRASH` dies with a message on stderr,
+`FLOOD` writes 2 MB to stderr first, `HOOK` sends a control request the client does not know.
+`FAKE_CLAUDE_LOG` gets one JSON line per event (argv, env, cwd, control requests and
+answers). `FAKE_CLAUDE_NO_INTERRUPT=1` refuses interrupts, `FAKE_CLAUDE_DEAF=1` confirms them
+but streams on; `FAKE_CLAUDE_SLOW_CHUNKS=N` sets how many chunks (0.1 s apart) `SLOW` streams
+(default 40).
 """
 
 from __future__ import annotations
@@ -75,7 +78,8 @@ def reader() -> None:
                 if os.environ.get("FAKE_CLAUDE_NO_INTERRUPT"):
                     respond(msg["request_id"], ok=False)
                     continue
-                interrupted.set()
+                if not os.environ.get("FAKE_CLAUDE_DEAF"):
+                    interrupted.set()
             respond(msg["request_id"])
         else:
             inbox.put(msg)
@@ -107,18 +111,18 @@ def copy_parent(parent: str, path: Path, session: str) -> None:
         record(path, entry)
 
 
-def tool_turn(mid: str) -> str:
-    tool_input = {"command": "touch x", "description": "make x"}
-    use = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": tool_input}
+def tool_turn(mid: str, name: str, tool_input: dict) -> str:
+    use = {"type": "tool_use", "id": "toolu_1", "name": name, "input": tool_input}
     main_message("assistant", {"message": {"id": mid, "model": "fake-model", "content": [use]}})
     verdict = ask(
         {
             "subtype": "can_use_tool",
-            "tool_name": "Bash",
+            "tool_name": name,
             "input": tool_input,
             "tool_use_id": "toolu_1",
         }
     ).get("response", {})
+    log("verdict", verdict=verdict)
     allowed = verdict.get("behavior") == "allow"
     result = {
         "type": "tool_result",
@@ -224,9 +228,13 @@ def main() -> int:
         mid = f"msg_{n}"
         answer = "Hello from fake claude."
         if "TOOL" in prompt:
-            answer = tool_turn(mid)
+            answer = tool_turn(mid, "Bash", {"command": "touch x", "description": "make x"})
             mid = f"msg_{n}b"
-        chunks = [f"w{i} " for i in range(40)] if "SLOW" in prompt else [answer]
+        elif prompt.startswith("WRITE "):
+            answer = tool_turn(mid, "Write", {"file_path": prompt[6:], "content": "x"})
+            mid = f"msg_{n}b"
+        slow = int(os.environ.get("FAKE_CLAUDE_SLOW_CHUNKS") or 40)
+        chunks = [f"w{i} " for i in range(slow)] if "SLOW" in prompt else [answer]
         said = stream(mid, chunks, slow="SLOW" in prompt)
         reply = {
             "id": mid,

@@ -1,4 +1,4 @@
-"""ClaudeBridge process handling, sessions, permissions and interrupts (with a fake claude)."""
+"""ClaudeBridge processes, turns, permissions, scope and interrupts (with a fake claude)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from avatar.bridges import claude as claude_module
 from avatar.bridges.base import OpenRequest
-from avatar.config import Settings
-from avatar.errors import ProviderError, SessionNotFoundError, UsageError
+from avatar.bridges.claude import write_fork
+from avatar.config import Scope, Settings
+from avatar.errors import ProviderError
 from avatar.events import (
     Error,
     Notice,
@@ -184,131 +186,39 @@ async def test_stderr_is_drained(fake: FakeClaude) -> None:
     assert events[-1] == TurnFinished(stop_reason="end_turn")
 
 
-async def test_resume_continue_and_unknown_ids(fake: FakeClaude) -> None:
-    first = fake.bridge()
-    a = await first.open(OpenRequest("new"))
-    await collect(first.send("one"))
-    await first.stop()
-    b_bridge = fake.bridge()
-    b = await b_bridge.open(OpenRequest("new"))
-    await collect(b_bridge.send("two"))
-    await b_bridge.stop()
-
+async def test_set_model_between_turns_and_status(fake: FakeClaude) -> None:
     bridge = fake.bridge()
-    try:
-        resumed = await bridge.open(OpenRequest("resume", a.session_id))
-        assert (resumed.how, resumed.session_id) == ("resumed", a.session_id)
-        assert (await fake.starts(3))[2]["argv"][-2:] == ["--resume", a.session_id]
-        cont = await bridge.open(OpenRequest("continue"))
-        assert (cont.how, cont.session_id) == ("continued", b.session_id)
-        missing = str(uuid.uuid4())
-        fresh = await bridge.open(OpenRequest("resume", missing))
-        assert fresh.how == "new" and fresh.session_id != missing
-        assert any(isinstance(n, Notice) and missing in n.message for n in fake.notices)
-    finally:
-        await bridge.stop()
-
-
-async def test_continue_without_sessions_opens_a_new_one(fake: FakeClaude) -> None:
-    bridge = fake.bridge()
-    started = await bridge.open(OpenRequest("continue"))
-    await bridge.stop()
-    assert started.how == "new"
-    assert any(isinstance(n, Notice) for n in fake.notices)
-
-
-async def test_explicit_session_ids(fake: FakeClaude) -> None:
-    bridge = fake.bridge()
-    chosen = str(uuid.uuid4())
-    started = await bridge.open(OpenRequest("new", chosen))
+    await bridge.open(OpenRequest("new"))
     await collect(bridge.send("hi"))
-    await bridge.stop()
-    assert started.session_id == chosen
-    with pytest.raises(UsageError, match="already exists"):
-        await fake.bridge().open(OpenRequest("new", chosen))
-    with pytest.raises(UsageError, match="UUID"):
-        await fake.bridge().open(OpenRequest("new", "my-session"))
-
-
-async def test_fork_left_without_a_turn_is_written_on_stop(fake: FakeClaude) -> None:
-    parent = fake.bridge()
-    p = await parent.open(OpenRequest("new"))
-    await collect(parent.send("remember 42"))
-    await parent.stop()
-
-    bridge = fake.bridge()
-    forked = await bridge.open(OpenRequest("fork", p.session_id))
-    assert forked.how == "forked" and forked.session_id != p.session_id
-    argv = (await fake.starts(2))[1]["argv"]
-    assert argv[-5:] == [
-        "--resume",
-        p.session_id,
-        "--fork-session",
-        "--session-id",
-        forked.session_id,
-    ]
-    await bridge.stop()
-
-    child = fake.project / f"{forked.session_id}.jsonl"
-    entries = [json.loads(x) for x in child.read_text().splitlines()]
-    assert {e["sessionId"] for e in entries} == {forked.session_id}
-    assert entries[0]["message"]["content"] == "remember 42"
-    parent_file = fake.project / f"{p.session_id}.jsonl"
-    assert {json.loads(x)["sessionId"] for x in parent_file.read_text().splitlines()} == {
-        p.session_id
-    }
-    t = bridge.store.transcript(forked.session_id)
-    assert [m.text for m in t.messages][:1] == ["remember 42"]
-
-
-async def test_fork_with_a_turn_is_written_by_claude(fake: FakeClaude) -> None:
-    parent = fake.bridge()
-    p = await parent.open(OpenRequest("new"))
-    await collect(parent.send("remember 42"))
-    await parent.stop()
-    bridge = fake.bridge()
-    forked = await bridge.open(OpenRequest("fork", p.session_id))
-    await collect(bridge.send("child turn"))
-    await bridge.stop()
-    texts = [m.text for m in bridge.store.transcript(forked.session_id).messages]
-    assert texts[0] == "remember 42" and "child turn" in texts
-    with pytest.raises(SessionNotFoundError):
-        await fake.bridge().open(OpenRequest("fork", str(uuid.uuid4())))
-
-
-async def test_resume_runs_in_the_sessions_own_directory(fake: FakeClaude, tmp_path: Path) -> None:
-    other = tmp_path / "other-project"
-    other.mkdir()
-    first = fake.bridge(cwd=other)
-    s = await first.open(OpenRequest("new"))
-    await collect(first.send("made elsewhere"))
-    await first.stop()
-    bridge = fake.bridge()  # cwd: fake.cwd
-    resumed = await bridge.open(OpenRequest("resume", s.session_id))
-    await collect(bridge.send("again"))
-    await bridge.stop()
-    assert resumed.cwd == str(other)
-    assert fake.events("start")[-1]["cwd"] == str(other)
-    assert any(isinstance(n, Notice) and str(other) in n.message for n in fake.notices)
-
-
-async def test_set_model_and_delete(fake: FakeClaude) -> None:
-    bridge = fake.bridge()
-    s = await bridge.open(OpenRequest("new"))
-    await collect(bridge.send("hi"))
+    assert bridge.model_in_use == "fake-model"  # as claude reported it
+    pid = bridge.process_pid
+    assert pid is not None and bridge.status()["pid"] == pid
     await bridge.set_model("claude-other")
     assert fake.events("control_request")[-1]["request"] == {
         "subtype": "set_model",
         "model": "claude-other",
     }
-    with pytest.raises(UsageError):
-        await bridge.delete_session(s.session_id)  # still open
-    assert [i.id for i in await bridge.list_sessions(fake.cwd)] == [s.session_id]
+    assert bridge.model_in_use == "claude-other"
     await bridge.stop()
-    other = fake.bridge()
-    await other.delete_session(s.session_id)
-    assert await other.list_sessions(None) == []
-    assert bridge.status() == {"model": "fake-model", "cost_usd": 0.01}
+    assert bridge.process_pid is None
+    assert bridge.status() == {"model": "claude-other", "cost_usd": 0.01}
+    assert not any(isinstance(n, Notice) for n in fake.notices)
+
+
+async def test_set_model_without_a_process_is_the_next_ones_model(fake: FakeClaude) -> None:
+    bridge = fake.bridge()
+    await bridge.open(OpenRequest("new"))
+    await collect(bridge.send("hi"))
+    await bridge.stop()
+    await bridge.set_model("claude-late")
+    assert bridge.model_in_use == "claude-late"
+    try:
+        await collect(bridge.send("after"))  # restarts claude with --resume
+    finally:
+        await bridge.stop()
+    assert fake.events("control_request") == []
+    argv = fake.events("start")[-1]["argv"]
+    assert argv[argv.index("--model") + 1] == "claude-late" and "--resume" in argv
 
 
 async def test_permission_mode_and_mcp_from_config(fake: FakeClaude) -> None:
@@ -334,6 +244,7 @@ async def test_a_turn_left_unread_does_not_leak_into_the_next(fake: FakeClaude) 
             if isinstance(event, TextDelta):
                 break  # the caller walks away mid-answer
         await stream.aclose()
+        assert bridge.running  # an abandoned turn: open until the next send ends it
         after = await collect(bridge.send("next"))
         assert text(after) == "Hello from fake claude."
         assert after[-1] == TurnFinished(stop_reason="end_turn")
@@ -349,12 +260,14 @@ async def test_a_turn_left_unread_does_not_leak_into_the_next(fake: FakeClaude) 
 
 
 async def test_set_model_during_a_turn_applies_to_the_next(fake: FakeClaude) -> None:
+    fake.extra_env["FAKE_CLAUDE_SLOW_CHUNKS"] = "5"  # so the turn is still running
     bridge = fake.bridge()
     await bridge.open(OpenRequest("new"))
     try:
-        async for event in bridge.send("hi"):
-            if isinstance(event, TextDelta):
+        async for event in bridge.send("SLOW"):
+            if isinstance(event, TextDelta) and bridge.running:
                 await bridge.set_model("claude-later")
+        assert not bridge.running
         assert fake.events("control_request") == []
         await collect(bridge.send("again"))
     finally:
@@ -377,3 +290,103 @@ async def test_a_dropped_turn_generator_is_finished_before_the_next(fake: FakeCl
         assert text(await collect(bridge.send("third"))) == "Hello from fake claude."
     finally:
         await bridge.stop()
+
+
+async def test_the_scope_refuses_before_the_policy_is_asked(fake: FakeClaude) -> None:
+    fake.allow = True
+    settings = Settings(scope=Scope(shell_commands=["ls"]))
+    bridge = fake.bridge(settings)
+    await bridge.open(OpenRequest("new"))
+    try:
+        events = await collect(bridge.send("TOOL please"))
+        outside = await collect(bridge.send("WRITE /etc/avatar-test-file"))
+        inside = await collect(bridge.send(f"WRITE {fake.cwd / 'ok.txt'}"))
+    finally:
+        await bridge.stop()
+    [perm] = [e for e in events if isinstance(e, PermissionRequested)]
+    assert perm.decision == "deny" and perm.reason and "touch" in perm.reason
+    [refused] = [e for e in outside if isinstance(e, PermissionRequested)]
+    assert refused.decision == "deny" and "outside" in (refused.reason or "")
+    [allowed] = [e for e in inside if isinstance(e, PermissionRequested)]
+    assert allowed.decision == "allow"
+    assert [a.title for a in fake.asked] == [allowed.title]  # only the one inside the scope
+    verdicts = [v["verdict"] for v in fake.events("verdict")]
+    assert verdicts[0] == {"behavior": "deny", "message": perm.reason}
+    assert verdicts[1]["message"] == refused.reason
+
+
+async def test_a_scope_rooted_where_claude_runs_plus_added_dirs(
+    fake: FakeClaude, tmp_path: Path
+) -> None:
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    fake.allow = True
+    bridge = fake.bridge(additional_dirs=[extra])
+    await bridge.open(OpenRequest("new"))
+    try:
+        events = await collect(bridge.send(f"WRITE {extra / 'x.txt'}"))
+        denied = await collect(bridge.send(f"WRITE {fake.cwd / '.env'}"))
+    finally:
+        await bridge.stop()
+    assert [e.decision for e in events if isinstance(e, PermissionRequested)] == ["allow"]
+    [perm] = [e for e in denied if isinstance(e, PermissionRequested)]
+    assert perm.decision == "deny" and "deny pattern" in (perm.reason or "")
+
+
+async def test_cancel_while_the_policy_is_deciding(fake: FakeClaude) -> None:
+    asking = asyncio.Event()
+
+    async def never_answers(request: PermissionRequested) -> bool:
+        asking.set()
+        await asyncio.Event().wait()
+        return True
+
+    bridge = fake.bridge(permission=never_answers)
+    await bridge.open(OpenRequest("new"))
+    try:
+        turn = asyncio.ensure_future(collect(bridge.send("TOOL please")))
+        await asyncio.wait_for(asking.wait(), 10)
+        assert bridge.running
+        await bridge.cancel()
+        events = await asyncio.wait_for(turn, 10)
+        assert not bridge.running
+        after = await collect(bridge.send("next"))
+    finally:
+        await bridge.stop()
+    [perm] = [e for e in events if isinstance(e, PermissionRequested)]
+    assert perm.decision == "deny" and perm.reason == "the turn was cancelled"
+    assert events[-1] == TurnFinished(stop_reason="cancelled")
+    assert text(after) == "Hello from fake claude."
+    assert fake.events("verdict")[0]["verdict"]["behavior"] == "deny"
+
+
+async def test_a_confirmed_interrupt_that_does_not_end_the_turn_stops_claude(
+    fake: FakeClaude, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(claude_module, "INTERRUPT_GRACE", 0.5)
+    fake.extra_env["FAKE_CLAUDE_DEAF"] = "1"  # confirms the interrupt, streams on
+    bridge = fake.bridge()
+    started = await bridge.open(OpenRequest("new"))
+    try:
+        t0 = time.monotonic()
+        events = await _cancel_after_text(bridge, "SLOW")
+        assert time.monotonic() - t0 < 3  # not the 4 s the whole answer takes
+        assert events[-1] == TurnFinished(stop_reason="cancelled")
+        assert bridge.process_pid is None
+        after = await collect(bridge.send("next"))
+        assert text(after) == "Hello from fake claude."
+    finally:
+        await bridge.stop()
+    starts = fake.events("start")
+    assert starts[1]["argv"][starts[1]["argv"].index("--resume") + 1] == started.session_id
+
+
+async def test_write_fork_relabels_every_entry(tmp_path: Path) -> None:
+    source = tmp_path / "a.jsonl"
+    rows = [{"type": "user", "sessionId": "old", "n": 1}, {"type": "summary", "n": 2}]
+    source.write_text("\n".join(json.dumps(r) for r in rows) + "\n{torn")
+    target = tmp_path / "deep" / "b.jsonl"
+    write_fork(source, target, "new")
+    got = [json.loads(x) for x in target.read_text().splitlines()]
+    assert got == [{"type": "user", "sessionId": "new", "n": 1}, {"type": "summary", "n": 2}]
+    assert [p.name for p in target.parent.iterdir()] == ["b.jsonl"]  # no temp file left

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from avatar.bridges.base import BridgeContext, OpenRequest
+from avatar.bridges.base import BridgeContext, OpenMode, OpenRequest
 from avatar.bridges.claude import ClaudeBridge
-from avatar.config import Settings
+from avatar.config import Scope, Settings
 from avatar.events import (
     BaseEvent,
     Error,
@@ -60,18 +60,24 @@ class Harness:
         return self.allow
 
     def bridge(self, cwd: Path | None = None) -> ClaudeBridge:
+        """A bridge built the way the engine builds one: with a reader of Claude's store."""
         ctx = BridgeContext(
             spec=BUILTIN["claude"],
             cwd=cwd or self.home.workdir,
             settings=self.settings,
             avatar_home=self.home.root / "avatar-home",
             env=self.home.env,
+            store=self.store(),
             permission=self._permission,
         )
         return ClaudeBridge(ctx)
 
     def store(self) -> ClaudeStore:
         return ClaudeStore("claude", self.home.env, self.home.root / "avatar-home")
+
+    def request(self, mode: OpenMode, session_id: str) -> OpenRequest:
+        """A resume or fork of a session the store resolved, as the engine asks for one."""
+        return OpenRequest.of(mode, self.store().locate(session_id))
 
 
 async def turn(bridge: ClaudeBridge, prompt: str) -> list[BaseEvent]:
@@ -113,7 +119,7 @@ async def test_new_resume_continue_fork(
     sid = started.session_id
 
     b = h.bridge()
-    resumed = await b.open(OpenRequest("resume", sid))
+    resumed = await b.open(h.request("resume", sid))
     try:
         assert (resumed.how, resumed.session_id) == ("resumed", sid)
         await turn(b, "after resume")
@@ -132,7 +138,7 @@ async def test_new_resume_continue_fork(
         await c.stop()
 
     d = h.bridge()
-    forked = await d.open(OpenRequest("fork", sid))
+    forked = await d.open(h.request("fork", sid))
     try:
         assert forked.how == "forked" and forked.session_id != sid
         await turn(d, "inside the fork")
@@ -171,11 +177,11 @@ async def test_fork_without_a_turn_is_kept(
     await a.stop()
 
     f = h.bridge()
-    forked = await f.open(OpenRequest("fork", parent.session_id))
+    forked = await f.open(h.request("fork", parent.session_id))
     await f.stop()  # `avatar session fork ID`: open, print the id, stop
 
     r = h.bridge()
-    resumed = await r.open(OpenRequest("resume", forked.session_id))
+    resumed = await r.open(h.request("resume", forked.session_id))
     assert resumed.session_id == forked.session_id and resumed.how == "resumed"
     await turn(r, "child turn")
     await r.stop()
@@ -209,7 +215,7 @@ async def test_interrupt_mid_stream_leaves_a_resumable_session(
         await bridge.stop()
 
     again = h.bridge()
-    resumed = await again.open(OpenRequest("resume", started.session_id))
+    resumed = await again.open(h.request("resume", started.session_id))
     try:
         await turn(again, "are you still there")
     finally:
@@ -230,8 +236,8 @@ async def test_crash_mid_turn_then_recover(
         events: list[BaseEvent] = []
         async for event in bridge.send("first"):
             events.append(event)
-            if isinstance(event, TextDelta) and bridge._proc is not None:
-                os.killpg(bridge._proc.pid, signal.SIGKILL)
+            if isinstance(event, TextDelta) and bridge.process_pid is not None:
+                os.killpg(bridge.process_pid, signal.SIGKILL)
         errors = [e for e in events if isinstance(e, Error)]
         assert errors and "claude exited" in errors[0].message
         after = await turn(bridge, "second")  # restarted with --resume
@@ -275,6 +281,30 @@ async def test_tools_ask_avatars_permission(
     assert messages[1].tool_calls[0].name == "Bash"
 
 
+async def test_the_scope_refuses_before_asking(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    h = Harness(agent_home, Settings(scope=Scope(shell_commands=["ls"])))
+    h.allow = True  # the policy would allow it: the scope alone refuses
+    target = agent_home.workdir / "never.txt"
+    model_server.anthropic.append(
+        Reply.tool_call("Bash", {"command": f"touch {target}", "description": "make a file"}),
+        "Could not.",
+    )
+    bridge = h.bridge()
+    await bridge.open(OpenRequest("new"))
+    try:
+        events = await turn(bridge, "make a file")
+    finally:
+        await bridge.stop()
+    assert not target.exists() and h.asked == []
+    [perm] = [e for e in events if isinstance(e, PermissionRequested)]
+    [done] = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert perm.decision == "deny" and perm.reason and "touch" in perm.reason
+    assert done.is_error and perm.reason in done.output
+    assert answer(events).endswith("Could not.")
+
+
 async def test_project_slug_matches_claude(
     agent_home: AgentHome, model_server: FakeModelServer
 ) -> None:
@@ -291,7 +321,7 @@ async def test_project_slug_matches_claude(
     assert [s.id for s in h.store().list(odd)] == [started.session_id]
     # Resumed from another directory: claude only finds it from its own project directory.
     elsewhere = h.bridge(cwd=agent_home.workdir)
-    resumed = await elsewhere.open(OpenRequest("resume", started.session_id))
+    resumed = await elsewhere.open(h.request("resume", started.session_id))
     await turn(elsewhere, "resumed from elsewhere")
     await elsewhere.stop()
     assert resumed.how == "resumed" and resumed.cwd == str(odd)
