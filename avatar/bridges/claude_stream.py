@@ -39,12 +39,12 @@ REQUIRED_FLAGS: tuple[tuple[str, ...], ...] = (
 )
 
 # avatar's permission policy → Claude Code's --permission-mode, when config names none.
-# Every action the mode does not pre-approve is asked through `can_use_tool` and answered by
-# avatar's policy, so the user sees each decision. `allow` pre-approves edits inside the
-# working directory (acceptEdits) rather than bypassing every check (bypassPermissions is
-# refused as root and would hide what ran); `deny` and `ask` keep Claude's default
-# (reads are free, the rest asks, and avatar answers no or asks the user).
-PERMISSION_MODES = {"allow": "acceptEdits", "deny": "default", "ask": "default"}
+# Always Claude's default: every action that changes something is asked through
+# `can_use_tool`, where avatar checks its scope first (a `deny` pattern must hold for edits
+# too) and then answers by its policy (`allow` answers yes itself). A mode that pre-approves
+# edits (acceptEdits) would let Claude write past the scope unasked; bypassPermissions is
+# refused as root and would hide what ran. Reads inside the project stay free.
+PERMISSION_MODES = {"allow": "default", "deny": "default", "ask": "default"}
 
 # Claude Code tool name → the ACP-style kind the UI groups tools by.
 TOOL_KINDS = {

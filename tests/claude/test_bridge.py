@@ -229,7 +229,7 @@ async def test_permission_mode_and_mcp_from_config(fake: FakeClaude) -> None:
     await bridge.open(OpenRequest("new"))
     await bridge.stop()
     argv = (await fake.starts(1))[0]["argv"]
-    assert argv[argv.index("--permission-mode") + 1] == "acceptEdits"
+    assert argv[argv.index("--permission-mode") + 1] == "default"
     assert argv[argv.index("--permission-prompt-tool") + 1] == "stdio"
     assert argv[argv.index("--add-dir") + 1] == "/extra"
     assert "srv" in argv[argv.index("--mcp-config") + 1]

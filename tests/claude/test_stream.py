@@ -180,7 +180,8 @@ def test_permission_answer_and_titles() -> None:
 
 
 def test_permission_modes() -> None:
-    assert permission_mode(Settings(permission="allow"), "claude") == "acceptEdits"
+    # `allow` too: edits must reach avatar's scope check (acceptEdits would skip it).
+    assert permission_mode(Settings(permission="allow"), "claude") == "default"
     assert permission_mode(Settings(permission="deny"), "claude") == "default"
     assert permission_mode(Settings(permission="ask"), "claude") == "default"
     cfg = Settings(permission="allow", providers={"claude": ProviderConfig(permission_mode="plan")})
@@ -226,7 +227,7 @@ def test_build_argv_everything() -> None:
     assert argv.count("-p") == 1
     assert "--include-partial-messages" in argv
     assert argv[argv.index("--permission-prompt-tool") + 1] == "stdio"
-    assert argv[argv.index("--permission-mode") + 1] == "acceptEdits"
+    assert argv[argv.index("--permission-mode") + 1] == "default"
     assert argv[argv.index("--model") + 1] == "claude-sonnet-4-5"
     assert argv[argv.index("--append-system-prompt") + 1] == "Be brief."
     assert [argv[i + 1] for i, a in enumerate(argv) if a == "--add-dir"] == ["/a", "/b"]
