@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.config import Settings, avatar_home
@@ -27,6 +26,7 @@ from avatar.providers import ProviderRegistry, ProviderSpec
 from avatar.registry import load_class
 from avatar.session_settings import SettingsPolicy
 from avatar.sessions.types import SessionInfo, Transcript
+from avatar.status import EngineStatus, describe
 
 if TYPE_CHECKING:
     from avatar.events import BaseEvent, SessionStarted
@@ -35,19 +35,6 @@ if TYPE_CHECKING:
 Listener = Callable[["BaseEvent"], None]
 """Receives the events outside turns: session opened, notices, replayed history, errors of
 an agent that died between turns. A turn's own events are what `send()` yields."""
-
-
-@dataclass(frozen=True)
-class EngineStatus:
-    """What `/status` and the status line show, always true of the engine's state."""
-
-    provider: str | None  # the active provider, else the one the next open will use
-    model: str | None  # the model in use (or requested) for that provider
-    session_id: str | None
-    how: str | None  # new, loaded, resumed, continued, forked
-    capabilities: list[str] = field(default_factory=list)
-    facts: dict[str, Any] = field(default_factory=dict)  # provider-specific (pid, cost …)
-    steers: bool = False  # text sent during a turn joins it (else it waits for the next)
 
 
 class Engine:
@@ -175,13 +162,29 @@ class Engine:
         """The canonical transcript of a session (a listed one, or an id or prefix)."""
         return self.library.transcript(self.library.info(session))
 
-    def delete(self, session: SessionInfo | str) -> SessionInfo:
-        """Delete a session where its provider allows it; returns what was deleted."""
+    async def delete(self, session: SessionInfo | str) -> SessionInfo:
+        """Delete a session: through its agent where the agent offers `session/delete`, else
+        its files (or avatar's records of it); returns what was deleted."""
         info = self.library.info(session)
         if self.session is not None and self.session.session_id == info.id:
             raise UsageError("cannot delete the session that is open")
+        if self.registry.spec(info.provider).transport == "acp":
+            bridge = await self._start(info.provider)
+            if await bridge.delete_session(info.id):
+                if self.library.keeps_records(info.provider):
+                    self.library.delete(info)
+                return info
         self.library.delete(info)
         return info
+
+    async def refresh(self, provider: str) -> list[SessionInfo]:
+        """`sessions(provider)`, after asking the agent itself (`session/list`, where it has
+        it): sessions avatar did not open join its records."""
+        name = self.spec(provider).name
+        listed = await (await self._start(name)).agent_sessions()
+        if listed:
+            self.library.adopt(name, listed)
+        return self.sessions(name)
 
     def warnings(self) -> list[str]:
         """What the stores skipped while reading (unreadable files and lines)."""
@@ -388,23 +391,11 @@ class Engine:
 
     def status(self) -> EngineStatus:
         """Provider, model, session and capabilities, as they are now."""
-        bridge, s = self._bridge, self.session
         try:
-            provider: str | None = self.chosen_provider()
+            spec: ProviderSpec | None = self.registry.spec(self.chosen_provider())
         except AvatarError:
-            provider = None
-        model = self.model or (bridge.model_in_use if bridge else None) or (s.model if s else None)
-        if model is None and provider is not None and bridge is None:
-            model = self.registry.spec(provider).model
-        return EngineStatus(
-            steers=provider is not None and self.registry.spec(provider).transport == "native",
-            provider=provider,
-            model=model,
-            session_id=s.session_id if s else None,
-            how=s.how if s else None,
-            capabilities=bridge.session_capabilities.names() if bridge else [],
-            facts=bridge.status() if bridge else {},
-        )
+            spec = None
+        return describe(spec, self.model, self._bridge, self.session)
 
     # ----- switching provider -------------------------------------------------------------
 

@@ -74,6 +74,14 @@ class SessionLibrary:
         if self.keeps_records(provider):
             self._records().turn(provider, session_id, prompt, answer, tools)
 
+    def adopt(self, provider: str, listed: list[SessionInfo]) -> int:
+        """Sessions an agent listed itself join avatar's records (where the provider keeps
+        none avatar reads); how many were new."""
+        if not self.keeps_records(provider):
+            return 0
+        records = self._records()
+        return sum(records.listed(replace(info, provider=provider)) for info in listed)
+
     def _records(self) -> SessionRecords:
         if self._record_file is None:
             from avatar.records import SessionRecords

@@ -147,6 +147,17 @@ class SessionRecords:
             | ({"model": model} if model else {})
         )
 
+    def listed(self, info: SessionInfo) -> bool:
+        """A session the agent listed itself: recorded when avatar has no record of it yet.
+        True when it was new to avatar."""
+        if (info.provider, info.id) in self.all():
+            return False
+        stamp = (info.updated or datetime.now(UTC)).isoformat()
+        record = {"provider": info.provider, "id": info.id, "created": stamp, "updated": stamp}
+        record |= {k: v for k, v in (("cwd", info.cwd), ("title", info.title)) if v}
+        self._put(record)
+        return True
+
     def turn(
         self,
         provider: str,

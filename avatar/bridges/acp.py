@@ -31,6 +31,7 @@ from typing import Any
 from avatar.bridges import acp_compat
 from avatar.bridges.acp_connection import AgentConnection, agent_argv, agent_env, describe_error
 from avatar.bridges.acp_fs import FileAccess
+from avatar.bridges.acp_listing import list_pages
 from avatar.bridges.acp_quirks import SameMinuteWait, remove_companions
 from avatar.bridges.acp_session import SessionOpener
 from avatar.bridges.acp_stream import UpdateRouter
@@ -47,6 +48,7 @@ from avatar.events import (
     SessionStarted,
     TurnFinished,
 )
+from avatar.sessions.types import SessionInfo
 
 __all__ = ["ACPBridge", "session_capabilities"]
 
@@ -268,6 +270,22 @@ class ACPBridge(BaseBridge):
     async def continue_last(self) -> SessionStarted:
         """Reopen the newest session of this provider in the cwd, else open a new one."""
         return await self.open(OpenRequest("continue"))
+
+    async def agent_sessions(self) -> list[SessionInfo] | None:
+        """`session/list` for the cwd, every page, where the agent advertises it."""
+        if not self.capabilities.can_list:
+            return None
+        _, opener = self._running()
+        return await list_pages(opener.list_page, self.name)
+
+    async def delete_session(self, session_id: str) -> bool:
+        """`session/delete` where advertised (through the compat module: the SDK lacks it)."""
+        if not self.capabilities.can_delete:
+            return False
+        agent, _ = self._running()
+        request = acp_compat.send_raw(agent.conn, "session/delete", {"sessionId": session_id})
+        await agent.call("session/delete", request)
+        return True
 
     async def fork_session(self, session_id: str) -> SessionStarted:
         """`session/fork` where advertised; a failed fork opens a new session (with a notice)."""

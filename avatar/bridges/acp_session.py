@@ -160,7 +160,7 @@ class SessionOpener:
         """Reopen the newest session of this provider in the cwd, else open a new one."""
         fetch: PageFetcher | None = None
         if self.capabilities.can_list and "list_from_disk" not in self.ctx.spec.quirks:
-            fetch = self._list_page
+            fetch = self.list_page
         latest, failures = await newest_in(self.name, self._cwd(), fetch, self.ctx.store)
         if latest is not None:
             result = await self.reopen(latest.id, "continued")
@@ -261,7 +261,8 @@ class SessionOpener:
         self.current = session_id
         return _options(resp)
 
-    async def _list_page(self, cursor: str | None) -> Any:
+    async def list_page(self, cursor: str | None) -> Any:
+        """One page of `session/list` for the cwd (None: the first page)."""
         conn, cwd = self.agent.conn, str(self._cwd())
         return await self._authed(
             "session/list", lambda: conn.list_sessions(cwd=cwd, cursor=cursor)

@@ -163,6 +163,15 @@ class BaseBridge(ABC):
         """Switch model for the next turn."""
         raise NotSupportedError(self.name, "switching the model")
 
+    async def agent_sessions(self) -> list[SessionInfo] | None:
+        """The sessions the running agent itself lists for the cwd; None when it cannot list
+        (most providers are listed from their files instead)."""
+        return None
+
+    async def delete_session(self, session_id: str) -> bool:
+        """Delete a session through the agent; False when the agent offers no way to."""
+        return False
+
     async def compact(self) -> str:
         """Compact the session's context now; returns a one-line summary of what it did."""
         raise NotSupportedError(self.name, "compacting the context")

@@ -63,6 +63,17 @@ class StderrTail:
         return "\n".join(kept)
 
 
+def with_bundled_node(program: str, env: Mapping[str, str]) -> dict[str, str]:
+    """`env`, with the Node of the program's own `node_modules/.bin` first on PATH when it
+    ships one: the agents pinned in `bridges/` need a newer Node than a machine may have, and
+    their `#!/usr/bin/env node` must find the pinned one."""
+    out = dict(env)
+    bin_dir = Path(program).parent
+    if bin_dir.name == ".bin" and (bin_dir / "node").is_file():
+        out["PATH"] = f"{bin_dir}{os.pathsep}{out.get('PATH', '')}"
+    return out
+
+
 class AgentProcess:
     """One running agent: stdin/stdout for ACP, stderr read continuously into a `StderrTail`.
 
@@ -95,7 +106,7 @@ class AgentProcess:
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env=dict(env),
+                env=with_bundled_node(argv[0], env),
                 cwd=str(cwd),
                 limit=STDOUT_LIMIT,
                 start_new_session=True,

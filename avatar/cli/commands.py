@@ -275,9 +275,16 @@ def session() -> None:
 )
 @click.option("--json", "json_out", is_flag=True, help="A JSON array of sessions.")
 @click.option("--any-cwd", is_flag=True, help="Sessions of every directory, not just this project.")
+@click.option("--refresh", is_flag=True, help="Also ask the agent for its sessions (session/list).")
 @click.pass_obj
 def session_list(
-    state: AppState, provider: str | None, all_: bool, limit: int, json_out: bool, any_cwd: bool
+    state: AppState,
+    provider: str | None,
+    all_: bool,
+    limit: int,
+    json_out: bool,
+    any_cwd: bool,
+    refresh: bool,
 ) -> int:
     """Sessions of this project, newest first."""
     from avatar.cli.sessions import list_sessions
@@ -285,7 +292,9 @@ def session_list(
     if provider and all_:
         raise UsageError("use either --provider or --all")
     chosen = None if all_ else (provider or state.provider)
-    return list_sessions(state, chosen, limit=limit, json_out=json_out, any_cwd=any_cwd)
+    return list_sessions(
+        state, chosen, limit=limit, json_out=json_out, any_cwd=any_cwd, refresh=refresh
+    )
 
 
 @session.command("info")

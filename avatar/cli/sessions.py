@@ -32,10 +32,30 @@ def _warn(engine: Engine) -> None:
 
 
 def list_sessions(
-    state: AppState, provider: str | None, *, limit: int, json_out: bool, any_cwd: bool
+    state: AppState,
+    provider: str | None,
+    *,
+    limit: int,
+    json_out: bool,
+    any_cwd: bool,
+    refresh: bool = False,
 ) -> int:
-    """Print the session table (newest first) or the JSON array of DESIGN §3."""
+    """Print the session table (newest first) or the JSON array of DESIGN §3; with
+    `refresh`, the agent is asked for its sessions too (`session/list`)."""
     engine = state.engine()
+    if refresh:
+        import asyncio
+
+        if provider is None:
+            raise UsageError("--refresh asks one agent: name it with --provider")
+
+        async def ask(name: str) -> None:
+            try:
+                await engine.refresh(name)
+            finally:
+                await engine.close()
+
+        asyncio.run(ask(provider))
     sessions = engine.sessions(provider, any_cwd=any_cwd)
     _warn(engine)
     shown = sessions if limit == 0 else sessions[:limit]
@@ -120,7 +140,15 @@ def delete(state: AppState, ref: str, *, yes: bool) -> int:
             f"delete {info.provider} session {info.id} ({info.title or 'untitled'})?"
         ):
             return 1
-    engine.delete(info)
+    import asyncio
+
+    async def go() -> None:
+        try:
+            await engine.delete(info)
+        finally:
+            await engine.close()
+
+    asyncio.run(go())
     sys.stderr.write(f"deleted {info.provider} session {info.id}\n")
     return 0
 

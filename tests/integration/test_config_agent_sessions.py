@@ -95,3 +95,30 @@ def test_from_a_config_agent_session_seeds_another_provider(
     assert seeded.stdout.strip() == "It was OSPREY."
     sent = model_server.requests_for("chat")[-1].all_text()
     assert "the word is OSPREY" in sent and "what was the word?" in sent
+
+
+def test_refresh_adds_sessions_the_agent_lists_that_avatar_did_not_open(
+    avatar: Avatar, agent_home: AgentHome
+) -> None:
+    # A session opened by another client of the same agent (here: avatar with another home,
+    # whose records this one does not share).
+    other = dict(avatar.env, AVATAR_HOME=str(agent_home.root / "elsewhere"))
+    proc = subprocess.run(
+        ["avatar", "-p", "fake", "chat", "made elsewhere"],
+        env=other,
+        cwd=agent_home.workdir,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    sid = Avatar.session(proc)[0]
+    before = json.loads(avatar("session", "list", "--provider", "fake", "--json").stdout)
+    assert sid not in [s["id"] for s in before]
+    after = json.loads(
+        avatar("session", "list", "--provider", "fake", "--refresh", "--json").stdout
+    )
+    assert sid in [s["id"] for s in after]
+    # From now on it resolves without asking the agent.
+    info = json.loads(avatar("session", "info", sid[:8], "--json").stdout)
+    assert (info["id"], info["provider"]) == (sid, "fake")

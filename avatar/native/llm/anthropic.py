@@ -7,13 +7,11 @@ message carry `cache_control` so long sessions are billed at cache-read prices.
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
-from avatar.errors import ProviderError
-from avatar.native.llm.base import LLMClient, RetryableStreamError, parse_arguments
+from avatar.native.llm.base import LLMClient, RetryableStreamError, tool_call_part
 from avatar.native.llm.types import (
     ChatRequest,
     DonePart,
@@ -22,7 +20,6 @@ from avatar.native.llm.types import (
     StreamPart,
     TextPart,
     ThinkingPart,
-    ToolCall,
     ToolCallPart,
     UsagePart,
 )
@@ -128,23 +125,16 @@ class AnthropicClient(LLMClient):
         base = self.base_url.removesuffix("/v1")
         return f"{base}/v1/messages", headers, body
 
-    def parse(self, response: Any) -> Iterator[StreamPart]:
+    async def parse(self, response: Any) -> AsyncGenerator[StreamPart, None]:
         """Translate the event stream; a tool call is yielded when its block closes."""
-        from httpx_sse import EventSource
-
         blocks: dict[int, dict[str, Any]] = {}
         usage = UsagePart()
         stop: str | None = None
         finished = False
-        self.require_event_stream(response)
-        for sse in EventSource(response).iter_sse():
-            if not sse.data:
+        async for event, data in self.events(response):
+            if not isinstance(data, dict):
                 continue
-            try:
-                data = json.loads(sse.data)
-            except ValueError:
-                continue
-            kind = data.get("type") or sse.event
+            kind = data.get("type") or event
             if kind == "content_block_delta":
                 delta = data.get("delta") or {}
                 dtype = delta.get("type")
@@ -168,7 +158,7 @@ class AnthropicClient(LLMClient):
             elif kind == "content_block_stop":
                 slot = blocks.pop(data.get("index", -1), None)
                 if slot is not None:
-                    yield ToolCallPart(_finish_call(slot))
+                    yield _finish_call(slot)
             elif kind == "message_start":
                 _add_usage(usage, (data.get("message") or {}).get("usage") or {})
             elif kind == "message_delta":
@@ -178,26 +168,22 @@ class AnthropicClient(LLMClient):
                 finished = True
                 break
             elif kind == "error":
-                err = data.get("error") or {}
-                detail = self.error_detail(data) or "error"
-                if err.get("type") in _RETRYABLE_ERRORS:
-                    raise RetryableStreamError(detail)
-                raise ProviderError(self.redact(f"{self._where()}: {detail}"))
+                if (data.get("error") or {}).get("type") in _RETRYABLE_ERRORS:
+                    raise RetryableStreamError(self.error_detail(data) or "error")
+                raise self.stream_error(data)
         if not finished:
             raise RetryableStreamError("the stream ended before message_stop")
         for slot in blocks.values():  # a block the server never closed
-            yield ToolCallPart(_finish_call(slot))
+            yield _finish_call(slot)
         yield usage
         yield DonePart(_STOP.get(stop or "end_turn", "end_turn"))
 
 
-def _finish_call(slot: dict[str, Any]) -> ToolCall:
-    raw = "".join(slot["json"])
-    if raw:
-        arguments, error = parse_arguments(raw)
-    else:
-        arguments, error = (slot["input"] or {}), None
-    return ToolCall(slot["id"] or "call", slot["name"], arguments, error)
+def _finish_call(slot: dict[str, Any]) -> ToolCallPart:
+    # Arguments stream as JSON pieces; a block that sent none carries them whole in `input`.
+    return tool_call_part(
+        slot["id"] or "call", slot["name"], "".join(slot["json"]) or slot["input"]
+    )
 
 
 def _add_usage(usage: UsagePart, raw: dict[str, Any]) -> None:

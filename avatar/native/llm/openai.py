@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
-from avatar.errors import ProviderError
-from avatar.native.llm.base import LLMClient, RetryableStreamError, parse_arguments
+from avatar.native.llm.base import LLMClient, RetryableStreamError, tool_call_part
 from avatar.native.llm.types import (
     ChatRequest,
     DonePart,
@@ -23,7 +22,6 @@ from avatar.native.llm.types import (
     StreamPart,
     TextPart,
     ThinkingPart,
-    ToolCall,
     ToolCallPart,
     UsagePart,
 )
@@ -104,31 +102,20 @@ class OpenAIClient(LLMClient):
             headers["authorization"] = f"Bearer {self._key}"
         return f"{self.base_url}/chat/completions", headers, body
 
-    def parse(self, response: Any) -> Iterator[StreamPart]:
+    async def parse(self, response: Any) -> AsyncGenerator[StreamPart, None]:
         """Translate the SSE chunks; tool calls are yielded whole once the stream ends."""
-        from httpx_sse import EventSource
-
         calls: dict[int, dict[str, Any]] = {}
         usage: UsagePart | None = None
         finish: str | None = None
         done = False
-        self.require_event_stream(response)
-        for sse in EventSource(response).iter_sse():
-            data = sse.data
-            if not data:
-                continue
-            if data.strip() == "[DONE]":
+        async for _, chunk in self.events(response):
+            if chunk == "[DONE]":
                 done = True
                 break
-            try:
-                chunk = json.loads(data)
-            except ValueError:
-                continue  # keep-alive comments or junk some proxies add
             if not isinstance(chunk, dict):
                 continue
             if chunk.get("error"):
-                detail = self.error_detail(chunk) or "error"
-                raise ProviderError(self.redact(f"{self._where()}: {detail}"))
+                raise self.stream_error(chunk)
             if chunk.get("usage"):
                 usage = _usage(chunk["usage"])
             for choice in chunk.get("choices") or ():
@@ -146,7 +133,7 @@ class OpenAIClient(LLMClient):
         if not done and finish is None:
             raise RetryableStreamError("the stream ended before the answer was complete")
         for index in sorted(calls):
-            yield ToolCallPart(_finish_call(calls[index]))
+            yield _finish_call(calls[index])
         if usage is not None:
             yield usage
         stop = _STOP.get(finish or "stop", "end_turn")
@@ -180,13 +167,11 @@ def _merge_tool_call(calls: dict[int, dict[str, Any]], tc: dict[str, Any]) -> No
         slot["args"].append(args)
 
 
-def _finish_call(slot: dict[str, Any]) -> ToolCall:
+def _finish_call(slot: dict[str, Any]) -> ToolCallPart:
     parts = slot["args"]
     raw: str | dict[str, Any] | None
     raw = parts[0] if len(parts) == 1 and isinstance(parts[0], dict) else "".join(parts)
-    arguments, error = parse_arguments(raw)
-    call_id = slot["id"] or f"call_{secrets.token_hex(8)}"
-    return ToolCall(call_id, slot["name"], arguments, error)
+    return tool_call_part(slot["id"] or f"call_{secrets.token_hex(8)}", slot["name"], raw)
 
 
 def _usage(raw: dict[str, Any]) -> UsagePart:

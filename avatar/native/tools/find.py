@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import threading
+from collections.abc import Generator
 from pathlib import Path
 
 from pydantic import Field
 
 from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext, ToolError
-from avatar.native.tools.truncate import MAX_BYTES, MAX_LINES
-from avatar.native.tools.walk import walk
+from avatar.native.tools.walk import search, walk
 from avatar.scope import glob_match
 
 
@@ -40,34 +39,17 @@ class FindTool(Tool):
         start = ctx.scope.check(args.path, "read")
         if not start.is_dir():
             raise ToolError(f"{args.path}: not a directory")
-        stop = threading.Event()
-        try:
-            found, more = await asyncio.to_thread(self._find, args.pattern, start, ctx, stop)
-        finally:
-            stop.set()
-        if not found:
-            return AgentToolResult("no matches")
-        text = "\n".join(found)
-        if more:
-            text += (
-                f"\n\n[stopped after {len(found)} paths ({MAX_LINES} lines / "
-                f"{MAX_BYTES // 1024} KB limit); use a narrower pattern or path]"
-            )
-        return AgentToolResult(text)
+        return await search(
+            lambda stop: self._find(args.pattern, start, ctx, stop),
+            "paths",
+            "use a narrower pattern or path",
+        )
 
     def _find(
         self, pattern: str, start: Path, ctx: ToolContext, stop: threading.Event
-    ) -> tuple[list[str], bool]:
+    ) -> Generator[str, None, None]:
         by_name = "/" not in pattern.strip("/")
-        out: list[str] = []
-        size = 0
         for path in walk(start, ctx.scope, stop, dirs=True):
             rel = path.relative_to(start).as_posix()
-            if not glob_match(pattern, path.name if by_name else rel):
-                continue
-            shown = ctx.scope.display(path) + ("/" if path.is_dir() else "")
-            size += len(shown.encode()) + 1
-            if len(out) >= MAX_LINES or size > MAX_BYTES:
-                return out, True
-            out.append(shown)
-        return out, False
+            if glob_match(pattern, path.name if by_name else rel):
+                yield ctx.scope.display(path) + ("/" if path.is_dir() else "")

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 import threading
+from collections.abc import Generator
+from pathlib import Path
 
 from pydantic import Field
 
 from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext, ToolError
-from avatar.native.tools.truncate import MAX_BYTES, MAX_LINES
-from avatar.native.tools.walk import walk
+from avatar.native.tools.walk import search, walk
 from avatar.scope import glob_match
 
 MAX_LINE_CHARS = 500
@@ -49,34 +49,20 @@ class GrepTool(Tool):
         start = ctx.scope.check(args.path, "read")
         if not start.exists():
             raise ToolError(f"{args.path}: no such file or directory")
-        stop = threading.Event()
-        try:
-            lines, more = await asyncio.to_thread(self._search, regex, start, args.glob, ctx, stop)
-        finally:
-            stop.set()
-        if not lines:
-            return AgentToolResult("no matches")
-        text = "\n".join(lines)
-        if more:
-            text += (
-                f"\n\n[stopped after {len(lines)} matching lines ({MAX_LINES} lines / "
-                f"{MAX_BYTES // 1024} KB limit); narrow the pattern, path or glob to see the rest]"
-            )
-        return AgentToolResult(text)
+        return await search(
+            lambda stop: self._search(regex, start, args.glob, ctx, stop),
+            "matching lines",
+            "narrow the pattern, path or glob to see the rest",
+        )
 
     def _search(
         self,
         regex: re.Pattern[str],
-        start: object,
+        start: Path,
         glob: str | None,
         ctx: ToolContext,
         stop: threading.Event,
-    ) -> tuple[list[str], bool]:
-        from pathlib import Path
-
-        assert isinstance(start, Path)
-        out: list[str] = []
-        size = 0
+    ) -> Generator[str, None, None]:
         for path in walk(start, ctx.scope, stop):
             shown = ctx.scope.display(path)
             if glob and not (glob_match(glob, path.name) or glob_match(glob, shown)):
@@ -93,15 +79,8 @@ class GrepTool(Tool):
             if not regex.search(text):
                 continue
             for lineno, line in enumerate(text.splitlines(), 1):
-                if not regex.search(line):
-                    continue
-                if len(line) > MAX_LINE_CHARS:
-                    line = line[:MAX_LINE_CHARS] + "…"
-                entry = f"{shown}:{lineno}: {line}"
-                size += len(entry.encode()) + 1
-                if len(out) >= MAX_LINES or size > MAX_BYTES:
-                    return out, True
-                out.append(entry)
+                if regex.search(line):
+                    cut = line[:MAX_LINE_CHARS] + "…" if len(line) > MAX_LINE_CHARS else line
+                    yield f"{shown}:{lineno}: {cut}"
             if stop.is_set():
                 break
-        return out, False

@@ -1,12 +1,16 @@
-"""Walking the project for `grep` and `find`: skips denied paths, VCS and cache directories."""
+"""Walking the project for `grep` and `find`: skips denied paths, VCS and cache directories,
+runs in a worker thread and stops at the output limits."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
+from avatar.native.tools.base import AgentToolResult
+from avatar.native.tools.truncate import MAX_BYTES, MAX_LINES
 from avatar.scope import ScopePolicy
 
 # Never descended into unless the search starts inside one: huge, generated, or private.
@@ -61,3 +65,45 @@ def walk(
             elif scope.is_hidden(p):
                 continue
             yield p
+
+
+Lines = Callable[[threading.Event], Generator[str, None, None]]
+"""A search: given the event that says stop, the lines of its answer, produced lazily."""
+
+
+async def search(lines: Lines, what: str, narrower: str) -> AgentToolResult:
+    """Run a search in a worker thread and answer its lines, up to MAX_LINES / MAX_BYTES.
+
+    The walk runs off the event loop, so an abort is not held up by a big tree: the stop
+    event is set when this returns or is cancelled. A cut answer ends with a note naming how
+    many `what` it shows and `narrower`, how to see the rest.
+    """
+    stop = threading.Event()
+    try:
+        found, more = await asyncio.to_thread(_take, lines(stop))
+    finally:
+        stop.set()
+    if not found:
+        return AgentToolResult("no matches")
+    text = "\n".join(found)
+    if more:
+        text += (
+            f"\n\n[stopped after {len(found)} {what} ({MAX_LINES} lines / "
+            f"{MAX_BYTES // 1024} KB limit); {narrower}]"
+        )
+    return AgentToolResult(text)
+
+
+def _take(lines: Generator[str, None, None]) -> tuple[list[str], bool]:
+    """The lines that fit the limits, and whether more were left."""
+    out: list[str] = []
+    size = 0
+    try:
+        for line in lines:
+            size += len(line.encode()) + 1
+            if len(out) >= MAX_LINES or size > MAX_BYTES:
+                return out, True
+            out.append(line)
+        return out, False
+    finally:
+        lines.close()
