@@ -36,7 +36,9 @@ def run_chat(
     async def opened() -> None:
         await engine.open(resume=resume, continue_last=cont, session_id=session_id, source=source)
 
-    return asyncio.run(_turn(engine, renderer, opened, prompt))
+    from avatar.cli.signals import run_until_hangup
+
+    return run_until_hangup(_turn(engine, renderer, opened, prompt))
 
 
 async def _turn(

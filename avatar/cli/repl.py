@@ -310,7 +310,9 @@ def run_repl(
     # Built before the loop: an unknown provider, preset or model is a usage error, not a REPL.
     engine = state.engine(permission=permission, add_dirs=add_dirs)
     engine.check_model()
-    return asyncio.run(_main(engine, resume, cont, source, pick))
+    from avatar.cli.signals import run_until_hangup
+
+    return run_until_hangup(_main(engine, resume, cont, source, pick))
 
 
 async def _main(

@@ -281,3 +281,35 @@ def test_compact_on_a_short_session_says_so_once(
         screen = term.wait_for("nothing to compact")
         assert screen.count("nothing to compact") == 1 and "compacted" not in screen
     assert len(model_server.requests_for("chat")) == 1  # no summary request was made
+
+
+def _processes_in(directory: Path) -> list[int]:
+    """Processes whose working directory is `directory` (the agents avatar started there)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if Path(os.readlink(entry / "cwd")) == directory:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_closing_the_terminal_leaves_no_agent_behind(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    require_bridges("codex-acp")
+    model_server.script("responses", "Here.")
+    work = agent_home.workdir.resolve()
+    with repl(agent_home, "-p", "codex", "repl") as term:
+        term.type("hello")
+        term.wait_for(TURN_END, timeout=90)
+        assert _processes_in(work)  # avatar and its codex-acp
+    # The terminal is gone (tmux hung up on avatar): nothing of it may survive.
+    import time
+
+    deadline = time.monotonic() + 10
+    while _processes_in(work) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _processes_in(work) == []
