@@ -181,10 +181,11 @@ class Engine:
         """`sessions(provider)`, after asking the agent itself (`session/list`, where it has
         it): sessions avatar did not open join its records."""
         name = self.spec(provider).name
-        listed = await (await self._start(name)).agent_sessions()
-        if listed:
-            self.library.adopt(name, listed)
-        return self.sessions(name)
+        listed = await (await self._start(name)).agent_sessions() or []
+        self.library.adopt(name, listed)
+        known = self.sessions(name)
+        ids = {s.id for s in known}
+        return known + [s for s in listed if s.id not in ids]
 
     def warnings(self) -> list[str]:
         """What the stores skipped while reading (unreadable files and lines)."""

@@ -48,6 +48,8 @@ class ProviderSpec:
     # Only for in-process providers: agents report what they can do when they start.
     capabilities: tuple[str, ...] = ()
     model: str | None = None
+    # The agent's own mode in which it asks before changing anything (ACP `mode` option).
+    permission_mode: str | None = None
     builtin: bool = True  # one of the five providers always offered (others: when found)
 
     @property
@@ -129,6 +131,7 @@ def resolve_spec(name: str, cfg: ProviderConfig | None) -> ProviderSpec | None:
         login_env=tuple(cfg.login_env) if cfg.login_env is not None else base.login_env,
         login_files=tuple(cfg.login_files) if cfg.login_files is not None else base.login_files,
         quirks=frozenset(cfg.quirks) if cfg.quirks is not None else base.quirks,
+        permission_mode=cfg.permission_mode or base.permission_mode,
         builtin=True,
     )
 

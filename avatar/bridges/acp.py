@@ -32,6 +32,7 @@ from avatar.bridges import acp_compat
 from avatar.bridges.acp_connection import AgentConnection, agent_argv, agent_env, describe_error
 from avatar.bridges.acp_fs import FileAccess
 from avatar.bridges.acp_listing import list_pages
+from avatar.bridges.acp_options import select_option, set_model_unstable, set_option
 from avatar.bridges.acp_quirks import SameMinuteWait, remove_companions
 from avatar.bridges.acp_session import SessionOpener
 from avatar.bridges.acp_stream import UpdateRouter
@@ -74,16 +75,6 @@ def session_capabilities(agent_capabilities: Any) -> SessionCapabilities:
         can_delete=has("delete"),
         can_cancel=True,
     )
-
-
-def model_option(config_options: list[Any]) -> Any | None:
-    """The session's model selector among its config options (category or id `model`)."""
-    for option in config_options:
-        if getattr(option, "type", None) != "select":
-            continue
-        if getattr(option, "category", None) == "model" or option.id == "model":
-            return option
-    return None
 
 
 def _describe_tool(tool_call: Any) -> str:
@@ -291,56 +282,47 @@ class ACPBridge(BaseBridge):
         """`session/fork` where advertised; a failed fork opens a new session (with a notice)."""
         return await self.open(OpenRequest("fork", session_id))
 
-    # -- model ------------------------------------------------------------------------------
+    # -- model and mode (config options) -----------------------------------------------------
 
     @property
     def model_in_use(self) -> str | None:
         """The session's `model` config option as the agent last reported it, else the model
         avatar asked for."""
-        option = model_option(self.config_options)
+        option = select_option(self.config_options, "model")
         if option is not None and option.current_value is not None:
             return str(option.current_value)
         return self._model or self.ctx.model or self.ctx.spec.model
 
     async def _apply_model(self) -> None:
-        model = self.ctx.model
-        if not model:
-            return
-        try:
-            await self.set_model(model)
-        except (ProviderError, NotSupportedError) as e:
-            self.notice(f"model {model!r} not set: {e}", "warning")
+        # The agent's own mode first: the one in which it asks before changing anything, so
+        # avatar's scope and policy decide (claude-agent-acp starts in one that asks nothing).
+        mode = self.ctx.spec.permission_mode
+        if mode and self.agent is not None and self.session_id is not None:
+            self.config_options, problem = await set_option(
+                self.agent, self.session_id, self.config_options, "mode", mode
+            )
+            if problem:
+                self.notice(f"{self.name}: mode {mode!r} not set: {problem}", "warning")
+        if self.ctx.model:
+            try:
+                await self.set_model(self.ctx.model)
+            except (ProviderError, NotSupportedError) as e:
+                self.notice(f"model {self.ctx.model!r} not set: {e}", "warning")
 
     async def set_model(self, model: str) -> None:
         """Switch model through the session's `model` config option (or `session/set_model`)."""
-        from acp import RequestError
-        from pydantic import ValidationError
-
         if self.agent is None or self.session_id is None:
             raise ProviderError(f"{self.name}: no session open")
-        agent, session_id = self.agent, self.session_id
-        option = model_option(self.config_options)
-        try:
-            if option is not None:
-                if option.current_value == model:
-                    return
-                resp = await agent.call(
-                    "session/set_config_option",
-                    agent.conn.set_config_option(
-                        config_id=option.id, session_id=session_id, value=model
-                    ),
-                )
-                self.config_options = list(resp.config_options or self.config_options)
-            else:
-                # Gemini and Claude still use the unstable session/set_model.
-                await agent.call(
-                    "session/set_model", acp_compat.set_model(agent.conn, session_id, model)
-                )
-                self._model = model
-        except (RequestError, ValidationError) as e:
-            raise ProviderError(
-                f"{self.name}: cannot switch to model {model!r}: {describe_error(e)}"
-            ) from None
+        if select_option(self.config_options, "model") is None:
+            # Agents without a model option still take the unstable session/set_model.
+            await set_model_unstable(self.agent, self.session_id, model)
+            self._model = model
+            return
+        self.config_options, problem = await set_option(
+            self.agent, self.session_id, self.config_options, "model", model
+        )
+        if problem:
+            raise ProviderError(f"{self.name}: cannot switch to model {model!r}: {problem}")
 
     # -- turns ------------------------------------------------------------------------------
 

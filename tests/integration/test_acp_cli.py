@@ -147,8 +147,9 @@ def test_real_permission_request_denied_in_chat(
     assert proc.stdout == "I could not create it.\n"
     assert not target.exists()
     assert any("--permission allow" in n for n in avatar.notices(proc)), proc.stderr
-    refusal = [r for r in model_server.requests_for("anthropic") if r.is_main][-1].messages()[-1]
-    assert refusal.role == "tool" and "refused" in refusal.text.lower()
+    last = [r for r in model_server.requests_for("anthropic") if r.is_main][-1].messages()
+    # The refusal follows the tool call (newer Claude Code may add a reminder after it).
+    assert any(m.role == "tool" and "refused" in m.text.lower() for m in last[-3:])
 
 
 def write_fake_provider(home: AgentHome, **options: object) -> None:

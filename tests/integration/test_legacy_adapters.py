@@ -6,6 +6,7 @@ resume by id and continue, as users who installed them last year have them on PA
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -23,10 +24,12 @@ LEGACY_BIN = REPO_ROOT / "bridges" / "legacy" / "node_modules" / ".bin"
     [("codex", "codex-acp", "responses"), ("claude-acp", "claude-agent-acp", "anthropic")],
 )
 def test_old_adapter_resumes_and_continues(
-    agent_home: AgentHome, model_server: FakeModelServer, provider: str, program: str, api: str
+    tmp_path: Path, model_server: FakeModelServer, provider: str, program: str, api: str
 ) -> None:
     if not (LEGACY_BIN / program).exists():
         pytest.skip("old adapters not installed: npm ci --prefix bridges/legacy")
+    # The old codex core knows models by last year's names (a newer one earns a warning).
+    agent_home = AgentHome(tmp_path / "agent", model_server, codex_model="gpt-5.4")
     env = avatar_env(agent_home)
     config = {"providers": {provider: {"executable": str(LEGACY_BIN / program)}}}
     (agent_home.root / "avatar-config.yaml").write_text(json.dumps(config))

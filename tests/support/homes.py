@@ -52,7 +52,7 @@ AGENT_BINARIES = ("claude", "claude-agent-acp", "codex-acp", "gemini")
 SKIP_REASON = "agent CLIs not installed: run npm ci --prefix bridges"
 
 #: Model names written into the agents' config (the fake server answers any name).
-CODEX_MODEL = "gpt-5.4"
+CODEX_MODEL = "gpt-6.1-sol"
 
 
 def bridges_installed(*names: str) -> bool:

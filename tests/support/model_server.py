@@ -574,6 +574,12 @@ def _anthropic_output_schema(body: dict[str, Any]) -> Any:
     return fmt.get("schema") if isinstance(fmt, dict) and fmt.get("type") == "json_schema" else None
 
 
+def _responses_output_schema(body: dict[str, Any]) -> Any:
+    """The JSON schema of a Responses-API structured-output request, if any."""
+    fmt = (body.get("text") or {}).get("format") or {}
+    return fmt.get("schema") if isinstance(fmt, dict) and fmt.get("type") == "json_schema" else None
+
+
 def classify_side(api: str, path: str, body: Any) -> str | None:
     """Return why a request is a CLI-internal side request, or None for the conversation.
 
@@ -586,7 +592,9 @@ def classify_side(api: str, path: str, body: Any) -> str | None:
       verification, model validation);
     - ``claude-structured``: Anthropic structured output (``output_config.format`` of type
       ``json_schema``) — Claude Code's session-title and name generation. Caveat: ``claude -p
-      --json-schema`` would make the main request look like this too.
+      --json-schema`` would make the main request look like this too;
+    - ``codex-structured``: Responses structured output (``text.format`` of type
+      ``json_schema``) — codex-acp 2.x's thread-title generation.
     """
     if api == "gemini":
         return "gemini-generateContent" if path.endswith(":generateContent") else None
@@ -595,6 +603,8 @@ def classify_side(api: str, path: str, body: Any) -> str | None:
             return "claude-probe"
         if _anthropic_output_schema(body) is not None:
             return "claude-structured"
+    if api == "responses" and isinstance(body, dict) and _responses_output_schema(body):
+        return "codex-structured"
     return None
 
 
@@ -656,6 +666,8 @@ def _side_reply(api: str, reason: str, body: Any, server: FakeModelServer) -> Re
         return Reply.text("ok").with_stop("max_tokens")
     if reason == "claude-structured" and isinstance(body, dict):
         return Reply.text(json.dumps(_schema_example(_anthropic_output_schema(body))))
+    if reason == "codex-structured" and isinstance(body, dict):
+        return Reply.text(json.dumps(_schema_example(_responses_output_schema(body))))
     return Reply.text(server.side_text)
 
 

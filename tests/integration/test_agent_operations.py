@@ -1,0 +1,113 @@
+"""What the maintained ACP adapters offer through the protocol, driven through avatar's public
+API against the real agents: a model switch through the session's config options, and
+deleting a session through `session/delete` (the agent's own list no longer has it)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from avatar.engine import Engine
+from avatar.events import TextDelta
+from tests.support.homes import AgentHome, avatar_env, require_bridges
+from tests.support.model_server import FakeModelServer
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+
+AGENTS = [
+    ("codex", "codex-acp", "responses", "gpt-6-astra"),
+    ("claude-acp", "claude-agent-acp", "anthropic", "sonnet"),
+]
+
+
+def _engine(home: AgentHome, provider: str) -> Engine:
+    env = avatar_env(home)
+    env.pop("OPENAI_BASE_URL", None)
+    return Engine.from_config(
+        home.workdir, provider=provider, env=env, home=Path(env["AVATAR_HOME"])
+    )
+
+
+async def _say(engine: Engine, text: str) -> str:
+    return "".join([e.text async for e in engine.send(text) if isinstance(e, TextDelta)])
+
+
+@pytest.mark.parametrize(("provider", "program", "api", "model"), AGENTS)
+def test_model_switch_reaches_the_model_request(
+    agent_home: AgentHome,
+    model_server: FakeModelServer,
+    provider: str,
+    program: str,
+    api: str,
+    model: str,
+) -> None:
+    require_bridges(program)
+    model_server.script(api, "first", "second")
+
+    async def go() -> None:
+        engine = _engine(agent_home, provider)
+        try:
+            await engine.open()
+            assert await _say(engine, "one") == "first"
+            await engine.set_model(model)
+            assert engine.status().model == model
+            assert await _say(engine, "two") == "second"
+        finally:
+            await engine.close()
+
+    asyncio.run(go())
+    first, second = [r.model for r in model_server.requests_for(api) if r.is_main][-2:]
+    assert first != second and second is not None and model in second
+
+
+@pytest.mark.parametrize(("provider", "program", "api", "model"), AGENTS)
+def test_delete_goes_through_the_agent(
+    agent_home: AgentHome,
+    model_server: FakeModelServer,
+    provider: str,
+    program: str,
+    api: str,
+    model: str,
+) -> None:
+    require_bridges(program)
+    model_server.script(api, "kept", "doomed")
+    env = avatar_env(agent_home)
+    avatar = str(Path(sys.executable).parent / "avatar")
+    ids = []
+    for text in ("keep me", "delete me"):
+        out = subprocess.run(
+            [avatar, "-p", provider, "chat", text],
+            env=env,
+            cwd=agent_home.workdir,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert out.returncode == 0, out.stderr
+        ids.append(re.search(r"session: (\S+)", out.stderr).group(1))  # type: ignore[union-attr]
+    keep, doomed = ids
+    out = subprocess.run(
+        [avatar, "-p", provider, "session", "delete", doomed, "--yes"],
+        env=env,
+        cwd=agent_home.workdir,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0 and f"deleted {provider} session {doomed}" in out.stderr
+
+    async def agent_list() -> list[str]:
+        engine = _engine(agent_home, provider)
+        try:
+            listed = await engine.refresh(provider)
+            return [s.id for s in listed]
+        finally:
+            await engine.close()
+
+    listed = asyncio.run(agent_list())
+    assert keep in listed and doomed not in listed
