@@ -111,3 +111,21 @@ def test_delete_goes_through_the_agent(
 
     listed = asyncio.run(agent_list())
     assert keep in listed and doomed not in listed
+
+
+def test_not_logged_in_is_one_line_with_the_fix(agent_home: AgentHome) -> None:
+    require_bridges("gemini")
+    env = avatar_env(agent_home)
+    env.pop("GEMINI_API_KEY", None)
+    out = subprocess.run(
+        [str(Path(sys.executable).parent / "avatar"), "-p", "gemini", "chat", "hi"],
+        env=env,
+        cwd=agent_home.workdir,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 1 and out.stdout == ""
+    [line] = out.stderr.splitlines()
+    assert line.startswith("avatar: gemini requires authentication")
+    assert "set GEMINI_API_KEY, or run `gemini` once to log in" in line
