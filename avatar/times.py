@@ -39,3 +39,14 @@ def newest_first(sessions: Iterable[SessionInfo]) -> list[SessionInfo]:
 def newest(sessions: Iterable[SessionInfo]) -> SessionInfo | None:
     """The most recently updated session, or None."""
     return max(sessions, key=recency, default=None)
+
+
+def ago(stamp: datetime | None, now: datetime | None = None) -> str:
+    """How long before `now` as people read it: `5m ago`, `3h ago`, `2d ago`, `just now`, `-`."""
+    if stamp is None:
+        return "-"
+    seconds = ((now or datetime.now(UTC)) - stamp).total_seconds()
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit} ago"
+    return "just now"

@@ -1,4 +1,9 @@
-"""Run every benchmark and print one table: `python -m benchmarks [--quick] [--only NAME]`."""
+"""Run every benchmark and print one table: `python -m benchmarks [--quick] [--only NAME]`.
+
+Each row shows a figure beside the baseline it is judged against, both measured in the same
+run. To measure a variant of avatar, put a copy of its `avatar` package first on PYTHONPATH:
+the commands timed run with that PYTHONPATH too.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ import importlib
 import json
 import sys
 
-SUITES = ("startup", "sessions", "native", "acp")
+SUITES = ("startup", "sessions", "native", "acp", "oneshot")
 
 
 def main() -> int:
@@ -18,6 +23,8 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="rows as JSON")
     args = parser.parse_args()
     rows: list[dict[str, object]] = []
+    if not args.json:
+        print(f"    {'suite':9} {'figure':55} {'value':>14} {'baseline':>11} {'ratio':>8}  target")
     for name in args.only or SUITES:
         try:
             module = importlib.import_module(f"benchmarks.{name}")
@@ -33,12 +40,20 @@ def main() -> int:
 
 
 def _print(r: dict[str, object]) -> None:
-    value = r["value"]
     unit = r.get("unit", "s")
-    shown = f"{value * 1000:.1f} ms" if unit == "s" else f"{value:,.1f} {unit}"
+
+    def shown(value: object) -> str:
+        assert isinstance(value, int | float)
+        return f"{value * 1000:.1f} ms" if unit == "s" else f"{value:,.1f} {unit}"
+
+    # The baseline is the figure measured in the same run that the value is judged against.
+    base = f"{shown(r['baseline'])}" if r.get("baseline") is not None else "-"
     ratio = f"{r['ratio']:.2f}×" if r.get("ratio") is not None else ""
     mark = "ok " if r["ok"] else "MISS"
-    print(f"{mark} {r['suite']:9} {r['name']:55} {shown:>14} {ratio:>8}  {r['target']}")
+    print(
+        f"{mark} {r['suite']:9} {r['name']:55} {shown(r['value']):>14} {base:>11} {ratio:>8}"
+        f"  {r['target']}"
+    )
     sys.stdout.flush()
 
 

@@ -30,6 +30,11 @@ class SessionCapabilities:
     can_delete: bool = False
     can_cancel: bool = False
 
+    @classmethod
+    def named(cls, *names: str) -> SessionCapabilities:
+        """The capabilities given by name, without the `can_` prefix (the inverse of `names`)."""
+        return cls(**{f"can_{n}": True for n in names})
+
     def names(self) -> list[str]:
         """The capability names that are true, without the `can_` prefix."""
         return [f.name.removeprefix("can_") for f in fields(self) if getattr(self, f.name)]

@@ -56,13 +56,8 @@ class ClaudeBridge(BaseBridge):
 
     def __init__(self, ctx: BridgeContext) -> None:
         super().__init__(ctx)
-        self.capabilities = SessionCapabilities(
-            can_list=True,
-            can_resume=True,
-            can_continue_last=True,
-            can_fork=True,
-            can_delete=True,
-            can_cancel=True,
+        self.capabilities = SessionCapabilities.named(
+            "list", "resume", "continue_last", "fork", "delete", "cancel"
         )
         self.executable: str | None = None
         #: The model asked for (`--model` of the next process, `set_model` of the running one).

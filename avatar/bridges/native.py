@@ -30,14 +30,8 @@ class NativeBridge(BaseBridge):
 
     def __init__(self, ctx: BridgeContext) -> None:
         super().__init__(ctx)
-        self.capabilities = SessionCapabilities(
-            can_list=True,
-            can_load=True,
-            can_resume=True,
-            can_continue_last=True,
-            can_fork=True,
-            can_delete=True,
-            can_cancel=True,
+        self.capabilities = SessionCapabilities.named(
+            "list", "load", "resume", "continue_last", "fork", "delete", "cancel"
         )
         self.manager = SessionManager(ctx.avatar_home)
         self.env = dict(ctx.env) if ctx.env else dict(os.environ)

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -17,7 +21,8 @@ def main(argv: list[str] | None = None) -> None:
 
     # Start-up creates the objects that live as long as the process (modules, classes,
     # validators); the collector walking them again and again while they are made costs
-    # ~40 ms of a one-shot command, so it waits until the command has set up (`settled`).
+    # ~90 ms of a ~360 ms one-shot `avatar -p native chat` (benchmarks/native.py, run with
+    # and without), so it waits until the command has set up (`settled`).
     enabled = gc.isenabled()
     gc.disable()
     without_pydantic_plugins()
@@ -39,24 +44,48 @@ def settled(*, enable: bool = True) -> None:
         gc.enable()
 
 
-def without_pydantic_plugins() -> None:
-    """Tell pydantic there are no plugins before it looks (avatar uses none).
+# The pydantic versions (major, minor) whose plugin loader `without_pydantic_plugins` stands
+# in for was checked against: tests/core/test_startup_pydantic.py fails when the installed
+# pydantic is not one of them or its loader no longer looks as the stand-in assumes.
+PYDANTIC_CHECKED = frozenset({(2, 14)})
 
-    pydantic scans every installed distribution for plugins when it builds its first
-    validator (~25 ms), unless `PYDANTIC_DISABLE_PLUGINS` says not to; even then its plugin
-    loader module imports `importlib.metadata` (~30 ms more). Start-up time is a feature of a
-    CLI, so avatar sets the variable and, when plugins are off, puts in place of that module
-    one whose `get_plugins()` gives the answer pydantic's own would give: none.
+
+def without_pydantic_plugins() -> None:
+    """Answer pydantic's plugin question before it looks (avatar uses no pydantic plugins).
+
+    When pydantic builds its first validator it asks `pydantic.plugin._loader.get_plugins()`,
+    which imports `importlib.metadata` and scans every installed distribution for plugins:
+    ~50 ms of each command. avatar puts in place of that module one whose `get_plugins()`
+    answers what pydantic's own answers with `PYDANTIC_DISABLE_PLUGINS=__all__`: none. It
+    checks pydantic's version on that first call, when pydantic is loaded anyway: on a
+    version not in `PYDANTIC_CHECKED` it puts pydantic's own loader back and lets it answer.
+    Nothing is set in the environment, so the agents and commands avatar runs see the user's.
+    A user who set `PYDANTIC_DISABLE_PLUGINS` to anything but "all" gets pydantic's own loader.
     """
     import os
 
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     name = "pydantic.plugin._loader"
-    if os.environ["PYDANTIC_DISABLE_PLUGINS"] in ("__all__", "1", "true") and (
-        name not in sys.modules
-    ):
-        import types
+    if os.environ.get("PYDANTIC_DISABLE_PLUGINS", "__all__") not in ("__all__", "1", "true"):
+        return
+    if name in sys.modules:
+        return
+    import types
 
-        loader = types.ModuleType(name)
-        loader.get_plugins = tuple  # type: ignore[attr-defined]  # -> (): no plugins
-        sys.modules[name] = loader
+    loader = types.ModuleType(name)
+
+    def get_plugins() -> Iterable[object]:
+        from pydantic.version import VERSION
+
+        major, minor = (int(n) for n in VERSION.split(".")[:2])
+        if (major, minor) in PYDANTIC_CHECKED:
+            loader.get_plugins = tuple  # type: ignore[attr-defined]  # -> (): no plugins
+            return ()
+        if sys.modules.get(name) is loader:  # not a version checked: pydantic's own answers
+            del sys.modules[name]
+        from pydantic.plugin._loader import get_plugins as own
+
+        loader.get_plugins = own  # type: ignore[attr-defined]
+        return own()
+
+    loader.get_plugins = get_plugins  # type: ignore[attr-defined]
+    sys.modules[name] = loader

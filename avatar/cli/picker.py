@@ -5,27 +5,16 @@ Enter resumes the best match, Ctrl-C or an empty line cancels."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from avatar.cli.complete import pick
+from avatar.times import ago
 
 if TYPE_CHECKING:
     from avatar.sessions.types import SessionInfo
-
-
-def ago(stamp: datetime | None) -> str:
-    """`5m ago`, `3h ago`, `2d ago`, `just now` or `-`."""
-    if stamp is None:
-        return "-"
-    seconds = (datetime.now(UTC) - stamp).total_seconds()
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit} ago"
-    return "just now"
 
 
 def row(s: SessionInfo) -> str:

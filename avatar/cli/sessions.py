@@ -4,26 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from avatar.cli.table import render_table
 from avatar.errors import UsageError
+from avatar.times import ago
 
 if TYPE_CHECKING:
     from avatar.cli.commands import AppState
     from avatar.engine import Engine
     from avatar.sessions.types import SessionInfo, Transcript
-
-
-def _ago(stamp: datetime | None) -> str:
-    if stamp is None:
-        return "-"
-    seconds = (datetime.now(UTC) - stamp).total_seconds()
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit} ago"
-    return "just now"
 
 
 def _warn(engine: Engine) -> None:
@@ -70,7 +60,7 @@ def list_sessions(
         sys.stderr.write(f"no sessions in {where}\n")
         return 0
     rows = [
-        [s.provider, s.id, (s.title or "").replace("\n", " "), _ago(s.updated), str(s.messages)]
+        [s.provider, s.id, (s.title or "").replace("\n", " "), ago(s.updated), str(s.messages)]
         for s in shown
     ]
     sys.stdout.write(

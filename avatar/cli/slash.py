@@ -38,8 +38,8 @@ async def _quit(repl: Repl, args: list[str]) -> bool:
 
 
 async def _sessions(repl: Repl, args: list[str]) -> bool:
-    from avatar.cli.picker import ago
     from avatar.cli.table import render_table, short_ids
+    from avatar.times import ago
 
     engine = repl.engine
     everywhere = "--all" in args

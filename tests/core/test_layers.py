@@ -22,6 +22,7 @@ CLI_MAY_IMPORT = (
     "avatar.provider_facts",
     "avatar.providers",
     "avatar.sessions.types",
+    "avatar.times",
 )
 
 

@@ -88,7 +88,8 @@ def test_the_spinner_shows_while_the_model_is_silent_and_goes_after(
 ) -> None:
     model_server.chat.append(Reply.text("Finally here.").with_delay(0.0, latency=3.0))
     with repl(agent_home, "-p", "native", "repl") as term:
-        before = term.screen().splitlines()[-1]
+        # The status line is drawn with the prompt; on a loaded machine a moment after it.
+        before = term.wait_for(r"no session yet").splitlines()[-1]
         assert before.startswith("native · ") and "no session yet" in before  # who will answer
         term.type("take your time")
         status = term.wait_for(r"[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for the model… \d+s", timeout=10)

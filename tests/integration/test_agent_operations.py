@@ -21,7 +21,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
 AGENTS = [
     ("codex", "codex-acp", "responses", "gpt-6-astra"),
-    ("claude-acp", "claude-agent-acp", "anthropic", "sonnet"),
+    # Not sonnet: that is what claude-agent-acp starts with, so a switch to it changes nothing.
+    ("claude-acp", "claude-agent-acp", "anthropic", "haiku"),
 ]
 
 

@@ -8,7 +8,7 @@ message carry `cache_control` so long sessions are billed at cache-read prices.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from avatar.native.llm.base import LLMClient, RetryableStreamError, tool_call_part
@@ -125,13 +125,15 @@ class AnthropicClient(LLMClient):
         base = self.base_url.removesuffix("/v1")
         return f"{base}/v1/messages", headers, body
 
-    async def parse(self, response: Any) -> AsyncGenerator[StreamPart, None]:
+    async def parse(
+        self, events: AsyncIterator[tuple[str, Any]]
+    ) -> AsyncGenerator[StreamPart, None]:
         """Translate the event stream; a tool call is yielded when its block closes."""
         blocks: dict[int, dict[str, Any]] = {}
         usage = UsagePart()
         stop: str | None = None
         finished = False
-        async for event, data in self.events(response):
+        async for event, data in events:
             if not isinstance(data, dict):
                 continue
             kind = data.get("type") or event

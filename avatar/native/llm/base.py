@@ -99,8 +99,8 @@ class LLMClient(ABC):
         """(url, headers, JSON body) of one streaming request."""
 
     @abstractmethod
-    def parse(self, response: httpx.Response) -> AsyncGenerator[StreamPart, None]:
-        """The response's SSE stream as `StreamPart`s, ending with a `DonePart`."""
+    def parse(self, events: AsyncIterator[tuple[str, Any]]) -> AsyncGenerator[StreamPart, None]:
+        """The answer's events (see `events`) as `StreamPart`s, ending with a `DonePart`."""
 
     def error_detail(self, body: Any) -> str | None:
         """The message of an error body as one line: `<code or type>: <message>`.
@@ -141,7 +141,7 @@ class LLMClient(ABC):
             client, self._client = self._client, None
             await client.aclose()
 
-    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamPart]:
+    async def stream(self, request: ChatRequest) -> AsyncGenerator[StreamPart, None]:
         """Stream one model call, retrying transient failures before the first part."""
         httpx = import_httpx()
         url, headers, body = self.build(request)
@@ -153,7 +153,10 @@ class LLMClient(ABC):
                 async with client.stream("POST", url, json=body, headers=headers) as response:
                     status = response.status_code
                     if status < 400:
-                        async with aclosing(self.parse(response)) as parts:
+                        async with (
+                            aclosing(self.events(response)) as events,
+                            aclosing(self.parse(events)) as parts,
+                        ):
                             async for part in parts:
                                 started = True
                                 yield part
@@ -175,13 +178,14 @@ class LLMClient(ABC):
         """The whole text answer of a call (used for compaction summaries)."""
         text: list[str] = []
         usage: UsagePart | None = None
-        async for part in self.stream(request):
-            if isinstance(part, TextPart):
-                text.append(part.text)
-            elif isinstance(part, UsagePart):
-                usage = part
-            elif isinstance(part, DonePart):
-                break
+        async with aclosing(self.stream(request)) as parts:
+            async for part in parts:
+                if isinstance(part, TextPart):
+                    text.append(part.text)
+                elif isinstance(part, UsagePart):
+                    usage = part
+                elif isinstance(part, DonePart):
+                    break
         return "".join(text), usage
 
     # -- helpers ----------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from avatar.native.llm.base import LLMClient, RetryableStreamError, tool_call_part
@@ -102,13 +102,15 @@ class OpenAIClient(LLMClient):
             headers["authorization"] = f"Bearer {self._key}"
         return f"{self.base_url}/chat/completions", headers, body
 
-    async def parse(self, response: Any) -> AsyncGenerator[StreamPart, None]:
+    async def parse(
+        self, events: AsyncIterator[tuple[str, Any]]
+    ) -> AsyncGenerator[StreamPart, None]:
         """Translate the SSE chunks; tool calls are yielded whole once the stream ends."""
         calls: dict[int, dict[str, Any]] = {}
         usage: UsagePart | None = None
         finish: str | None = None
         done = False
-        async for _, chunk in self.events(response):
+        async for _, chunk in events:
             if chunk == "[DONE]":
                 done = True
                 break

@@ -80,13 +80,33 @@ class ToolArgs(BaseModel):
 
 
 class Tool(ABC):
-    """One tool offered to the model."""
+    """One tool offered to the model, declared as
+    `class ReadTool(Tool, name="read", kind="read", args=ReadArgs)`.
+
+    Its docstring is the description the model reads, unless the class sets `description`
+    itself (when the text is computed from constants).
+    """
 
     name: ClassVar[str]
     description: ClassVar[str]
     kind: ClassVar[ToolKind]
     args_model: ClassVar[type[ToolArgs]]
     _schema: ClassVar[dict[str, Any] | None] = None
+
+    def __init_subclass__(
+        cls,
+        *,
+        name: str | None = None,
+        kind: ToolKind | None = None,
+        args: type[ToolArgs] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        if name is None or kind is None or args is None:
+            return
+        cls.name, cls.kind, cls.args_model = name, kind, args
+        if "description" not in cls.__dict__:
+            cls.description = " ".join((cls.__doc__ or "").split())
 
     @classmethod
     def parameters(cls) -> dict[str, Any]:

@@ -31,12 +31,9 @@ class BashArgs(ToolArgs):
     )
 
 
-class BashTool(Tool):
+class BashTool(Tool, name="bash", kind="execute", args=BashArgs):
     """Run a shell command."""
 
-    name = "bash"
-    kind = "execute"
-    args_model = BashArgs
     description = (
         "Run a shell command with bash in the project root; stdout and stderr are combined. "
         f"Killed (with everything it started) after `timeout` seconds (default "

@@ -16,17 +16,10 @@ class EditArgs(ToolArgs):
     replace_all: bool = Field(False, description="Replace every occurrence, not just one.")
 
 
-class EditTool(Tool):
-    """Replace text in a file."""
-
-    name = "edit"
-    kind = "edit"
-    args_model = EditArgs
-    description = (
-        "Replace `old_text` with `new_text` in a file. `old_text` must match exactly once "
-        "(whitespace included) unless `replace_all` is true; if it matches several places, "
-        "include more surrounding lines to make it unique."
-    )
+class EditTool(Tool, name="edit", kind="edit", args=EditArgs):
+    """Replace `old_text` with `new_text` in a file. `old_text` must match exactly once
+    (whitespace included) unless `replace_all` is true; if it matches several places, include
+    more surrounding lines to make it unique."""
 
     async def run(self, args: EditArgs, ctx: ToolContext) -> AgentToolResult:
         """Apply the replacement after checking it is unambiguous and asking permission."""

@@ -22,17 +22,10 @@ class FindArgs(ToolArgs):
     path: str = Field(".", description="Directory to search, relative to the project root.")
 
 
-class FindTool(Tool):
-    """Find files by name."""
-
-    name = "find"
-    kind = "search"
-    args_model = FindArgs
-    description = (
-        "Find files and directories by glob. A pattern without '/' matches names at any "
-        "depth (*.py); with '/' it matches the path relative to `path` (src/**/*.py). "
-        "Directories end with '/'. Skips .git, node_modules, virtualenvs and caches."
-    )
+class FindTool(Tool, name="find", kind="search", args=FindArgs):
+    """Find files and directories by glob. A pattern without '/' matches names at any depth
+    (*.py); with '/' it matches the path relative to `path` (src/**/*.py). Directories end with
+    '/'. Skips .git, node_modules, virtualenvs and caches."""
 
     async def run(self, args: FindArgs, ctx: ToolContext) -> AgentToolResult:
         """Walk in a worker thread and list what matches."""

@@ -28,17 +28,10 @@ class GrepArgs(ToolArgs):
     ignore_case: bool = Field(False, description="Case-insensitive search.")
 
 
-class GrepTool(Tool):
-    """Search file contents."""
-
-    name = "grep"
-    kind = "search"
-    args_model = GrepArgs
-    description = (
-        "Search file contents with a regular expression; answers `file:line: text` lines. "
-        "Skips binary files, .git, node_modules, virtualenvs and caches (name one in `path` "
-        "to search it). Narrow with `path` or `glob` when there are too many matches."
-    )
+class GrepTool(Tool, name="grep", kind="search", args=GrepArgs):
+    """Search file contents with a regular expression; answers `file:line: text` lines. Skips
+    binary files, .git, node_modules, virtualenvs and caches (name one in `path` to search it).
+    Narrow with `path` or `glob` when there are too many matches."""
 
     async def run(self, args: GrepArgs, ctx: ToolContext) -> AgentToolResult:
         """Search in a worker thread, so an abort is not held up by a big tree."""

@@ -16,13 +16,8 @@ class LsArgs(ToolArgs):
     path: str = Field(".", description="Directory to list, relative to the project root.")
 
 
-class LsTool(Tool):
-    """List a directory."""
-
-    name = "ls"
-    kind = "read"
-    args_model = LsArgs
-    description = "List a directory's entries, sorted, dotfiles included; directories end with '/'."
+class LsTool(Tool, name="ls", kind="read", args=LsArgs):
+    """List a directory's entries, sorted, dotfiles included; directories end with '/'."""
 
     async def run(self, args: LsArgs, ctx: ToolContext) -> AgentToolResult:
         """List the directory."""

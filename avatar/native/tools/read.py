@@ -16,12 +16,9 @@ class ReadArgs(ToolArgs):
     limit: int | None = Field(None, ge=1, description="Maximum number of lines to return.")
 
 
-class ReadTool(Tool):
+class ReadTool(Tool, name="read", kind="read", args=ReadArgs):
     """Read a text file."""
 
-    name = "read"
-    kind = "read"
-    args_model = ReadArgs
     description = (
         "Read a text file. Returns its lines from `offset` (1-based), at most `limit` lines "
         f"and never more than {MAX_LINES} lines or {MAX_BYTES // 1024} KB; when cut, a note "

@@ -14,16 +14,9 @@ class WriteArgs(ToolArgs):
     content: str = Field(description="The complete new content of the file.")
 
 
-class WriteTool(Tool):
-    """Write a whole file."""
-
-    name = "write"
-    kind = "edit"
-    args_model = WriteArgs
-    description = (
-        "Create or overwrite a file with `content`; parent directories are created. "
-        "Prefer `edit` for changing part of an existing file."
-    )
+class WriteTool(Tool, name="write", kind="edit", args=WriteArgs):
+    """Create or overwrite a file with `content`; parent directories are created. Prefer `edit`
+    for changing part of an existing file."""
 
     async def run(self, args: WriteArgs, ctx: ToolContext) -> AgentToolResult:
         """Write the file after asking permission."""
