@@ -230,7 +230,7 @@ class Repl:
             words.append(chosen.id)
         if cmd.while_busy:
             return await self._guarded(cmd.handler(self, words[1:]))
-        self.screen.activity = cmd.activity or f"{cmd.name[1:]}"
+        self.screen.activity = cmd.doing(words[1:])
         self.screen.last_output = time.monotonic()
         self.work = asyncio.create_task(self._run_command(cmd.handler(self, words[1:])))
         return False

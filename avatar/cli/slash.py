@@ -25,7 +25,13 @@ class SlashCommand:
     handler: Handler
     while_busy: bool = False  # allowed while a turn runs (and runs at once, not as a task)
     aliases: tuple[str, ...] = ()
-    activity: str = ""  # what the spinner says while it runs
+    activity: str = ""  # what the spinner says while it runs; `{arg}`: the first argument
+
+    def doing(self, args: list[str]) -> str:
+        """What the spinner says while this command runs with `args`."""
+        if "{arg}" in self.activity:
+            return self.activity.format(arg=args[0] if args else "")
+        return self.activity or self.name[1:]
 
 
 async def _help(repl: Repl, args: list[str]) -> bool:
@@ -181,7 +187,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "NAME [--fresh]",
         "switch provider, handing the conversation over (unless --fresh)",
         _provider,
-        activity="starting the agent",
+        activity="starting {arg}",
     ),
     SlashCommand("/model", "NAME", "switch model", _model),
     SlashCommand("/preset", "NAME", "apply a preset from config", _preset),

@@ -314,3 +314,35 @@ def test_closing_the_terminal_leaves_no_agent_behind(
     while _processes_in(work) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _processes_in(work) == []
+
+
+def test_the_claude_status_line_shows_this_turn_s_usage(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    require_bridges()
+    model_server.script(
+        "anthropic",
+        Reply.text("First.").with_usage(1200, 34),
+        Reply.text("Second.").with_usage(5600, 78),
+    )
+    with repl(agent_home, "-p", "claude", "repl") as term:
+        term.type("one")
+        term.wait_for(TURN_END, timeout=90)
+        first = term.wait_for(r"idle\s*$").splitlines()[-1]
+        term.type("two")
+        term.wait_for("Second.", timeout=90)
+        term.wait_for(r"(?s)Second\..*─ \d+\.\ds", timeout=30)
+        second = term.wait_for(r"idle\s*$").splitlines()[-1]
+    assert "1,234 tok" in first, first
+    assert "5,678 tok" in second, second  # this turn's figures, not the one before
+
+
+def test_switching_to_a_slow_agent_shows_what_is_happening(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    require_bridges()
+    with repl(agent_home, "-p", "native", "repl") as term:
+        term.type("/provider gemini --fresh")
+        term.wait_for(r"[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] starting gemini… \d+s", timeout=30)
+        last = term.wait_for(r"^gemini · .*idle\s*$", timeout=90).splitlines()[-1]
+        assert "starting" not in last
