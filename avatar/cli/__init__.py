@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # not `typing`: see avatar/__init__.py
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
