@@ -15,8 +15,10 @@ VENV_BIN = Path(sys.executable).parent
 
 
 def avatar_exe() -> str:
-    """The installed `avatar` console script next to this interpreter."""
-    return str(VENV_BIN / "avatar")
+    """The installed `avatar` console script next to this interpreter, or the one named by
+    `AVATAR_BENCH_EXE` (to measure another build, e.g. the one before a change, in the same
+    run as this one)."""
+    return os.environ.get("AVATAR_BENCH_EXE") or str(VENV_BIN / "avatar")
 
 
 def median_wall(cmd: Sequence[str], runs: int, env: dict[str, str] | None = None) -> float:

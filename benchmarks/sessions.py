@@ -80,7 +80,7 @@ def _cli(env: dict[str, str], cwd: Path) -> float:
     return time.perf_counter() - start
 
 
-def _cli_floor(quick: bool) -> float:
+def cli_floor(quick: bool) -> float:
     """`avatar session list --all` with no sessions anywhere."""
     root = Path(tempfile.mkdtemp(prefix="avatar-bench-sessions-empty-"))
     try:
@@ -93,7 +93,8 @@ def _cli_floor(quick: bool) -> float:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _measure(n: int, quick: bool) -> dict[str, float]:
+def measure(n: int, quick: bool) -> dict[str, float]:
+    """Times of listing `n` synthetic sessions per provider (in-process and through the CLI)."""
     from tests.sessions.synth import populate
 
     root = Path(tempfile.mkdtemp(prefix="avatar-bench-sessions-"))
@@ -127,9 +128,9 @@ def _measure(n: int, quick: bool) -> dict[str, float]:
 def run(quick: bool) -> list[dict[str, object]]:
     """Rows for 100 and 1,000 sessions per provider (and 10,000 unless quick)."""
     sizes = (100, 1000) if quick else (100, 1000, 10000)
-    results = {n: _measure(n, quick) for n in sizes}
+    results = {n: measure(n, quick) for n in sizes}
     base = results[100]
-    floor = _cli_floor(quick)
+    floor = cli_floor(quick)
     rows: list[dict[str, object]] = [
         row("avatar session list --all, no sessions (CLI floor)", floor, None, "(reported)", True)
     ]

@@ -9,7 +9,7 @@ from benchmarks import sessions
 
 @pytest.mark.timeout(120)
 def test_measure_small_store() -> None:
-    result = sessions._measure(20, quick=True)
+    result = sessions.measure(20, quick=True)
     assert set(result) == {"cold", "warm", "cli_first", "cli_warm", "started"}
     assert result["started"] == 0
     assert all(v > 0 for k, v in result.items() if k != "started")
@@ -17,8 +17,8 @@ def test_measure_small_store() -> None:
 
 def test_rows_shape(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = {"cold": 0.3, "warm": 0.1, "cli_first": 0.6, "cli_warm": 0.4, "started": 0.0}
-    monkeypatch.setattr(sessions, "_measure", lambda n, quick: dict(fake))
-    monkeypatch.setattr(sessions, "_cli_floor", lambda quick: 0.3)
+    monkeypatch.setattr(sessions, "measure", lambda n, quick: dict(fake))
+    monkeypatch.setattr(sessions, "cli_floor", lambda quick: 0.3)
     rows = sessions.run(quick=True)
     assert all(set(r) >= {"name", "value", "baseline", "ratio", "target", "ok"} for r in rows)
     targeted = [r for r in rows if r["target"] == "< 0.5 s"]
