@@ -21,7 +21,9 @@ def avatar_exe() -> str:
     return os.environ.get("AVATAR_BENCH_EXE") or str(VENV_BIN / "avatar")
 
 
-def median_wall(cmd: Sequence[str], runs: int, env: dict[str, str] | None = None) -> float:
+def median_wall(
+    cmd: Sequence[str], runs: int, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> float:
     """Median wall time in seconds of running `cmd` to completion (output discarded)."""
     times = []
     for _ in range(runs):
@@ -31,6 +33,7 @@ def median_wall(cmd: Sequence[str], runs: int, env: dict[str, str] | None = None
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env=env or os.environ.copy(),
+            cwd=cwd,
             check=True,
         )
         times.append(time.perf_counter() - start)
