@@ -106,7 +106,7 @@ def test_ollama_probe_is_quick_and_real() -> None:
     import time
 
     t0 = time.monotonic()
-    models.ollama_running(port=_free_port())
+    assert not models.ollama_running(port=_free_port())  # nobody listens there
     assert time.monotonic() - t0 < 0.5
     with socket.socket() as srv:
         srv.bind(("127.0.0.1", 0))
