@@ -34,7 +34,7 @@ from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest, SessionC
 from avatar.bridges.claude_fork import transcript_path, write_fork
 from avatar.bridges.claude_permission import PermissionDesk
 from avatar.bridges.claude_process import ClaudeProcess
-from avatar.bridges.claude_stream import StreamTranslator, build_argv, user_message
+from avatar.bridges.claude_stream import StreamTranslator, build_argv, mcp_env, user_message
 from avatar.bridges.turn import Turn, TurnSignal
 from avatar.errors import ProviderError, SessionNotFoundError, UsageError
 from avatar.events import BaseEvent, Error, Notice, OpenHow, SessionStarted, TurnFinished
@@ -107,9 +107,10 @@ class ClaudeBridge(BaseBridge):
     # ----- lifecycle --------------------------------------------------------------------------
 
     def _env(self) -> dict[str, str]:
-        # The engine hands over the complete environment; pass exactly that (plus the spec's).
+        # The engine hands over the complete environment; pass exactly that (plus the spec's,
+        # and the MCP env values and headers `--mcp-config` refers to, kept off the argv).
         base = dict(self.ctx.env) if self.ctx.env else dict(os.environ)
-        return {**base, **self.ctx.spec.env}
+        return {**base, **self.ctx.spec.env, **mcp_env(self.ctx.settings.mcp_servers)}
 
     async def start(self) -> None:
         """Find the executable; the process itself starts when a session is opened."""

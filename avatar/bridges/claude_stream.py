@@ -12,7 +12,7 @@ It asks for permissions with `control_request` `can_use_tool` (with
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from avatar.config import McpServer, Settings
@@ -78,10 +78,38 @@ _STOP_REASONS: dict[str, StopReason] = {
 }
 
 
-def mcp_config(servers: Mapping[str, McpServer]) -> str | None:
-    """The `--mcp-config` JSON for config `mcp_servers` (None when there are none)."""
+# Claude Code expands `${VAR}` in `--mcp-config` from its own environment. Values that may be
+# secret (a server's env, http headers) travel that way instead of on the command line, where
+# every local user can read them (`ps`, /proc/<pid>/cmdline).
+MCP_SECRET_PREFIX = "AVATAR_MCP_"
+
+
+def _mcp_secrets(servers: Mapping[str, McpServer]) -> Iterator[tuple[str, str, str, str]]:
+    """(server, key, variable, value) for every env value and header, numbered in order."""
     from avatar.bridges.mcp import server_kind
 
+    for i, (name, server) in enumerate(servers.items()):
+        items = server.env if server_kind(server) == "stdio" else server.headers
+        for j, (key, value) in enumerate(items.items()):
+            yield name, key, f"{MCP_SECRET_PREFIX}{i}_{j}", value
+
+
+def mcp_env(servers: Mapping[str, McpServer]) -> dict[str, str]:
+    """The environment Claude Code needs to expand the references in `mcp_config`."""
+    return {var: value for _, _, var, value in _mcp_secrets(servers)}
+
+
+def mcp_config(servers: Mapping[str, McpServer]) -> str | None:
+    """The `--mcp-config` JSON for config `mcp_servers` (None when there are none).
+
+    Env values and headers are `${AVATAR_MCP_<i>_<j>}` references (see `mcp_env`); a stdio
+    command is made absolute as for ACP agents when it can be found.
+    """
+    from avatar.bridges.mcp import server_kind, stdio_command
+
+    refs: dict[str, dict[str, str]] = {}
+    for name, key, var, _ in _mcp_secrets(servers):
+        refs.setdefault(name, {})[key] = "${" + var + "}"
     out: dict[str, dict[str, Any]] = {}
     for name, server in servers.items():
         kind = server_kind(server)
@@ -89,12 +117,12 @@ def mcp_config(servers: Mapping[str, McpServer]) -> str | None:
             if server.command:
                 out[name] = {
                     "type": "stdio",
-                    "command": server.command,
+                    "command": stdio_command(server) or server.command,
                     "args": list(server.args),
-                    "env": dict(server.env),
+                    "env": refs.get(name, {}),
                 }
         elif server.url:
-            out[name] = {"type": kind, "url": server.url, "headers": dict(server.headers)}
+            out[name] = {"type": kind, "url": server.url, "headers": refs.get(name, {})}
     return json.dumps({"mcpServers": out}) if out else None
 
 

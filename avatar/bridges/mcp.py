@@ -1,11 +1,14 @@
 """Config `mcp_servers` → the MCP server list of `session/new`, `load`, `resume` and `fork`.
 
 Every ACP agent must accept stdio servers; http and sse servers are only sent to agents that
-advertise them in `mcp_capabilities`, and the others are reported so the user knows.
+advertise them in `mcp_capabilities`, and the others are reported so the user knows. A stdio
+server whose command cannot be found is reported and left out too: agents differ in how they
+say so (an error in the answer text, a failed tool, or nothing at all).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +21,16 @@ def server_kind(server: McpServer) -> str:
     if server.type:
         return server.type
     return "http" if server.url and not server.command else "stdio"
+
+
+def stdio_command(server: McpServer) -> str | None:
+    """The absolute path of a stdio server's command, found the way avatar finds agents
+    (PATH, then the checkout's bridges); a relative path is taken from the working directory.
+    None when there is no such executable."""
+    if not server.command:
+        return None
+    found = find_executable(server.command)
+    return os.path.abspath(found) if found else None
 
 
 def build_mcp_servers(
@@ -35,7 +48,12 @@ def build_mcp_servers(
                 skipped.append(f"MCP server {name!r} has no command")
                 continue
             # The protocol wants an absolute path; resolve a bare name the way a shell would.
-            command = find_executable(server.command) or server.command
+            command = stdio_command(server)
+            if command is None:
+                skipped.append(
+                    f"MCP server {name!r} not passed: command {server.command!r} not found"
+                )
+                continue
             out.append(
                 McpServerStdio(
                     name=name,

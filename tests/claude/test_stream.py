@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from avatar.bridges.claude_stream import (
     StreamTranslator,
     build_argv,
     mcp_config,
+    mcp_env,
     permission_answer,
     permission_mode,
     tool_title,
@@ -196,16 +198,25 @@ def test_mcp_config() -> None:
         "events": McpServer(url="http://127.0.0.1:9/sse", type="sse"),
         "broken": McpServer(),
     }
-    data = json.loads(mcp_config(servers) or "")
+    text = mcp_config(servers) or ""
+    data = json.loads(text)
+    # The command made absolute as for ACP agents; env values and headers are references to
+    # variables in Claude Code's environment, so no secret is on its command line.
     assert data["mcpServers"]["files"] == {
         "type": "stdio",
-        "command": "npx",
+        "command": shutil.which("npx") or "npx",
         "args": ["-y", "srv"],
-        "env": {"K": "v"},
+        "env": {"K": "${AVATAR_MCP_0_0}"},
     }
-    assert data["mcpServers"]["web"]["type"] == "http"
+    assert data["mcpServers"]["web"] == {
+        "type": "http",
+        "url": "http://127.0.0.1:9/mcp",
+        "headers": {"A": "${AVATAR_MCP_1_0}"},
+    }
     assert data["mcpServers"]["events"]["type"] == "sse"
     assert "broken" not in data["mcpServers"]
+    assert mcp_env(servers) == {"AVATAR_MCP_0_0": "v", "AVATAR_MCP_1_0": "b"}
+    assert mcp_env({}) == {}
 
 
 def test_build_argv_everything() -> None:

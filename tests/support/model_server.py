@@ -117,6 +117,8 @@ class Part:
     id: str | None = None
     signature: str = "fake-signature"
     delays: tuple[float, ...] = ()
+    #: Responses API only: the tool namespace of a call (codex groups MCP tools this way).
+    namespace: str | None = None
 
     @property
     def text(self) -> str:
@@ -199,10 +201,20 @@ class Reply:
 
     @classmethod
     def tool_call(
-        cls, name: str, args: Mapping[str, Any] | None = None, *, id: str | None = None
+        cls,
+        name: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        id: str | None = None,
+        namespace: str | None = None,
     ) -> Reply:
-        """A tool/function call; its JSON arguments are streamed in several fragments."""
-        return cls(parts=(Part("tool_call", name=name, args=dict(args or {}), id=id),))
+        """A tool/function call; its JSON arguments are streamed in several fragments.
+
+        ``namespace`` (Responses API only) calls a tool inside a ``"type": "namespace"`` tool
+        group, as codex exposes MCP tools: ``namespace="mcp__srv", name="tool"``.
+        """
+        part = Part("tool_call", name=name, args=dict(args or {}), id=id, namespace=namespace)
+        return cls(parts=(part,))
 
     @classmethod
     def disconnect(cls) -> Reply:
@@ -888,6 +900,8 @@ def _responses_items(ctx: _Ctx) -> list[tuple[Part, dict[str, Any]]]:
                 "name": part.name,
                 "arguments": part.args_json,
             }
+            if part.namespace:
+                item["namespace"] = part.namespace
         else:
             item = {}
         items.append((part, item))
