@@ -121,6 +121,8 @@ class Settings(_Strict):
     permission: Permission = "ask"
     system_prompt: str | None = None
     preset: str | None = None  # the preset in force, if any
+    #: The share of the target model's context window a handoff may fill (estimated tokens).
+    handoff_share: float = Field(default=0.25, gt=0, le=1)
 
     def provider_config(self, name: str) -> ProviderConfig | None:
         """The `providers.<name>` entry, if configured."""
@@ -181,20 +183,31 @@ def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _line_map(node: Any, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
+def _line_map(
+    node: Any,
+    path: tuple[Any, ...],
+    out: dict[tuple[Any, ...], int],
+    seen: set[int] | None = None,
+) -> None:
     """Record the 1-based line of every key and item in a composed YAML node tree."""
     import yaml
 
+    # An alias repeats a node: walking it again could recurse forever (`&a [*a]`) or blow
+    # up exponentially (nested aliases), so each node is walked once.
+    seen = set() if seen is None else seen
+    if id(node) in seen:
+        return
+    seen.add(id(node))
     out.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:
             key_path = (*path, key_node.value)
             out[key_path] = key_node.start_mark.line + 1
-            _line_map(value_node, key_path, out)
+            _line_map(value_node, key_path, out, seen)
             out[key_path] = key_node.start_mark.line + 1
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _line_map(item, (*path, i), out)
+            _line_map(item, (*path, i), out, seen)
 
 
 def load_file(path: Path) -> dict[str, Any]:
@@ -210,6 +223,8 @@ def load_file(path: Path) -> dict[str, Any]:
     try:
         node = yaml.compose(text)
         data = yaml.safe_load(text)
+    except RecursionError:
+        raise ConfigError(f"config error: {path}: yaml: nested too deeply") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = f"{mark.line + 1}:" if mark is not None else ""

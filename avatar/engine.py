@@ -13,23 +13,27 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from avatar.archive import Archives
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.config import Settings, avatar_home
 from avatar.conversation import Conversation
-from avatar.errors import AvatarError, NotSupportedError, SessionNotFoundError, UsageError
-from avatar.handoff import build_handoff
+from avatar.errors import AvatarError, NotSupportedError, UsageError
+from avatar.export import render as render_export
+from avatar.forking import fork_session
 from avatar.library import SessionLibrary
+from avatar.library_actions import LibraryActions
 from avatar.opening import plan_open
 from avatar.permissions import PermissionGate, PermissionHandler
-from avatar.provider_facts import CapabilityCache, installed_version
+from avatar.provider_facts import CapabilityCache
 from avatar.providers import ProviderRegistry, ProviderSpec
 from avatar.registry import load_class
 from avatar.session_settings import SettingsPolicy
 from avatar.sessions.types import SessionInfo, Transcript
 from avatar.status import EngineStatus, describe
+from avatar.switching import Switcher
 
 if TYPE_CHECKING:
-    from avatar.events import BaseEvent, SessionStarted
+    from avatar.events import BaseEvent, OpenHow, SessionStarted
     from avatar.session_settings import SettingsSource
 
 Listener = Callable[["BaseEvent"], None]
@@ -64,16 +68,27 @@ class Engine:
         self.add_dirs = [(self.cwd / d).resolve() for d in add_dirs]
         #: The model asked for (flag, preset, `/model`); None: the provider's own choice.
         self.model: str | None = settings.model
+        self.wait_busy = True  # a session another process holds: wait, or fail (`--no-wait`)
         self._bridge: BaseBridge | None = None
         self.session: SessionStarted | None = None
         self._listeners: list[Listener] = []
         self.registry = ProviderRegistry(settings, self.env)
         self.library = SessionLibrary(self.registry, self.home)
+        current = lambda: self.session.session_id if self.session else None  # noqa: E731
+        actions = LibraryActions(
+            self.library, self.cwd, self.env, self.home, self.spec, current, self.delete
+        )
+        #: Search, name and prune sessions (DESIGN §8): see `avatar.library_actions`.
+        self.search, self.reindex, self.rename = actions.search, actions.reindex, actions.rename
+        self.prunable, self.prune = actions.prunable, actions.prune
+        self.archives = Archives(self.library)  #: sessions packed to move between machines
         self._gate = PermissionGate(self._emit)
         self._gate.policy = settings.permission
         self._policy = SettingsPolicy(source, self.home)
         self._requested = self.spec(provider).name if provider else None
         self._thread = Conversation(self.library)
+        self._switch = Switcher(self, self._thread, self._notice)
+        self._listeners.append(self._thread.replayed)  # it keeps the history agents replay
 
     @classmethod
     def from_config(
@@ -162,6 +177,10 @@ class Engine:
         """The canonical transcript of a session (a listed one, or an id or prefix)."""
         return self.library.transcript(self.library.info(session))
 
+    def export(self, session: SessionInfo | str, fmt: str = "md") -> str:
+        """A session's transcript as `md`, `html` or `json`, secrets masked (`avatar.export`)."""
+        return render_export(self.transcript(session), fmt, self.env)
+
     async def delete(self, session: SessionInfo | str) -> SessionInfo:
         """Delete a session: through its agent where the agent offers `session/delete`, else
         its files (or avatar's records of it); returns what was deleted."""
@@ -201,16 +220,17 @@ class Engine:
         continue_last: bool = False,
         session_id: str | None = None,
         source: str | None = None,
+        imported: bool = False,
     ) -> SessionStarted:
         """Open a session: resume `resume` (id or prefix, on the provider owning it), continue
         the newest one, or start one (with id `session_id` where the provider allows), seeded
-        with a handoff of session `source` when given. `provider` defaults to the engine's."""
+        with a handoff of session `source` when given (`imported`: its conversation written
+        into the provider's own store, where it can be). `provider` defaults to the engine's."""
+        name = self.spec(provider).name if provider else self._requested
+        if source:
+            return await self._switch.open_from(source, name or self.default_provider(), imported)
         return await self._open(
-            self.spec(provider).name if provider else self._requested,
-            resume=resume,
-            continue_last=continue_last,
-            session_id=session_id,
-            source=source,
+            name, resume=resume, continue_last=continue_last, session_id=session_id
         )
 
     async def _open(
@@ -220,9 +240,7 @@ class Engine:
         resume: str | None = None,
         continue_last: bool = False,
         session_id: str | None = None,
-        source: str | None = None,
     ) -> SessionStarted:
-        handoff = build_handoff(self.transcript(source)) if source else None
         plan = plan_open(
             self.library,
             self.settings,
@@ -232,11 +250,7 @@ class Engine:
             continue_last=continue_last,
             session_id=session_id,
         )
-        started = await self.open_on(plan.provider, plan.request)
-        if handoff:
-            self._thread.hand_over(handoff)
-            self._notice("the other session's conversation will open this one")
-        return started
+        return await self.open_on(plan.provider, plan.request)
 
     async def new(self, provider: str | None = None) -> SessionStarted:
         """A fresh session on `provider` (default: the current or chosen one)."""
@@ -251,20 +265,13 @@ class Engine:
         """Open the newest session of `provider` in this project."""
         return await self.open_on(provider or self.chosen_provider(), OpenRequest("continue"))
 
-    async def fork(self, ref: str | None = None) -> SessionStarted:
-        """Fork a session (default: the open one) into a new one on its own provider."""
-        if ref is not None:
-            info = self.find(ref)
-            return await self.open_on(info.provider, OpenRequest.of("fork", info))
-        if self.session is None:
-            raise UsageError("no session to fork")
-        name, sid = self.session.provider, self.session.session_id
-        try:
-            return await self.open_on(name, OpenRequest.of("fork", self.library.find(sid, name)))
-        except SessionNotFoundError:  # no store has it (yet): the agent knows it
-            return await self.open_on(name, OpenRequest("fork", sid))
+    async def fork(self, ref: str | None = None, at: int | None = None) -> SessionStarted:
+        """Fork a session (default: the open one), whole or to message `at` (`avatar.forking`)."""
+        return await fork_session(self, ref, at)
 
-    async def open_on(self, provider: str, request: OpenRequest) -> SessionStarted:
+    async def open_on(
+        self, provider: str, request: OpenRequest, how: OpenHow | None = None
+    ) -> SessionStarted:
         """Start `provider` and open a session on it as `request` says (a resumed or forked
         session with the settings it was started with, DESIGN §4). An unsupported reopen
         opens a new session, with a notice."""
@@ -279,10 +286,14 @@ class Engine:
                 raise
             self._notice(f"{e}; opened a new session instead", "warning")
             started = await bridge.open(OpenRequest("new"))
+        if how and started.session_id == request.session_id:  # e.g. a fork opened as a resume
+            started.how = how
         self.session = started
         self._gate.session_id = started.session_id
         self.library.opened(name, started.session_id, str(self.cwd), started.model)
         self._thread.opened(SessionInfo(started.session_id, name, cwd=str(self.cwd)))
+        if request.mode == "resume" and request.session_id not in (None, started.session_id):
+            self._switch.recover(name, str(request.session_id), started)
         if started.how in ("new", "forked"):
             self._remember(fresh=True)
         self._emit(started)
@@ -305,13 +316,13 @@ class Engine:
             system_prompt=self.settings.system_prompt,
             permission=self._gate.decide,
             emit=self._emit,
+            wait_busy=self.wait_busy,
         )
         bridge = load_class(spec.bridge, BaseBridge)(ctx)  # type: ignore[type-abstract]
         await bridge.start()
         self._bridge = bridge
         if spec.transport != "native":  # what the agent says it can do, for `providers`
-            facts = CapabilityCache(self.home)
-            facts.record(spec.name, installed_version(spec, ctx.env), bridge.session_capabilities)
+            CapabilityCache(self.home).learned(spec, ctx.env, bridge.session_capabilities)
         return bridge
 
     # ----- per-session settings (DESIGN §4) -----------------------------------------------
@@ -405,15 +416,12 @@ class Engine:
         it), else what this run saw; None without a session."""
         return self._thread.history()
 
-    async def switch_provider(self, name: str, *, handoff: bool = True) -> SessionStarted:
-        """Switch mid-project: a new session on `name`, seeded with the current conversation
-        (unless `handoff` is False)."""
-        text = self._thread.handoff() if handoff else None
-        started = await self.open_on(name, OpenRequest("new"))
-        if text:
-            self._thread.hand_over(text)
-            self._notice(f"the conversation so far will be handed to {name}")
-        return started
+    async def switch_provider(
+        self, name: str, *, handoff: bool = True, new: bool = False, imported: bool = False
+    ) -> SessionStarted:
+        """Switch mid-project to `name`: back to the session left there (handed what happened
+        since) unless `new`, else a new one seeded with a handoff (`avatar.switching`)."""
+        return await self._switch.to(name, handoff=handoff, new=new, imported=imported)
 
     async def _reopen_after_death(self) -> None:
         assert self.session is not None

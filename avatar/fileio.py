@@ -36,6 +36,24 @@ def append_line(path: Path, line: bytes, *, mode: int = 0o600) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, mode)
     try:
-        os.write(fd, line)
+        append_all(fd, line)
     finally:
         os.close(fd)
+
+
+def append_all(fd: int, data: bytes) -> None:
+    """Append `data` to `fd` (opened `O_APPEND`) whole or not at all.
+
+    A full disk can take part of a write; the part is cut off again (ftruncate) before the
+    error is raised, so a failed append never leaves a torn line in front of the next one.
+    """
+    written = 0
+    view = memoryview(data)
+    try:
+        while written < len(data):
+            written += os.write(fd, view[written:])
+    except OSError:
+        if written:
+            end = os.fstat(fd).st_size
+            os.ftruncate(fd, end - written)
+        raise

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from avatar.errors import NotSupportedError, SessionNotFoundError, UsageError
 from avatar.ids import check_id
@@ -17,6 +17,7 @@ from avatar.registry import load_class
 from avatar.times import newest_first
 
 if TYPE_CHECKING:
+    from avatar.lineage import Links
     from avatar.providers import ProviderRegistry
     from avatar.records import SessionRecords
     from avatar.sessions.store import SessionStore
@@ -68,11 +69,40 @@ class SessionLibrary:
             self._records().opened(provider, session_id, cwd, model)
 
     def turn_ended(
-        self, provider: str, session_id: str, prompt: str, answer: str, tools: list[str]
+        self,
+        provider: str,
+        session_id: str,
+        prompt: str | None,
+        answer: str,
+        tools: list[str],
+        extra: dict[str, Any] | None = None,
     ) -> None:
-        """A turn ended: add it to avatar's copy where the provider keeps none we read."""
-        if self.keeps_records(provider):
-            self._records().turn(provider, session_id, prompt, answer, tools)
+        """Add a turn's messages to avatar's own copy (kept for every provider, DESIGN §9):
+        the prompt as it is sent (answer empty), the answer when the turn ends (prompt
+        None), so a turn killed midway still leaves what was asked."""
+        self._records().turn(provider, session_id, prompt, answer, tools, extra)
+
+    def link(self, child: tuple[str, str], parent: tuple[str, str], how: str = "handoff") -> None:
+        """Session `child` (provider, id) was opened from `parent`: record the lineage."""
+        self._records().link(child, parent, how)
+
+    def lineage(self) -> dict[str, Links]:
+        """Parent and children of every session that has any, by `provider/id`."""
+        from avatar.lineage import lineage
+
+        native = [s.name for s in self.registry.specs() if s.transport == "native"]
+        return lineage(self._records(), self.avatar_home, native)
+
+    def copy(self, provider: str, session_id: str) -> Transcript:
+        """Avatar's own copy of the turns it carried in a session (SessionNotFoundError when
+        it has none)."""
+        from avatar.sessions.types import SessionInfo
+
+        info = SessionInfo(session_id, provider)
+        for (p, sid), record in self._records().all().items():
+            if (p, sid) == (provider, session_id):
+                info.cwd, info.title = record.get("cwd"), record.get("title")
+        return self._records().transcript(info)
 
     def adopt(self, provider: str, listed: list[SessionInfo]) -> int:
         """Sessions an agent listed itself join avatar's records (where the provider keeps
@@ -119,7 +149,19 @@ class SessionLibrary:
             store = self.store(name)
             if store is not None:
                 found.extend(store.list(cwd))
-        return newest_first(self._owned(found) if provider is None else found)
+        return self._named(newest_first(self._owned(found) if provider is None else found))
+
+    def names(self) -> dict[tuple[str, str], str]:
+        """Names given with `session rename` that avatar keeps, by (provider, id)."""
+        records = self._records().all()
+        return {k: r["name"] for k, r in records.items() if isinstance(r.get("name"), str)}
+
+    def _named(self, sessions: list[SessionInfo]) -> list[SessionInfo]:
+        # A name in the provider's own files (Claude Code's `/rename`) wins over avatar's.
+        names = self.names()
+        for s in sessions if names else ():
+            s.name = s.name or names.get((s.provider, s.id))
+        return sessions
 
     def _owned(self, sessions: list[SessionInfo]) -> list[SessionInfo]:
         """Sessions of a shared store, each under the provider that opened it (a session
@@ -156,25 +198,47 @@ class SessionLibrary:
         if provider is None:
             found = {(s.provider, s.id): s for s in self._owned(list(found.values()))}
         exact = [s for s in found.values() if s.id == ref]
-        matches = exact or list(found.values())
+        matches = exact or list(found.values()) or self._copied(ref, provider)
         if not matches:
             where = f" for {provider}" if provider else ""
             raise SessionNotFoundError(f"no session{where} matches {ref!r}")
         if len(matches) > 1:
             cands = ", ".join(f"{s.id} ({s.provider})" for s in matches[:8])
             raise UsageError(f"session id {ref!r} is ambiguous: {cands}")
-        return matches[0]
+        return self._named(matches[:1])[0]
+
+    def _copied(self, ref: str, provider: str | None) -> list[SessionInfo]:
+        """Sessions no store lists (their files gone) of which avatar has a copy of the turns."""
+        records = self._records()
+        names = {p for (p, sid) in records.all() if sid.startswith(ref)}
+        found = [
+            s
+            for name in names
+            if provider in (None, name)
+            for s in records.sessions(name)
+            if s.id.startswith(ref) and s.path and Path(s.path).is_file()
+        ]
+        exact = [s for s in found if s.id == ref]
+        return exact or found
 
     def info(self, session: SessionInfo | str) -> SessionInfo:
         """`session` itself when already listed, else the session its id or prefix names."""
         return self.find(session) if isinstance(session, str) else session
 
     def transcript(self, info: SessionInfo) -> Transcript:
-        """The canonical transcript of a listed session."""
+        """The canonical transcript of a listed session: its provider's store, else (its
+        file gone or unreadable) avatar's own copy of the turns."""
         store = self.store(info.provider)
-        if store is None:
-            raise NotSupportedError(info.provider, "reading session history")
-        return store.transcript(info.id)
+        try:
+            if store is None:
+                raise NotSupportedError(info.provider, "reading session history")
+            return store.transcript(info.id)
+        except (SessionNotFoundError, NotSupportedError):
+            try:
+                return self.copy(info.provider, info.id)
+            except SessionNotFoundError:
+                pass
+            raise
 
     def delete(self, info: SessionInfo) -> None:
         """Delete a session's files where its provider allows it."""

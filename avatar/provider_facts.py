@@ -7,7 +7,6 @@ import contextlib
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -93,9 +92,15 @@ class CapabilityCache:
         caps = entry.get("capabilities")
         return [str(c) for c in caps] if isinstance(caps, list) else None
 
+    def learned(
+        self, spec: ProviderSpec, env: Mapping[str, str], caps: SessionCapabilities
+    ) -> None:
+        """Remember what the installed version of `spec`'s agent reported at its start."""
+        self.record(spec.name, installed_version(spec, env), caps)
+
     def record(self, provider: str, version: str | None, caps: SessionCapabilities) -> None:
         """Remember what the agent reported (a no-op when nothing changed)."""
-        names = [f.name.removeprefix("can_") for f in fields(caps) if getattr(caps, f.name)]
+        names = caps.names()
         data = self._read()
         old = data.get(provider)
         if isinstance(old, dict) and (old.get("version"), old.get("capabilities")) == (

@@ -6,8 +6,10 @@ files avatar cannot read (any ACP agent from config or the shipped table).
   line of a session wins, a `deleted` line removes it. Append-only: concurrent runs never
   interleave a line, and a torn last line is skipped.
 - `$AVATAR_HOME/records/turns/<provider>/<id>.jsonl`: the turns avatar carried (the user's
-  text, the answer, tool-call titles), one message per line, so such a session can be shown,
-  handed over, or searched without its agent.
+  text, the answer, tool-call titles), one message per line, for every provider, so a session
+  can be shown, handed over, searched or reopened without its agent or its files.
+- Lineage: a session opened from another (a handoff, an import) records `parent` as
+  `provider/id`; the parent's record gains `child` lines, read back as its `children`.
 
 They list and resolve sessions without starting any agent; where a provider's own store is
 readable, that store is the source, never these records.
@@ -24,6 +26,7 @@ from typing import Any
 
 from avatar.errors import SessionNotFoundError
 from avatar.fileio import append_line
+from avatar.handoff.marker import strip_handoff
 from avatar.ids import is_valid_id
 from avatar.sessions.store import SessionStore
 from avatar.sessions.types import SessionInfo, ToolCall, Transcript, TranscriptMessage
@@ -80,7 +83,10 @@ class SessionRecords:
             if record.get("deleted"):
                 current.pop(key, None)
             else:
-                current[key] = {**current.get(key, {}), **record}
+                merged = {**current.get(key, {}), **record}
+                if isinstance(child := record.get("child"), str):  # links forward add up
+                    merged["children"] = [*current.get(key, {}).get("children", []), child]
+                current[key] = merged
         self._cache = (stamp, current)
         return current
 
@@ -162,16 +168,23 @@ class SessionRecords:
         self,
         provider: str,
         session_id: str,
-        prompt: str,
+        prompt: str | None,
         answer: str,
         tools: list[str],
+        extra: dict[str, Any] | None = None,
     ) -> None:
-        """A turn ended: its messages join the copy, and the record is brought up to date."""
+        """Messages of a turn join the copy (the prompt when sent, None then; the answer
+        when the turn ends), and the record is brought up to date."""
         now = _now()
         path = self._turns(provider, session_id)
-        lines = [{"role": "user", "text": prompt, "time": now}]
+        lines: list[dict[str, Any]] = []
+        if prompt is not None:
+            lines.append({"role": "user", "text": prompt, "time": now})
         if answer or tools:
-            lines.append({"role": "assistant", "text": answer, "tools": tools, "time": now})
+            said = {"role": "assistant", "text": answer, "tools": tools, "time": now}
+            lines.append(said | (extra or {}))  # the tools' status, the usage
+        if not lines:
+            return
         for entry in lines:
             append_line(path, (json.dumps(entry, ensure_ascii=False) + "\n").encode())
         current = self.all().get((provider, session_id), {})
@@ -181,9 +194,20 @@ class SessionRecords:
             "updated": now,
             "messages": int(current.get("messages") or 0) + len(lines),
         }
-        if not current.get("title") and prompt.strip():
-            update["title"] = _title(prompt)
+        own = strip_handoff(prompt or "")  # the copy keeps what was sent; a title, the user's words
+        if not current.get("title") and own.strip():
+            update["title"] = _title(own)
         self._put(update)
+
+    def link(self, child: tuple[str, str], parent: tuple[str, str], how: str) -> None:
+        """Session `child` (provider, id) was opened from `parent` (`how`: handoff, import):
+        the child records where it came from, the parent the link forward."""
+        self._put({"provider": child[0], "id": child[1], "parent": "/".join(parent), "via": how})
+        self._put({"provider": parent[0], "id": parent[1], "child": "/".join(child)})
+
+    def name(self, provider: str, session_id: str, name: str) -> None:
+        """The user named the session (`session rename`): avatar shows the name everywhere."""
+        self._put({"provider": provider, "id": session_id, "name": name})
 
     def forget(self, provider: str, session_id: str) -> None:
         """Remove a session's record and its copy of the turns."""

@@ -43,6 +43,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from avatar.scope_programs import program_name, refuse_hard_link
+
 if TYPE_CHECKING:
     from avatar.config import Scope
 
@@ -235,6 +237,7 @@ class ScopePolicy:
             pattern = self.denied_by(rel, is_dir)
             if pattern is not None:
                 raise ScopeDenied(f"{refused}: denied by the scope (deny pattern {pattern!r})")
+        refuse_hard_link(real, mode, refused)
         patterns = self.read_patterns if mode == "read" else self.write_patterns
         if not self._allowed(homes, patterns, is_dir):
             listed = ", ".join(repr(p) for p in patterns) or "nothing"
@@ -391,7 +394,7 @@ def check_argv(argv: Sequence[str], allowed: Sequence[str], _depth: int = 0) -> 
         for words in command_words(inner):
             check_argv(words, allowed, _depth + 1)
         return
-    name = os.path.basename(argv[0])
+    name = program_name(argv[0])
     if name not in allowed:
         raise ScopeDenied(
             f"command {name!r} is not allowed by the scope "

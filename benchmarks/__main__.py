@@ -12,7 +12,7 @@ import importlib
 import json
 import sys
 
-SUITES = ("startup", "sessions", "native", "acp", "oneshot")
+SUITES = ("startup", "sessions", "native", "acp", "oneshot", "search")
 
 
 def main() -> int:

@@ -3,9 +3,11 @@
     python examples/sessions.py                       # list this project's sessions
     python examples/sessions.py --resume ID "go on"   # any provider: the id finds it
     python examples/sessions.py --continue -p codex "and then?"
+    python examples/sessions.py --search "retry loop"  # find one by what was said in it
 
 Listing reads each provider's own store and starts no agent. `--resume` takes an id or a
-unique prefix and opens the session on the provider that owns it.
+unique prefix and opens the session on the provider that owns it. `--search` looks through
+every provider's sessions here (a full-text index kept under `$AVATAR_HOME/cache`).
 """
 
 from __future__ import annotations
@@ -27,8 +29,15 @@ async def follow_up(engine: Engine, prompt: str, resume: str | None) -> None:
     print()
 
 
-async def main(provider: str | None, resume: str | None, cont: bool, prompt: str | None) -> int:
+async def main(
+    provider: str | None, resume: str | None, cont: bool, prompt: str | None, search: str | None
+) -> int:
     engine = Engine.from_config(".", provider=provider)
+    if search:
+        for hit in engine.search(search, provider=provider):
+            s = hit.session
+            print(f"{s.provider:10} {s.id}  {s.name or s.title or ''}\n           {hit.snippet}")
+        return 0
     if not (resume or cont):
         for s in engine.sessions(provider):
             print(f"{s.provider:10} {s.id}  {s.messages:3} messages  {s.title or ''}")
@@ -45,6 +54,7 @@ if __name__ == "__main__":
     parser.add_argument("-p", "--provider")
     parser.add_argument("--resume", metavar="ID")
     parser.add_argument("--continue", dest="cont", action="store_true")
+    parser.add_argument("--search", metavar="WORDS")
     parser.add_argument("prompt", nargs="?")
     args = parser.parse_args()
-    sys.exit(asyncio.run(main(args.provider, args.resume, args.cont, args.prompt)))
+    sys.exit(asyncio.run(main(args.provider, args.resume, args.cont, args.prompt, args.search)))

@@ -53,6 +53,9 @@ LINKS = {  # inside proj: name -> target
     "peek": "secrets/a",  # a directory under a denied one
     ".env": "config.txt",  # a link whose own name is denied
 }
+HARD_LINKS = {  # inside proj: name -> another name of the same file (relative to proj)
+    "hard_out": "../outside.txt",  # a hard link to a file outside the project
+}
 
 
 def build(base: Path) -> Path:
@@ -67,6 +70,10 @@ def build(base: Path) -> Path:
         link = base / "proj" / name
         if not link.is_symlink():
             link.symlink_to(target)
+    for name, target in HARD_LINKS.items():
+        link = base / "proj" / name
+        if not link.exists():
+            os.link(base / "proj" / target, link)
     return base / "proj"
 
 
@@ -255,6 +262,10 @@ PATH_CASES = [
     Case("the symlink's target by its own name", "config.txt", True),
     Case(".. after a symlink leaving the root", "link_out/../outside.txt", False),
     Case(".. after a symlink into denied", "peek/../top.txt", False, deny=["secrets/*"]),
+    Case(".. after a symlink (write)", "link_out/../outside.txt", False, "write"),
+    Case("hard link to a file outside (write)", "hard_out", False, "write"),
+    # Reading is allowed: the content is in the project under this name (as a copy would be).
+    Case("hard link to a file outside (read)", "hard_out", True),
     Case("added dir: read", "{base}/shared/s.txt", True, extra=True),
     Case("added dir: write", "{base}/shared/s.txt", True, "write", extra=True),
     Case(
@@ -311,6 +322,20 @@ COMMAND_CASES = [
     Case("# inside a word", "ls a#b; rm -f victim", False, shell=SHELL),
     Case("&&> redirect", "ls &&>out rm -f victim", False, shell=SHELL),
     Case("for loop", "for f in victim; do rm $f; done", False, shell=SHELL),
+    Case("$(...) inside quotes", 'echo "$(rm -f victim)"', False, shell=SHELL),
+    Case("backticks inside an allowed word", "ls a`rm -f victim`", False, shell=SHELL),
+    Case("blank lines between", "ls\n\nrm -f victim", False, shell=SHELL),
+    Case("several env prefixes", "A=1 B=2 rm -f victim", False, shell=SHELL),
+    Case("LD_PRELOAD prefix", "LD_PRELOAD=/tmp/x.so ls", False, shell=SHELL),
+    Case("env as a wrapper", "env rm -f victim", False, shell=SHELL, argv=["env", "rm"]),
+    Case(
+        "absolute path to an allowed name elsewhere",
+        "/opt/evil/ls",
+        False,
+        shell=SHELL,
+        argv=["/opt/evil/ls"],
+    ),
+    Case("relative path to an allowed name", "./ls", False, shell=SHELL, argv=["./ls"]),
 ]
 
 

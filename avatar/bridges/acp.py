@@ -49,6 +49,7 @@ from avatar.events import (
     SessionStarted,
     TurnFinished,
 )
+from avatar.ids import is_valid_id
 from avatar.sessions.types import SessionInfo
 
 __all__ = ["ACPBridge", "session_capabilities"]
@@ -237,6 +238,10 @@ class ACPBridge(BaseBridge):
         in one Notice saying what failed and what was opened instead."""
         _, opener = self._running()
         result = await opener.open(request)
+        if not is_valid_id(result.session_id):  # it names files and is printed: no paths
+            raise ProviderError(
+                f"{self.name}: the agent gave an invalid session id {result.session_id!r}"
+            )
         self.session_id, self.config_options = result.session_id, result.config_options
         fallback = result.fallback_notice()
         if fallback is not None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from avatar.bridges.acp_quirks import quirk_env
 from avatar.bridges.process import AgentProcess
 from avatar.errors import ProviderError
-from avatar.events import Error
+from avatar.events import Error, Notice
 from avatar.providers import find_executable
 
 if TYPE_CHECKING:
@@ -132,9 +132,15 @@ class AgentConnection:
             # The agent boots in parallel with this import (~0.65 s of pydantic schema building).
             import acp
 
+            from avatar.bridges.acp_guard import guard_stdout
+
             stdin, stdout = process.process.stdin, process.process.stdout
             assert stdin is not None and stdout is not None
-            conn = acp.connect_to_agent(make_client(), stdin, stdout)
+
+            def dropped(message: str) -> None:  # a broken or hostile agent's junk: say so once
+                emit(Notice(message=f"{name}: {message}", level="warning"))
+
+            conn = acp.connect_to_agent(make_client(), stdin, guard_stdout(stdout, dropped))
         except BaseException:
             await process.stop()
             raise

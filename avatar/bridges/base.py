@@ -72,6 +72,8 @@ class BridgeContext:
     system_prompt: str | None = None
     permission: PermissionHandler = deny_all
     emit: EventSink = _drop
+    #: A session another process holds: wait for it (True) or fail at once (`--no-wait`).
+    wait_busy: bool = True
 
 
 OpenMode = Literal["new", "resume", "continue", "fork"]

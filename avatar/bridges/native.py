@@ -183,8 +183,17 @@ class NativeBridge(BaseBridge):
         return await self._fork(self.manager.resolve(session_id).id)
 
     async def _reopen(self, session_id: str, how: OpenHow) -> SessionStarted:
+        from avatar.native.lockwait import open_when_free
+
         session = await self._fresh_session()
-        session.resume(session_id, self._explicit_model())
+        path = self.manager.path_of(session_id) or Path(session_id)
+        await open_when_free(
+            session_id,
+            path,
+            lambda: session.resume(session_id, self._explicit_model()),
+            wait=self.ctx.wait_busy,
+            notify=lambda message: self.ctx.emit(Notice(message=message)),
+        )
         self.session = session
         return self._started(how)
 

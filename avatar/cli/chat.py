@@ -27,9 +27,14 @@ def run_chat(
     session_id: str | None,
     source: str | None,
     add_dirs: Sequence[Path] = (),
+    wait: bool = True,
 ) -> int:
-    """Open (or resume) a session, run one turn, render it, and return the exit code."""
+    """Open (or resume) a session, run one turn, render it, and return the exit code.
+
+    A session another process has open is waited for (Ctrl-C gives up) unless `wait` is False.
+    """
     engine = state.engine(permission=permission, add_dirs=add_dirs)
+    engine.wait_busy = wait
     renderer = LineRenderer(json_out)
     engine.subscribe(renderer.on_event)
 
@@ -50,20 +55,35 @@ async def _turn(
     interrupted = False
     loop = asyncio.get_running_loop()
     cancelling: list[asyncio.Task[None]] = []
+    opening = asyncio.ensure_future(open_session())
 
     def on_sigint() -> None:
         nonlocal interrupted
         if interrupted:  # a second Ctrl-C while cancelling: give up at once
             raise KeyboardInterrupt
         interrupted = True
+        if not opening.done():  # e.g. waiting for a session another process holds
+            opening.cancel()
+            return
         cancelling.append(loop.create_task(engine.cancel()))
 
     loop.add_signal_handler(signal.SIGINT, on_sigint)
     try:
-        await open_session()
+        try:
+            await opening
+        except asyncio.CancelledError:
+            if not interrupted:
+                raise
+            return 130
         settled()
-        async for event in engine.send(prompt):
-            renderer.on_event(event)
+        try:
+            async for event in engine.send(prompt):
+                renderer.on_event(event)
+        except OSError:
+            # A full or read-only disk fails the turn's save (already shown as the turn's
+            # error) and then avatar's own record of the turn: one line is enough.
+            if not renderer.errors:
+                raise
     finally:
         loop.remove_signal_handler(signal.SIGINT)
         await engine.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Sequence
@@ -12,6 +13,8 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from avatar import __version__
+from avatar.cli.library_commands import COMMANDS as LIBRARY_COMMANDS
+from avatar.cli.portable import COMMANDS as PORTABLE_COMMANDS
 from avatar.errors import AvatarError, UsageError
 
 if TYPE_CHECKING:
@@ -63,6 +66,12 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise SystemExit(code)
 
 
+#: Errors of a filesystem that takes no more writes (read-only, full, over quota, no access).
+_WRITE_ERRNOS = frozenset(
+    {errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EFBIG}
+)
+
+
 def run(args: list[str]) -> None:
     """Run the CLI with avatar's error contract: one stderr line, exit 2 usage / 1 provider."""
     try:
@@ -81,6 +90,11 @@ def run(args: list[str]) -> None:
         # The reader went away (`avatar session list | head`): not an error worth a line.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(0) from None
+    except OSError as e:  # disk trouble ($AVATAR_HOME read-only or full): one clear line
+        if os.environ.get("AVATAR_DEBUG"):
+            raise
+        what = "cannot write" if e.errno in _WRITE_ERRNOS else "cannot use"
+        fail(f"{what} {e.filename or 'a file'}: {e.strerror or e}", 1)
     except Exception as e:  # the contract: never a traceback, unless asked for
         if os.environ.get("AVATAR_DEBUG"):
             raise
@@ -167,6 +181,12 @@ def cli(
 @click.option(
     "--from", "source", metavar="SESSION", help="Start seeded with a handoff of another session."
 )
+@click.option(
+    "--no-wait",
+    "no_wait",
+    is_flag=True,
+    help="Fail at once if another process has the session open (default: wait for it).",
+)
 @ADD_DIR
 @click.pass_obj
 def chat(
@@ -178,6 +198,7 @@ def chat(
     permission: str | None,
     session_id: str | None,
     source: str | None,
+    no_wait: bool,
     add_dirs: tuple[Path, ...],
 ) -> int:
     """Send one prompt (or `-` to read it from stdin) and stream the answer."""
@@ -201,6 +222,7 @@ def chat(
         session_id=session_id,
         source=source,
         add_dirs=add_dirs,
+        wait=not no_wait,
     )
 
 
@@ -223,6 +245,12 @@ def chat(
     help="Start a new session seeded with a handoff of another session.",
 )
 @click.option(
+    "--import",
+    "imported",
+    is_flag=True,
+    help="With --from: write that conversation into this provider's own store.",
+)
+@click.option(
     "--permission",
     type=PERMISSIONS,
     help="Answer to actions that change things (ask: a menu for each).",
@@ -234,12 +262,15 @@ def repl(
     resume: str | None,
     cont: bool,
     source: str | None,
+    imported: bool,
     permission: str | None,
     add_dirs: tuple[Path, ...],
 ) -> int:
     """Interactive session with slash commands (/help lists them)."""
     if sum((resume is not None, cont, source is not None)) > 1:
         raise UsageError("use only one of --resume, --continue and --from")
+    if imported and source is None:
+        raise UsageError("--import needs --from SESSION")
     from avatar.cli.repl import run_repl
 
     return run_repl(
@@ -250,6 +281,7 @@ def repl(
         permission=permission,
         add_dirs=add_dirs,
         pick=resume == "",
+        imported=imported,
     )
 
 
@@ -276,6 +308,7 @@ def session() -> None:
 @click.option("--json", "json_out", is_flag=True, help="A JSON array of sessions.")
 @click.option("--any-cwd", is_flag=True, help="Sessions of every directory, not just this project.")
 @click.option("--refresh", is_flag=True, help="Also ask the agent for its sessions (session/list).")
+@click.option("--tree", is_flag=True, help="Sessions under the ones they came from.")
 @click.pass_obj
 def session_list(
     state: AppState,
@@ -285,6 +318,7 @@ def session_list(
     json_out: bool,
     any_cwd: bool,
     refresh: bool,
+    tree: bool,
 ) -> int:
     """Sessions of this project, newest first."""
     from avatar.cli.sessions import list_sessions
@@ -293,7 +327,7 @@ def session_list(
         raise UsageError("use either --provider or --all")
     chosen = None if all_ else (provider or state.provider)
     return list_sessions(
-        state, chosen, limit=limit, json_out=json_out, any_cwd=any_cwd, refresh=refresh
+        state, chosen, limit=limit, json_out=json_out, any_cwd=any_cwd, refresh=refresh, tree=tree
     )
 
 
@@ -331,12 +365,24 @@ def session_delete(state: AppState, session_id: str, yes: bool) -> int:
 
 @session.command("fork")
 @click.argument("session_id", metavar="ID")
+@click.option(
+    "--at",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Keep messages 1..N only (as `session show` numbers them).",
+)
 @click.pass_obj
-def session_fork(state: AppState, session_id: str) -> int:
+def session_fork(state: AppState, session_id: str, at: int | None) -> int:
     """Fork a session into a new one on the same provider; prints the new id."""
     from avatar.cli.sessions import fork
 
-    return fork(state, session_id)
+    return fork(state, session_id, at)
+
+
+for _command in LIBRARY_COMMANDS:  # search, rename, prune
+    session.add_command(_command)
+for _command in PORTABLE_COMMANDS:  # export, import
+    session.add_command(_command)
 
 
 @cli.command()

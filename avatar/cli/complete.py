@@ -53,7 +53,7 @@ def pick(query: str, sessions: list[SessionInfo]) -> list[SessionInfo]:
         return by_id
     scored = []
     for order, s in enumerate(sessions):
-        score = fuzzy_score(query, f"{s.title or ''} {s.provider}")
+        score = fuzzy_score(query, f"{s.name or ''} {s.title or ''} {s.provider}")
         if score is not None:
             scored.append((-score, order, s))
     return [s for _, _, s in sorted(scored, key=lambda x: (x[0], x[1]))]

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def row(s: SessionInfo) -> str:
     """One line of the picker: provider, title, age, messages."""
-    title = " ".join((s.title or "untitled").split())
+    title = " ".join((s.name or s.title or "untitled").split())
     title = title if len(title) <= 48 else title[:47] + "…"
     return f"{s.provider:<11} {title:<48} {ago(s.updated or s.created):>9} {s.messages:>4} msgs"
 

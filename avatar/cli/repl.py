@@ -305,23 +305,25 @@ def run_repl(
     permission: str | None = None,
     add_dirs: Sequence[Path] = (),
     pick: bool = False,
+    imported: bool = False,
 ) -> int:
-    """Start the REPL (optionally resuming, continuing, or seeded from another session)."""
+    """Start the REPL (optionally resuming, continuing, or seeded from another session:
+    a handoff, or with `imported` its conversation in this provider's own store)."""
     # Built before the loop: an unknown provider, preset or model is a usage error, not a REPL.
     engine = state.engine(permission=permission, add_dirs=add_dirs)
     engine.check_model()
     from avatar.cli.signals import run_until_hangup
 
-    return run_until_hangup(_main(engine, resume, cont, source, pick))
+    return run_until_hangup(_main(engine, resume, cont, source, pick, imported))
 
 
 async def _main(
-    engine: Engine, resume: str | None, cont: bool, source: str | None, pick: bool
+    engine: Engine, resume: str | None, cont: bool, source: str | None, pick: bool, imp: bool
 ) -> int:
     repl = Repl(engine)
     try:
         if resume or cont or source:
-            await engine.open(resume=resume, continue_last=cont, source=source)
+            await engine.open(resume=resume, continue_last=cont, source=source, imported=imp)
             repl.show_where_we_were()
         settled()
         if sys.stdin.isatty():

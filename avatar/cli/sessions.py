@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from avatar.cli.table import render_table
+from avatar.cli.tree import lineage_order, tree_title
 from avatar.errors import UsageError
 from avatar.times import ago
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from avatar.cli.commands import AppState
     from avatar.engine import Engine
     from avatar.sessions.types import SessionInfo, Transcript
@@ -29,9 +32,11 @@ def list_sessions(
     json_out: bool,
     any_cwd: bool,
     refresh: bool = False,
+    tree: bool = False,
 ) -> int:
     """Print the session table (newest first) or the JSON array of DESIGN §3; with
-    `refresh`, the agent is asked for its sessions too (`session/list`)."""
+    `refresh`, the agent is asked for its sessions too (`session/list`); with `tree`,
+    sessions under the ones they were handed over or forked from."""
     engine = state.engine()
     if refresh:
         import asyncio
@@ -49,26 +54,37 @@ def list_sessions(
     sessions = engine.sessions(provider, any_cwd=any_cwd)
     _warn(engine)
     shown = sessions if limit == 0 else sessions[:limit]
+    links = engine.library.lineage()
     if json_out:
         # One object per line: still a JSON array, and `indent` would switch json to its
         # pure-Python encoder (~20 µs a session, noticeable at thousands).
-        lines = ",\n".join(json.dumps(s.to_public(), ensure_ascii=False) for s in shown)
+        lines = ",\n".join(json.dumps(_public(s, links), ensure_ascii=False) for s in shown)
         sys.stdout.write(f"[\n{lines}\n]\n" if lines else "[]\n")
         return 0
     if not sessions:
         where = "any directory" if any_cwd else str(engine.cwd)
         sys.stderr.write(f"no sessions in {where}\n")
         return 0
-    rows = [
-        [s.provider, s.id, (s.title or "").replace("\n", " "), ago(s.updated), str(s.messages)]
-        for s in shown
-    ]
+    parents = {k: v.parent for k, v in links.items()} if tree else {}
+    rows = []
+    for depth, s in lineage_order(shown, parents):
+        title = tree_title(depth, (s.name or s.title or "").replace("\n", " "))
+        rows.append([s.provider, s.id, title, ago(s.updated), str(s.messages)])
     sys.stdout.write(
         render_table(["provider", "id", "title", "updated", "messages"], rows, shrink=2)
     )
     if len(shown) < len(sessions):
         sys.stderr.write(f"({len(sessions) - len(shown)} more; --limit 0 shows all)\n")
     return 0
+
+
+def _public(info: SessionInfo, links: Mapping[str, Any]) -> dict[str, object]:
+    """`to_public()`, with `parent` and `children` where the session has lineage."""
+    data: dict[str, object] = info.to_public()
+    link = links.get(f"{info.provider}/{info.id}")
+    if link is not None:
+        data["parent"], data["children"] = link.parent, list(link.children)
+    return data
 
 
 def _find(state: AppState, ref: str) -> tuple[Engine, SessionInfo]:
@@ -81,13 +97,15 @@ def show_info(state: AppState, ref: str, *, json_out: bool) -> int:
     """Facts about one session."""
     engine, info = _find(state, ref)
     _warn(engine)
-    data = info.to_public()
+    data = _public(info, engine.library.lineage())
     if info.path:
         data["path"] = info.path
     if json_out:
         sys.stdout.write(json.dumps(data, indent=1) + "\n")
         return 0
     for key, value in data.items():
+        if isinstance(value, list):
+            value = ", ".join(str(v) for v in value) or None
         sys.stdout.write(f"{key:9} {value if value is not None else '-'}\n")
     return 0
 
@@ -95,9 +113,9 @@ def show_info(state: AppState, ref: str, *, json_out: bool) -> int:
 def render_transcript(transcript: Transcript) -> str:
     """A transcript as readable text: one block per message."""
     out = []
-    for m in transcript.messages:
-        label = {"user": "you", "assistant": "assistant", "tool": "tool", "system": "system"}
-        head = f"── {label[m.role]}" + (" (error)" if m.is_error else "")
+    label = {"user": "you", "assistant": "assistant", "tool": "tool", "system": "system"}
+    for n, m in enumerate(transcript.messages, 1):  # `fork --at N` counts the same way
+        head = f"── {n}. {label[m.role]}" + (" (error)" if m.is_error else "")
         body = [m.text.rstrip()] if m.text.strip() else []
         for call in m.tool_calls:
             arg = call.input if isinstance(call.input, str) else json.dumps(call.input)
@@ -143,8 +161,8 @@ def delete(state: AppState, ref: str, *, yes: bool) -> int:
     return 0
 
 
-def fork(state: AppState, ref: str) -> int:
-    """Fork a session on its own provider and print the new id."""
+def fork(state: AppState, ref: str, at: int | None = None) -> int:
+    """Fork a session on its own provider (whole, or up to message `at`); print the new id."""
     import asyncio
 
     from avatar.cli.render import LineRenderer
@@ -153,7 +171,7 @@ def fork(state: AppState, ref: str) -> int:
         engine = state.engine()
         engine.subscribe(LineRenderer(json_out=False).on_event)
         try:
-            started = await engine.fork(ref)
+            started = await engine.fork(ref, at)
         finally:
             await engine.close()
         sys.stdout.write(started.session_id + "\n")

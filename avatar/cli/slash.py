@@ -59,7 +59,7 @@ async def _sessions(repl: Repl, args: list[str]) -> bool:
     ids = short_ids([s.id for s in rows])
     table = []
     for s, sid in zip(rows, ids, strict=True):
-        cells = ["*" if s.id == current else "", s.provider, sid, (s.title or "")[:50]]
+        cells = ["*" if s.id == current else "", s.provider, sid, (s.name or s.title or "")[:50]]
         cells += [ago(s.updated or s.created), str(s.messages)]
         table.append([*cells, s.cwd or "-"] if everywhere else cells)
     head = ["", "provider", "id", "title", "updated", "messages"]
@@ -78,6 +78,39 @@ async def _resume(repl: Repl, args: list[str]) -> bool:
         repl.say("usage: /resume ID (or /resume alone, at a terminal, to pick one)")
     else:
         await repl.engine.resume(args[0])
+    return False
+
+
+async def _search(repl: Repl, args: list[str]) -> bool:
+    from avatar.times import ago
+
+    if not args:
+        repl.say("usage: /search WORDS (this project's sessions, every provider)")
+        return False
+    hits = repl.engine.search(" ".join(args))
+    if not hits:
+        repl.say("no session here matches")
+    for hit in hits[:20]:
+        s = hit.session
+        label = " ".join((s.name or s.title or "untitled").split())
+        repl.say(f"{s.provider}  {s.id}  {ago(s.updated or s.created)}  {label}")
+        repl.say(f"    {hit.snippet}")
+    return False
+
+
+async def _rename(repl: Repl, args: list[str]) -> bool:
+    from avatar.errors import SessionNotFoundError
+
+    session = repl.engine.session
+    if not args or session is None:
+        repl.say("usage: /rename NAME (names the current session)")
+        return False
+    try:
+        info = repl.engine.rename(session.session_id, " ".join(args))
+    except SessionNotFoundError:
+        repl.say("nothing to name yet: the session is saved after its first turn")
+    else:
+        repl.say(f"renamed: {info.name}")
     return False
 
 
@@ -104,10 +137,14 @@ async def _new(repl: Repl, args: list[str]) -> bool:
 
 async def _provider(repl: Repl, args: list[str]) -> bool:
     names = [a for a in args if not a.startswith("--")]
-    if len(names) != 1:
-        repl.say("usage: /provider NAME [--fresh]")
+    flags = set(args) - set(names)
+    if len(names) != 1 or not flags <= {"--fresh", "--new", "--import"} or len(flags) > 1:
+        repl.say("usage: /provider NAME [--fresh | --new | --import]")
     else:
-        await repl.engine.switch_provider(names[0], handoff="--fresh" not in args)
+        fresh = "--fresh" in flags
+        await repl.engine.switch_provider(
+            names[0], handoff=not fresh, new=fresh or "--new" in flags, imported="--import" in flags
+        )
     return False
 
 
@@ -130,10 +167,12 @@ async def _preset(repl: Repl, args: list[str]) -> bool:
 
 
 async def _fork(repl: Repl, args: list[str]) -> bool:
-    if repl.engine.session is None:
+    if len(args) > 1 or (args and not (args[0].isdigit() and int(args[0]) >= 1)):
+        repl.say("usage: /fork [N] (N: the message to fork after, as `session show` numbers)")
+    elif repl.engine.session is None:
         repl.say("no session to fork")
     else:
-        await repl.engine.fork()
+        await repl.engine.fork(at=int(args[0]) if args else None)
     return False
 
 
@@ -184,14 +223,19 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("/new", "", "a fresh session on this provider", _new, activity="starting"),
     SlashCommand(
         "/provider",
-        "NAME [--fresh]",
-        "switch provider, handing the conversation over (unless --fresh)",
+        "NAME [--fresh | --new | --import]",
+        "switch provider with a handoff (back to its earlier session unless --new; "
+        "--fresh: carry nothing)",
         _provider,
         activity="starting {arg}",
     ),
     SlashCommand("/model", "NAME", "switch model", _model),
     SlashCommand("/preset", "NAME", "apply a preset from config", _preset),
-    SlashCommand("/fork", "", "fork the current session", _fork, activity="forking"),
+    SlashCommand("/search", "QUERY", "find sessions by what was said in them", _search),
+    SlashCommand("/rename", "NAME", "name the current session", _rename),
+    SlashCommand(
+        "/fork", "[N]", "fork the session (N: keep messages 1..N)", _fork, activity="forking"
+    ),
     SlashCommand("/compact", "", "compact the context (native)", _compact, activity="compacting"),
     SlashCommand("/diff", "", "the whole diff of the last edit", _diff, while_busy=True),
     SlashCommand("/clear", "", "clear the screen", _clear),

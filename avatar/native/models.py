@@ -215,6 +215,15 @@ class ModelRegistry:
             if m.id.lower().startswith(name_l) or m.full_id.lower().startswith(name_l)
         ]
 
+    def looks_known(self, name: str) -> bool:
+        """True when `name` is close to a catalog id or shares a catalog family (`gpt-…`)."""
+        ids = {m.id.lower() for m in self._models.values() if m.builtin}
+        lowered = name.lower()
+        if difflib.get_close_matches(lowered, ids, n=1, cutoff=0.75):
+            return True
+        family = lowered.split("-", 1)[0]
+        return "-" in lowered and any(i.split("-", 1)[0] == family for i in ids)
+
     def near(self, name: str, n: int = 5) -> list[str]:
         """Known names that look like `name` (for error messages)."""
         names = sorted({m.id for m in self._models.values()} | set(self._models))
@@ -239,7 +248,9 @@ class ModelResolver:
         self.env = os.environ if env is None else env
 
     @classmethod
-    def from_settings(cls, settings: Settings | None, env: Mapping[str, str] | None = None):
+    def from_settings(
+        cls, settings: Settings | None, env: Mapping[str, str] | None = None
+    ) -> ModelResolver:
         """A resolver over `settings` (its `models:` and `default_model`)."""
         registry = ModelRegistry.from_settings(settings)
         default = settings.default_model if settings is not None else None
@@ -270,7 +281,7 @@ class ModelResolver:
                 return direct[0]
             names = ", ".join(sorted(m.full_id for m in found)[:10])
             raise UsageError(f"model {chosen!r} is ambiguous: {names}")
-        adhoc = self._adhoc(chosen)
+        adhoc = self._adhoc(chosen) or self._on_base_url(chosen)
         if adhoc is not None:
             return adhoc
         near = self.registry.near(chosen)
@@ -288,6 +299,15 @@ class ModelResolver:
         if not sep or info is None or not model_id:
             return None
         return ModelInfo(id=model_id, provider=provider, api=info.api, builtin=False)
+
+    def _on_base_url(self, name: str) -> ModelInfo | None:
+        # With `OPENAI_BASE_URL` set, the user runs an OpenAI-compatible server whose model
+        # names the catalog cannot know (`my-model`, `org/model` on vLLM): send them there.
+        # A name that looks like a catalog model (`gpt-4p`, `claude-sonet`) is a typo instead:
+        # it stays a usage error naming the near matches.
+        if not self.env.get("OPENAI_BASE_URL") or self.registry.looks_known(name):
+            return None
+        return ModelInfo(id=name, provider="openai", api="openai", builtin=False)
 
 
 def ollama_running(host: str = "127.0.0.1", port: int = 11434, timeout: float = 0.2) -> bool:

@@ -309,13 +309,11 @@ class AgentSession:
             self.record_entry(ToolCallEntry(call_id=call.id, name=call.name, input=call.arguments))
 
     def record_tool_result(self, call: ToolCall, result: AgentToolResult) -> None:
-        """Record a tool's result (secrets masked)."""
+        """Record a tool's result (secrets masked, also in the event shown after this)."""
+        result.output = self.redactor.redact(result.output)
         self.record_entry(
             ToolResultEntry(
-                call_id=call.id,
-                name=call.name,
-                output=self.redactor.redact(result.output),
-                is_error=result.is_error,
+                call_id=call.id, name=call.name, output=result.output, is_error=result.is_error
             )
         )
 

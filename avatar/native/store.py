@@ -22,12 +22,11 @@ from avatar.native.entries import (
     SessionHeader,
     SteeringEntry,
     TitleEntry,
-    entry_parser,
     parse_entry,
-    parse_header,
 )
 from avatar.native.index import SUFFIX, IndexRecord, SessionIndex
 from avatar.native.ulid import new_ulid
+from avatar.native.versions import NewerFormatError, migrate_line, parser_for, read_header
 from avatar.native.writer import SessionBusyError, SessionWriter, model_line
 from avatar.times import parse_time
 
@@ -139,12 +138,14 @@ class SessionManager(SessionIndex):
         if source is None:
             raise SessionNotFoundError(f"no native session {session_id}")
         with open(source, "rb") as f:
-            header = parse_header(f.readline())
+            header, version = _read_header(source, f)
+            parse = parser_for(version)
             copied: list[bytes] = []
             last_id: str | None = None
             for line in f:
                 try:
-                    entry = parse_entry(line)
+                    entry = parse(line)
+                    line = migrate_line(line, version)  # the copy is in the current format
                 except ValueError:
                     continue  # broken or torn: not part of the history
                 copied.append(line if line.endswith(b"\n") else line + b"\n")
@@ -197,9 +198,10 @@ def iter_file(path: Path, warnings: list[str] | None = None) -> Iterator[Session
     Each skip adds a one-line message to `warnings`. A file whose first line is not a header
     raises ValueError.
     """
-    parse = entry_parser()
     with open(path, "rb") as f:
-        yield _read_header(path, f)
+        header, version = _read_header(path, f)
+        parse = parser_for(version)
+        yield header
         for lineno, line in enumerate(f, 2):
             try:
                 entry = parse(line)
@@ -210,9 +212,13 @@ def iter_file(path: Path, warnings: list[str] | None = None) -> Iterator[Session
             yield entry
 
 
-def _read_header(path: Path, f: BinaryIO) -> SessionHeader:
+def _read_header(path: Path, f: BinaryIO) -> tuple[SessionHeader, int]:
+    # The header and the format version the file was written in (see avatar.native.versions:
+    # a newer version is refused, an older one read through a migrating parser).
     try:
-        return parse_header(f.readline())
+        return read_header(path, f.readline())
+    except NewerFormatError:
+        raise
     except ValueError:
         raise ValueError(f"{path}: not a native session file (bad header)") from None
 
@@ -241,9 +247,10 @@ def read_state(path: Path) -> SessionState:
 
     The loop is written out (no generator) because it is the cost of resuming a long session.
     """
-    parse = entry_parser()
     with open(path, "rb") as f:
-        state = SessionState(_read_header(path, f))
+        header, version = _read_header(path, f)
+        parse = parser_for(version)
+        state = SessionState(header)
         apply = state.apply
         lineno = 1
         for line in f:
@@ -278,9 +285,33 @@ def scan_record(path: Path, base: IndexRecord | None = None) -> IndexRecord | No
         return record
     try:
         state = read_state(path)
+    except NewerFormatError:
+        return _newer_record(path, size)
     except (OSError, ValueError, StopIteration):
         return None
     return index_record(state, size)
+
+
+def _newer_record(path: Path, size: int) -> IndexRecord | None:
+    # A file of a newer format is still listed (from its header alone), so that opening it
+    # gives the clear "written by a newer avatar" error instead of "no such session".
+    import json
+
+    with open(path, "rb") as f:
+        data = json.loads(f.readline())
+    sid = data.get("id")
+    if not isinstance(sid, str):
+        return None
+    cwd = data.get("cwd")
+    created = parse_time(data.get("created"))
+    return IndexRecord(
+        id=sid,
+        cwd=cwd if isinstance(cwd, str) else None,
+        title="(written by a newer avatar)",
+        created=created,
+        updated=created,
+        size=size,
+    )
 
 
 def index_record(state: SessionState, size: int) -> IndexRecord:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from avatar.errors import AvatarError
+from avatar.fileio import append_all
 
 if TYPE_CHECKING:
     import asyncio
@@ -215,7 +216,7 @@ class SessionWriter:
         if not lines or self._error is not None:
             return
         try:
-            _write_all(self._fd, b"".join(lines))
+            append_all(self._fd, b"".join(lines))  # whole lines or none: no torn tail
         except OSError as e:  # disk full, I/O error: surface it on the next add/flush
             self._error = e
 

@@ -209,6 +209,12 @@ class _Fold(FileFold):
         return title_from(self.first_user)
 
 
+def transcript_fold() -> FileFold:
+    """A fold building a transcript entry by entry, numbering messages as `session show` does
+    (a fork at message N cuts where its `messages` grow past N)."""
+    return _Fold(keep=True)
+
+
 class ClaudeStore(JsonlSessionStore):
     """Reads Claude Code transcripts; can delete them."""
 
@@ -217,6 +223,10 @@ class ClaudeStore(JsonlSessionStore):
     def root(self) -> Path:
         """`<claude config dir>/projects`."""
         return claude_dir(self.env, self.home()) / "projects"
+
+    def project_dir(self, cwd: str | Path) -> Path:
+        """Where Claude Code running in `cwd` keeps that project's transcripts."""
+        return self.root() / project_slug(os.path.realpath(cwd))
 
     def session_files(self, cwd: Path | None) -> Iterable[str]:
         """`<uuid>.jsonl` files of the cwd's project directory, or of every project."""
@@ -245,7 +255,9 @@ class ClaudeStore(JsonlSessionStore):
             if stats.skipped:
                 warnings = [f"{path}: no readable messages, skipped"]
             return Summary(None, warnings)
-        return Summary(fold.info(path.name[:-6], self.provider, fold.title, st), warnings)
+        info = fold.info(path.name[:-6], self.provider, fold.title, st)
+        info.name = fold.titles.get("custom-title")  # Claude Code's `/rename` (or avatar's)
+        return Summary(info, warnings)
 
     def read_transcript(self, info: SessionInfo) -> Transcript:
         """Every message of the session, tool calls and results included."""

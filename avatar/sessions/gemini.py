@@ -155,6 +155,35 @@ class GeminiStore(JsonlSessionStore):
                     names[short] = cwd
         return names
 
+    def chats_dir(self, cwd: str) -> Path:
+        """`tmp/<project>/chats` of project directory `cwd`, registering the project in
+        `projects.json` (and its `.project_root` marker) when Gemini CLI has not seen it."""
+        from avatar.fileio import atomic_write
+
+        path = gemini_dir(self.env, self.home()) / "projects.json"
+        try:
+            data = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            data = {}
+        data = data if isinstance(data, dict) else {}
+        projects = data.setdefault("projects", {})
+        if not isinstance(projects, dict):
+            projects = data["projects"] = {}
+        short = projects.get(cwd)
+        if not isinstance(short, str) or not short or "/" in short or short.startswith("."):
+            taken = set(self._projects()) | {e.name for e in listdir(self.root())}
+            stem = "".join(c if c.isalnum() or c in "-_." else "-" for c in Path(cwd).name)
+            stem = stem.strip("-.").lower() or "project"
+            short, n = stem, 1
+            while short in taken:
+                n += 1
+                short = f"{stem}-{n}"
+            projects[cwd] = short
+            atomic_write(path, (json.dumps(data, indent=2) + "\n").encode())
+            (self.root() / short).mkdir(parents=True, exist_ok=True)
+            atomic_write(self.root() / short / ".project_root", cwd.encode())
+        return self.root() / short / "chats"
+
     def session_files(self, cwd: Path | None) -> Iterable[str]:
         """`session-*` files in the chats of the cwd's project, or of every project."""
         projects = self._projects()

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from avatar.handoff.marker import strip_handoff
 from avatar.times import parse_time as iso_time
 
 # Listing parses only lines up to this size; longer ones are huge tool outputs or garbage and
@@ -195,7 +196,7 @@ def title_from(text: str | None, limit: int = TITLE_MAX) -> str | None:
     """A one-line title: whitespace collapsed, cut to `limit` characters with an ellipsis."""
     if not text:
         return None
-    line = _SPACE.sub(" ", text).strip()
+    line = _SPACE.sub(" ", strip_handoff(text)).strip()  # handed-over context is no title
     if not line:
         return None
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"

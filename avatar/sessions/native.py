@@ -7,7 +7,8 @@ so 10,000 sessions list in well under the 0.3 s budget.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from avatar.native.index import SessionIndex
@@ -45,44 +46,59 @@ class NativeStore(SessionStore):
 
     def transcript(self, session_id: str) -> Transcript:
         """The whole conversation, compacted parts included (marked where compacted)."""
-        from avatar.native.entries import (
-            CompactionEntry,
-            MessageEntry,
-            SteeringEntry,
-            ToolCallEntry,
-            ToolResultEntry,
-        )
-        from avatar.native.store import iter_file
-
         info = self.locate(session_id, exact=True)
         warnings: builtins.list[str] = []
         messages: builtins.list[TranscriptMessage] = []
-        for entry in iter_file(Path(info.path or ""), warnings):
-            when = parse_time(getattr(entry, "timestamp", None))
-            if isinstance(entry, MessageEntry):
-                messages.append(TranscriptMessage(role=entry.role, text=entry.text, timestamp=when))
-            elif isinstance(entry, SteeringEntry):
-                messages.append(TranscriptMessage(role="user", text=entry.text, timestamp=when))
-            elif isinstance(entry, ToolCallEntry):
-                if not messages or messages[-1].role != "assistant":
-                    messages.append(TranscriptMessage(role="assistant", timestamp=when))
-                messages[-1].tool_calls.append(
-                    ToolCall(id=entry.call_id, name=entry.name, input=entry.input)
-                )
-            elif isinstance(entry, ToolResultEntry):
-                messages.append(
-                    TranscriptMessage(
-                        role="tool",
-                        text=entry.output,
-                        tool_call_id=entry.call_id,
-                        is_error=entry.is_error,
-                        timestamp=when,
-                    )
-                )
-            elif isinstance(entry, CompactionEntry):
-                note = entry.summary or "older messages were dropped from the context"
-                messages.append(
-                    TranscriptMessage(role="system", text=f"[compacted] {note}", timestamp=when)
-                )
+        deque(transcript_steps(Path(info.path or ""), warnings, messages), maxlen=0)
         self.warnings.extend(warnings)
         return Transcript(info=info, messages=messages, skipped_lines=len(warnings))
+
+
+def transcript_steps(
+    path: Path,
+    warnings: builtins.list[str],
+    messages: builtins.list[TranscriptMessage] | None = None,
+) -> Iterator[tuple[str, builtins.list[TranscriptMessage]]]:
+    """Fold a session file into transcript messages, yielding after each entry its id and the
+    messages so far (one growing list): `session show` numbers these messages, and a fork at
+    message N keeps the entries up to the last one that leaves N of them."""
+    from avatar.native.entries import (
+        CompactionEntry,
+        MessageEntry,
+        SteeringEntry,
+        ToolCallEntry,
+        ToolResultEntry,
+    )
+    from avatar.native.store import iter_file
+
+    messages = [] if messages is None else messages
+    entries = iter_file(path, warnings)
+    next(entries)  # the header
+    for entry in entries:
+        when = parse_time(getattr(entry, "timestamp", None))
+        if isinstance(entry, MessageEntry):
+            messages.append(TranscriptMessage(role=entry.role, text=entry.text, timestamp=when))
+        elif isinstance(entry, SteeringEntry):
+            messages.append(TranscriptMessage(role="user", text=entry.text, timestamp=when))
+        elif isinstance(entry, ToolCallEntry):
+            if not messages or messages[-1].role != "assistant":
+                messages.append(TranscriptMessage(role="assistant", timestamp=when))
+            messages[-1].tool_calls.append(
+                ToolCall(id=entry.call_id, name=entry.name, input=entry.input)
+            )
+        elif isinstance(entry, ToolResultEntry):
+            messages.append(
+                TranscriptMessage(
+                    role="tool",
+                    text=entry.output,
+                    tool_call_id=entry.call_id,
+                    is_error=entry.is_error,
+                    timestamp=when,
+                )
+            )
+        elif isinstance(entry, CompactionEntry):
+            note = entry.summary or "older messages were dropped from the context"
+            messages.append(
+                TranscriptMessage(role="system", text=f"[compacted] {note}", timestamp=when)
+            )
+        yield entry.id, messages

@@ -28,6 +28,7 @@ class SessionInfo:
     messages: int = 0
     model: str | None = None
     path: str | None = None  # where it lives on disk, if anywhere (not part of `to_public`)
+    name: str | None = None  # a name the user gave it (`session rename`)
 
     def to_public(self) -> dict[str, Any]:
         """The object `session list --json` prints (DESIGN §3), times in ISO-8601."""
@@ -40,7 +41,7 @@ class SessionInfo:
             "updated": self.updated.isoformat() if self.updated else None,
             "messages": self.messages,
             "model": self.model,
-        }
+        } | ({"name": self.name} if self.name else {})
 
     @classmethod
     def from_public(cls, data: dict[str, Any], path: str | None = None) -> SessionInfo:
@@ -61,6 +62,7 @@ class SessionInfo:
             messages=messages,
             model=_opt_text(data.get("model")),
             path=_opt_text(path),
+            name=_opt_text(data.get("name")),
         )
 
 

@@ -87,6 +87,8 @@ def test_sessions_lists_and_resumes_across_providers(
 
     listing = run(avatar_env, work, "sessions.py").stdout
     assert codex_id in listing and native_id in listing
+    found = run(avatar_env, work, "sessions.py", "--search", "pelican").stdout
+    assert codex_id in found and native_id not in found and "PELICAN" in found
 
     # A prefix, no provider named: the id finds codex, and codex sees its earlier turn.
     resumed = run(avatar_env, work, "sessions.py", "--resume", codex_id[:13], "which word?")

@@ -259,8 +259,8 @@ async def test_set_model_and_usage(
     assert "first" in model_server.requests_for("anthropic")[0].all_text()
     listed = NativeStore("native", {}, home).list(project)
     assert listed[0].id == sid and listed[0].model == "anthropic/claude-haiku-4-5"
-    with pytest.raises(UsageError, match="unknown model"):
-        await b.set_model("no-such-model")
+    with pytest.raises(UsageError, match="unknown model"):  # a typo of a catalog model
+        await b.set_model("gpt-4p")
 
 
 async def test_unknown_model_fails_at_start(

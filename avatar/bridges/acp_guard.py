@@ -1,0 +1,114 @@
+"""A guard between an ACP agent's stdout and the SDK: only JSON-RPC objects get through.
+
+The ACP SDK trusts its agent: a line that is not JSON is logged with a traceback (on avatar's
+stderr), a JSON line that is not an object (`[]`, `42`) kills its receive loop (the turn
+then hangs or fails), and a line without an end is buffered without limit. A hostile or
+broken agent must not do any of that, so the SDK reads from a second stream this guard fills
+with whole lines that parse as JSON objects. Anything else is dropped — a line over
+`max_line` bytes without being held in memory — and the first drop of each kind is reported
+through `on_drop` (one notice, not one per line).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+
+#: Longest line passed on; the SDK's own stdout buffer limit (a replayed history can be big).
+MAX_LINE = 50 * 1024 * 1024
+
+
+def guard_stdout(
+    source: asyncio.StreamReader,
+    on_drop: Callable[[str], None],
+    *,
+    max_line: int = MAX_LINE,
+) -> asyncio.StreamReader:
+    """A StreamReader carrying only the JSON-object lines of `source` (see module docstring).
+
+    The copying task ends at the source's end of file (the agent exited or closed stdout).
+    """
+    _quiet_root_logging()
+    guarded = asyncio.StreamReader(limit=max_line)
+    task = asyncio.get_running_loop().create_task(_copy(source, guarded, on_drop, max_line))
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
+    return guarded
+
+
+_tasks: set[asyncio.Task[None]] = set()  # strong references: a task is not collected mid-copy
+
+
+def _quiet_root_logging() -> None:
+    # The SDK reports what it cannot handle (an update with bad params) with the module-level
+    # `logging.exception`, which configures stderr logging on an unconfigured root logger and
+    # prints a traceback there. avatar speaks in events; an application that configured
+    # logging itself keeps its handlers, and AVATAR_DEBUG shows the SDK's messages.
+    import logging
+    import os
+
+    root = logging.getLogger()
+    if not root.handlers and not os.environ.get("AVATAR_DEBUG"):
+        root.addHandler(logging.NullHandler())
+
+
+async def _copy(
+    source: asyncio.StreamReader,
+    sink: asyncio.StreamReader,
+    on_drop: Callable[[str], None],
+    max_line: int,
+) -> None:
+    told: set[str] = set()
+
+    def drop(kind: str, message: str) -> None:
+        if kind not in told:
+            told.add(kind)
+            on_drop(message)
+
+    try:
+        while True:
+            line, too_long = await _read_line(source, max_line)
+            if too_long:
+                drop("long", f"skipped a line from the agent longer than {max_line:,} bytes")
+                continue
+            if not line:
+                break
+            if not line.strip():
+                continue
+            if _is_object(line):
+                sink.feed_data(line if line.endswith(b"\n") else line + b"\n")
+            else:
+                drop("junk", "skipped output from the agent that is not a JSON-RPC message")
+    except (OSError, asyncio.IncompleteReadError):
+        pass  # the pipe broke: the agent is gone, which the process watcher reports
+    finally:
+        sink.feed_eof()
+
+
+async def _read_line(source: asyncio.StreamReader, max_line: int) -> tuple[bytes, bool]:
+    """The next line (b"" at EOF) and whether it was over `max_line` (then it was discarded)."""
+    try:
+        return await source.readuntil(b"\n"), False
+    except asyncio.IncompleteReadError as e:  # a last line without its newline
+        return e.partial, False
+    except asyncio.LimitOverrunError as e:
+        await source.readexactly(e.consumed)
+    # Discard the rest of an overlong line, a buffer at a time, never holding it.
+    while True:
+        try:
+            await source.readuntil(b"\n")
+            return b"", True
+        except asyncio.IncompleteReadError:
+            return b"", True
+        except asyncio.LimitOverrunError as e:
+            await source.readexactly(e.consumed)
+
+
+def _is_object(line: bytes) -> bool:
+    if not line.lstrip().startswith(b"{"):
+        return False
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:  # not JSON, or not UTF-8
+        return False

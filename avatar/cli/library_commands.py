@@ -1,0 +1,156 @@
+"""`avatar session search | rename | prune`: the session library across every provider.
+
+Search prints, for each session, a line with provider, id, age and title (a name given with
+`rename` wins), then the matching snippet with the match in bold at a terminal; `--json`
+prints the array of DESIGN §3, best match first (then the newest). Prune lists what it would
+delete, then asks (or takes `--yes`). `COMMANDS` join the `session` group in
+`avatar.cli.commands`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+import click
+
+from avatar.errors import UsageError
+from avatar.times import ago
+
+if TYPE_CHECKING:
+    from avatar.cli.commands import AppState
+    from avatar.engine import Engine
+    from avatar.sessions.types import SessionInfo
+
+_AGE = re.compile(r"(\d+)([hdw])")
+_UNITS = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
+_BOLD, _PLAIN = "\x1b[1m", "\x1b[22m"
+
+
+def parse_age(text: str, flag: str) -> timedelta:
+    """AGE as DESIGN §3 writes it (`30d`, `12h`, `2w`); a usage error naming `flag` else."""
+    found = _AGE.fullmatch(text.strip().lower())
+    if not found:
+        raise UsageError(f"{flag}: not an age: {text!r} (use e.g. 30d, 12h or 2w)")
+    return int(found.group(1)) * _UNITS[found.group(2)]
+
+
+def _label(s: SessionInfo) -> str:
+    return " ".join((s.name or s.title or "untitled").split())
+
+
+@click.command("search")
+@click.argument("query", nargs=-1, required=True)
+@click.option("--provider", help="Only this provider's sessions.")
+@click.option("--all-projects", is_flag=True, help="Sessions of every directory.")
+@click.option("--since", metavar="AGE", help="Only sessions updated within AGE (30d, 12h, 2w).")
+@click.option("--json", "json_out", is_flag=True, help="A JSON array, best match first.")
+@click.pass_obj
+def session_search(
+    state: AppState,
+    query: tuple[str, ...],
+    provider: str | None,
+    all_projects: bool,
+    since: str | None,
+    json_out: bool,
+) -> int:
+    """Find sessions of every provider by what was said in them."""
+    age = parse_age(since, "--since") if since is not None else None
+    engine = state.engine()
+    words = " ".join(query)
+    hits = engine.search(
+        words, provider=provider or state.provider, all_projects=all_projects, since=age
+    )
+    if json_out:
+        sys.stdout.write(json.dumps([h.to_public() for h in hits], ensure_ascii=False) + "\n")
+        return 0
+    if not hits:
+        where = "" if all_projects else f" in {engine.cwd} (--all-projects: everywhere)"
+        sys.stderr.write(f"no session matches {words!r}{where}\n")
+        return 0
+    bold = sys.stdout.isatty()
+    out = []
+    for hit in hits:
+        s = hit.session
+        out.append(f"{s.provider}  {s.id}  {ago(s.updated or s.created)}  {_label(s)}")
+        text, pos, parts = hit.snippet, 0, []
+        for start, end in hit.spans if bold else ():
+            parts += [text[pos:start], _BOLD, text[start:end], _PLAIN]
+            pos = end
+        out.append("    " + "".join(parts) + text[pos:])
+    sys.stdout.write("\n".join(out) + "\n")
+    return 0
+
+
+@click.command("rename")
+@click.argument("session_id", metavar="ID")
+@click.argument("name", nargs=-1, required=True)
+@click.pass_obj
+def session_rename(state: AppState, session_id: str, name: tuple[str, ...]) -> int:
+    """Name a session (where its provider shows names, and in avatar)."""
+    engine = state.engine()
+    info = engine.rename(engine.find(session_id, state.provider), " ".join(name))
+    sys.stderr.write(f"renamed {info.provider} session {info.id}: {info.name}\n")
+    return 0
+
+
+@click.command("prune")
+@click.option("--older-than", metavar="AGE", required=True, help="30d, 12h, 2w; 0d: all.")
+@click.option("--provider", help="Only this provider's sessions.")
+@click.option("--all-projects", is_flag=True, help="Sessions of every directory.")
+@click.option("--dry-run", is_flag=True, help="Only list what would be deleted.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_obj
+def session_prune(
+    state: AppState,
+    older_than: str,
+    provider: str | None,
+    all_projects: bool,
+    dry_run: bool,
+    yes: bool,
+) -> int:
+    """Delete this project's sessions not updated for AGE (listed first, then asked)."""
+    if dry_run and yes:
+        raise UsageError("use either --dry-run or --yes")
+    age = parse_age(older_than, "--older-than")
+    if not (dry_run or yes or sys.stdin.isatty()):
+        raise UsageError("refusing to delete without confirmation; pass --yes (or --dry-run)")
+    engine = state.engine()
+    found = engine.prunable(age, provider=provider or state.provider, all_projects=all_projects)
+    if not found:
+        sys.stderr.write(f"no session is older than {older_than}\n")
+        return 0
+    for s in found:
+        sys.stdout.write(f"{s.provider}  {s.id}  {ago(s.updated or s.created)}  {_label(s)}\n")
+    count = f"{len(found)} session{'s' if len(found) != 1 else ''}"
+    if dry_run:
+        sys.stderr.write(f"{count} would be deleted (--dry-run: nothing deleted)\n")
+        return 0
+    if not yes and not click.confirm(f"delete {count}?"):
+        return 1
+    return _delete(engine, found)
+
+
+def _delete(engine: Engine, sessions: list[SessionInfo]) -> int:
+    import asyncio
+
+    async def go() -> list[tuple[SessionInfo, str | None]]:
+        try:
+            return await engine.prune(sessions)
+        finally:
+            await engine.close()
+
+    failed = 0
+    for info, error in asyncio.run(go()):
+        if error is None:
+            sys.stderr.write(f"deleted {info.provider} session {info.id}\n")
+        else:
+            failed += 1
+            sys.stderr.write(f"avatar: {info.provider} session {info.id} not deleted: {error}\n")
+    return 1 if failed else 0
+
+
+COMMANDS = (session_search, session_rename, session_prune)

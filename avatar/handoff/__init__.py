@@ -1,0 +1,62 @@
+"""Handoffs: another session's conversation, condensed to open or continue a session on
+another provider (DESIGN §3, `--from` and `/provider`).
+
+Deterministic, no model call: `facts` reads the goal, decisions, files, failures and plan from
+the canonical transcript; `render` lays them out with the newest turns verbatim, fitted to a
+share of the target model's context window (`window`); `secrets` masks keys; `marker` fences
+the handed-over text inside a prompt so it never becomes a title and never nests.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from avatar.handoff.marker import strip_handoff
+from avatar.handoff.window import DEFAULT_SHARE, DEFAULT_WINDOW, handoff_budget
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from avatar.handoff.secrets import SecretFilter
+    from avatar.sessions.types import Transcript
+
+#: The budget when no target is known: a share of the default window.
+DEFAULT_TOKENS = handoff_budget(DEFAULT_WINDOW, DEFAULT_SHARE)
+
+__all__ = ["DEFAULT_TOKENS", "build_handoff", "seed_prompt", "strip_handoff"]
+
+
+def build_handoff(
+    transcript: Transcript,
+    budget_tokens: int = DEFAULT_TOKENS,
+    *,
+    since: int | None = None,
+    cwd: Path | None = None,
+    secrets: SecretFilter | None = None,
+) -> str:
+    """The structured handoff of `transcript` within `budget_tokens` estimated tokens.
+
+    `since` makes a delta: only the messages from that index on (what the target, returned
+    to, did not see). `cwd` adds the project's `git diff --stat` when it is a git repository.
+    """
+    from avatar.handoff.facts import read_facts
+    from avatar.handoff.git import diff_stat
+    from avatar.handoff.render import Source, render
+
+    info = transcript.info
+    messages = transcript.messages[since:] if since is not None else transcript.messages
+    # A delta goes back to where the pasted context came from: nothing of it is repeated.
+    facts = read_facts(transcript.model_copy(update={"messages": messages}), inherit=since is None)
+    source = Source(
+        info.provider, info.id, strip_handoff(info.title or "") or None, since is not None
+    )
+    stat = diff_stat(cwd) if cwd is not None else None
+    return render(facts, source, budget_tokens, git_stat=stat, secrets=secrets)
+
+
+def seed_prompt(handoff: str, prompt: str) -> str:
+    """The first prompt of a seeded session: the user's own words, then the handed-over context.
+
+    The user's words come first so every provider titles the new session by them.
+    """
+    return f"{prompt}\n\n{handoff}"

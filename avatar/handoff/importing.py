@@ -1,0 +1,137 @@
+"""`--import`: another provider's conversation written into the target's own session format,
+read back through avatar's reader to check it, so the target's own resume opens it with the
+earlier turns as real messages (DESIGN §3). Tool calls become text, since the formats differ.
+Targets: native, and Claude Code's transcript JSONL (claude, claude-acp). Elsewhere
+`import_kind()` is None and the caller hands over instead."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from avatar.errors import AvatarError
+from avatar.handoff.marker import strip_handoff
+
+if TYPE_CHECKING:
+    from avatar.handoff.secrets import SecretFilter
+    from avatar.sessions.store import SessionStore
+    from avatar.sessions.types import Transcript
+
+_TOOL_OUTPUT = 500
+
+
+def import_kind(transport: str, store: str | None) -> str | None:
+    """`native` or `claude` when conversations can be written into a provider's store of
+    this transport and reader; None when they cannot."""
+    if transport == "native":
+        return "native"
+    if store is not None and store.endswith(":ClaudeStore"):
+        return "claude"
+    return None
+
+
+def turns(transcript: Transcript, secrets: SecretFilter) -> list[tuple[str, str]]:
+    """`(role, text)` of the conversation, alternating user/assistant, tool calls and their
+    results as text, handed-over blocks left out (the messages themselves are here)."""
+    out: list[tuple[str, str]] = []
+
+    def put(role: str, text: str) -> None:
+        text = secrets.redact(text.strip())
+        if not text:
+            return
+        if out and out[-1][0] == role:  # both APIs want the roles to alternate
+            out[-1] = (role, out[-1][1] + "\n\n" + text)
+        else:
+            out.append((role, text))
+
+    for msg in transcript.messages:
+        if msg.role == "user":
+            put("user", strip_handoff(msg.text))
+        elif msg.role == "assistant":
+            lines = [msg.text] + [f"[tool call {c.name}] {c.input or ''}" for c in msg.tool_calls]
+            put("assistant", "\n".join(lines))
+        elif msg.role == "tool":
+            out_text = msg.text if len(msg.text) <= _TOOL_OUTPUT else msg.text[:_TOOL_OUTPUT] + " …"
+            label = "[tool result (error)]" if msg.is_error else "[tool result]"
+            put("assistant", f"{label} {out_text}")
+    return out
+
+
+class ImportCheckError(AvatarError):
+    """What was written does not read back as the conversation."""
+
+
+def import_native(
+    transcript: Transcript,
+    avatar_home: Path,
+    cwd: Path,
+    env: Mapping[str, str],
+    model: str | None,
+    secrets: SecretFilter,
+) -> str:
+    """Write the conversation as a new native session; its id (checked by reading it back)."""
+    from avatar.native.entries import MessageEntry
+    from avatar.native.store import SessionManager
+    from avatar.sessions.native import NativeStore
+
+    wanted = turns(transcript, secrets)
+    manager = SessionManager(avatar_home)
+    header, writer = manager.create(cwd, model=model)
+    try:
+        for role, text in wanted:
+            writer.add(MessageEntry(role=role, text=text))  # type: ignore[arg-type]
+    finally:
+        writer.close()
+    back = NativeStore("native", env, avatar_home).transcript(header.id)
+    got = [(m.role, m.text) for m in back.messages]
+    if got != wanted:
+        manager.delete(header.id)
+        raise ImportCheckError(f"the imported native session {header.id} did not read back whole")
+    return header.id
+
+
+def import_claude(
+    transcript: Transcript, store: SessionStore, cwd: Path, secrets: SecretFilter
+) -> str:
+    """Write the conversation as a new Claude Code transcript (`store` is the ClaudeStore
+    where `claude --resume` looks); its id, checked by reading it back."""
+    import json
+    import uuid
+    from datetime import UTC, datetime
+
+    from avatar.fileio import atomic_write
+
+    wanted = turns(transcript, secrets)
+    sid = str(uuid.uuid4())
+    parent: str | None = None
+    lines = []
+    for i, (role, text) in enumerate(wanted):
+        uid = str(uuid.uuid4())
+        stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        content = [{"type": "text", "text": text}]
+        message: dict[str, object] = {"role": role, "content": content}
+        if role == "assistant":
+            message |= {"id": f"msg_import_{i}", "type": "message", "model": "imported"}
+            message |= {"stop_reason": "end_turn", "stop_sequence": None}
+            message["usage"] = {"input_tokens": 0, "output_tokens": 0}
+        entry = {
+            "parentUuid": parent,
+            "isSidechain": False,
+            "type": role,
+            "message": message,
+            "uuid": uid,
+            "timestamp": stamp,
+            "userType": "external",
+            "cwd": str(cwd),
+            "sessionId": sid,
+        }
+        lines.append(json.dumps(entry, ensure_ascii=False))
+        parent = uid
+    path = store.project_dir(cwd) / f"{sid}.jsonl"  # type: ignore[attr-defined]
+    atomic_write(path, ("\n".join(lines) + "\n").encode())
+    got = [(m.role, m.text) for m in store.transcript(sid).messages]
+    if got != wanted:
+        path.unlink(missing_ok=True)
+        raise ImportCheckError(f"the imported claude session {sid} did not read back whole")
+    return sid

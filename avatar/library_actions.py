@@ -1,0 +1,130 @@
+"""The engine's session-library operations (DESIGN §8): `search`, `reindex`, `rename`,
+`prunable`, `prune`.
+
+The engine holds one `LibraryActions` and offers its methods as its own (`engine.search` …);
+each is a thin call into the module doing the work (`avatar.search_index`, `avatar.renaming`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from avatar.errors import AvatarError
+
+if TYPE_CHECKING:
+    from avatar.library import SessionLibrary
+    from avatar.providers import ProviderSpec
+    from avatar.search_index import SearchHit
+    from avatar.sessions.types import SessionInfo
+
+
+class LibraryActions:
+    """Search, name and prune the sessions of every provider, for one project."""
+
+    def __init__(
+        self,
+        library: SessionLibrary,
+        cwd: Path,
+        env: Mapping[str, str],
+        home: Path,
+        spec: Callable[[str], ProviderSpec],
+        current: Callable[[], str | None],
+        delete: Callable[[SessionInfo], Awaitable[SessionInfo]],
+    ) -> None:
+        self.library = library
+        self.cwd, self.env, self.home = cwd, env, home
+        self.spec = spec  # a provider name (or alias) to its spec
+        self.current = current  # the id of the open session, if any
+        self.delete = delete  # deletes through the agent where it can (the engine's delete)
+
+    def search(
+        self,
+        query: str,
+        *,
+        provider: str | None = None,
+        all_projects: bool = False,
+        since: timedelta | None = None,
+        limit: int = 50,
+    ) -> list[SearchHit]:
+        """Sessions whose messages or tool-call titles hold every word of `query` (as words
+        or word starts), best match first, then the newest; this project's unless
+        `all_projects`. The index (`$AVATAR_HOME/cache/search.sqlite`) is updated first."""
+        from avatar.search_index import SearchIndex
+        from avatar.sessions.filestore import same_dir_keys
+
+        index = SearchIndex(self.home, self._secret_filter())
+        try:
+            index.update(self.library)
+            hits = index.search(
+                query,
+                providers=[self.spec(provider).name] if provider else None,
+                cwds=None if all_projects else same_dir_keys(self.cwd),
+                since=datetime.now(UTC) - since if since is not None else None,
+                limit=limit,
+            )
+        finally:
+            index.close()
+        return hits
+
+    def reindex(self) -> int:
+        """Bring the search index up to date; how many sessions were (re)indexed."""
+        from avatar.search_index import SearchIndex
+
+        index = SearchIndex(self.home, self._secret_filter())
+        try:
+            return index.update(self.library)
+        finally:
+            index.close()
+
+    def _secret_filter(self) -> Callable[[str], str]:
+        from avatar.handoff.secrets import SecretFilter
+
+        return SecretFilter(self.env).redact
+
+    def rename(self, ref: SessionInfo | str, name: str) -> SessionInfo:
+        """Name a session (id, prefix or listed session) where its provider shows names, and
+        in avatar's records (see `avatar.renaming`)."""
+        from avatar.renaming import rename
+        from avatar.search_index import SearchIndex
+
+        info = rename(self.library, self.library.info(ref), name)
+        index = SearchIndex(self.home, self._secret_filter())
+        try:
+            index.named(info)
+        finally:
+            index.close()
+        return info
+
+    def prunable(
+        self,
+        older_than: timedelta,
+        *,
+        provider: str | None = None,
+        all_projects: bool = False,
+    ) -> list[SessionInfo]:
+        """Sessions last updated longer than `older_than` ago (this project's unless
+        `all_projects`), oldest last; the open session never is one."""
+        cutoff = datetime.now(UTC) - older_than
+        name = self.spec(provider).name if provider else None
+        found = self.library.sessions(name, None if all_projects else self.cwd)
+        current = self.current()
+        return [
+            s
+            for s in found
+            if s.id != current and (when := s.updated or s.created) is not None and when <= cutoff
+        ]
+
+    async def prune(self, sessions: list[SessionInfo]) -> list[tuple[SessionInfo, str | None]]:
+        """Delete each session through `delete()` (the agent's `session/delete` where it
+        offers one, else the store); each with None, or why it was not deleted."""
+        done: list[tuple[SessionInfo, str | None]] = []
+        for info in sessions:
+            try:
+                await self.delete(info)
+                done.append((info, None))
+            except AvatarError as e:
+                done.append((info, str(e)))
+        return done

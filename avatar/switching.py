@@ -1,0 +1,199 @@
+"""Switching provider mid-project (DESIGN §3 `/provider`, `--from`): a structured handoff
+sized to the target model's window, the lineage recorded, and a return to a provider used
+earlier reopening its session with only what happened elsewhere since (a delta)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from avatar.bridges.base import OpenRequest
+from avatar.errors import AvatarError
+from avatar.handoff.render import describe
+
+if TYPE_CHECKING:
+    from avatar.conversation import Conversation
+    from avatar.engine import Engine
+    from avatar.events import SessionStarted
+    from avatar.handoff.secrets import SecretFilter
+    from avatar.sessions.types import SessionInfo, Transcript
+
+Notify = Callable[[str, str], None]
+
+
+class Switcher:
+    """The provider switches of one engine."""
+
+    def __init__(self, engine: Engine, thread: Conversation, notify: Notify) -> None:
+        self.engine = engine
+        self.thread = thread
+        self.notify = notify
+        #: The session this engine last left on each provider (returns go back to it).
+        self.left: dict[str, str] = {}
+        thread.redact = self.secrets().redact  # avatar's copy of the turns holds no secret
+
+    def budget(self, provider: str) -> int:
+        """The tokens a handoff to `provider` may take: a share of its model's window."""
+        from avatar.handoff.window import context_window, handoff_budget
+
+        e = self.engine
+        model = e.model or e.spec(provider).model
+        window = context_window(provider, model, e.settings, e.env)
+        return handoff_budget(window, e.settings.handoff_share)
+
+    def secrets(self) -> SecretFilter:
+        """The filter masking this environment's secrets in handoffs."""
+        from avatar.handoff.secrets import SecretFilter
+
+        return SecretFilter(self.engine.env)
+
+    async def to(
+        self, name: str, *, handoff: bool = True, new: bool = False, imported: bool = False
+    ) -> SessionStarted:
+        """Switch to provider `name`: back to the session left there (with a delta) unless
+        `new`; else a new session seeded with the conversation (unless not `handoff`), or
+        with `imported`, a session of `name`'s own format holding the conversation."""
+        e, current = self.engine, self.engine.session
+        name = e.spec(name).name
+        if current is not None:
+            self.left[current.provider] = current.session_id
+        if imported and current is not None:
+            seen = self.thread.history()
+            source = (current.provider, current.session_id)
+            if seen is not None and seen.messages:
+                started = await self.imported(name, seen, source)
+                if started is not None:
+                    return started
+        if current is not None and handoff and not new and name != current.provider:
+            earlier = self._earlier(name, current.provider, current.session_id)
+            if earlier is not None:
+                return await self._return(earlier, current)
+        text = None
+        if handoff:
+            text = self.thread.handoff(self.budget(name), cwd=e.cwd, secrets=self.secrets())
+        started = await e.open_on(name, OpenRequest("new"))
+        if text and current is not None:
+            self.thread.hand_over(text)
+            e.library.link((name, started.session_id), (current.provider, current.session_id))
+            self.notify(f"handing the conversation to {name}: {describe(text)}", "info")
+        return started
+
+    def _earlier(self, name: str, provider: str, session_id: str) -> SessionInfo | None:
+        """The session to return to on `name`: the one left there in this run, else the one
+        the open session was handed over from; only while it is still `name`'s newest here."""
+        e = self.engine
+        sid = self.left.get(name)
+        if sid is None:
+            parent = e.library.lineage().get(f"{provider}/{session_id}")
+            owner, _, pid = (parent.parent or "").partition("/") if parent else ("", "", "")
+            sid = pid if owner == name and pid else None
+        if sid is None:
+            return None
+        found = e.library.sessions(name, e.cwd)
+        if found and found[0].id == sid:
+            return found[0]
+        self.notify(
+            f"{name} session {sid} is no longer its newest here; opening a new {name} session",
+            "info",
+        )
+        return None
+
+    async def _return(self, info: SessionInfo, current: SessionStarted) -> SessionStarted:
+        """Reopen `info` and hand it what happened in `current` since it was entered."""
+        e, thread = self.engine, self.thread
+        budget = self.budget(info.provider)
+        delta = thread.handoff(budget, delta=True, cwd=e.cwd, secrets=self.secrets())
+        whole = thread.handoff(budget, cwd=e.cwd, secrets=self.secrets())
+        started = await e.open_on(info.provider, OpenRequest.of("resume", info))
+        if started.session_id != info.id:
+            # The agent could not reopen it: the new session got the earlier one's turns
+            # (`recover`) and gets what happened since; else the whole conversation, which
+            # carries the earlier session's goal.
+            text = delta if thread.seeded else whole
+            if text:
+                thread.hand_over(text)
+                e.library.link(
+                    (info.provider, started.session_id), (current.provider, current.session_id)
+                )
+            return started
+        try:
+            seen = e.history()
+            thread.entered = len(seen.messages) if seen is not None else 0
+        except AvatarError:
+            thread.entered = 0
+        if delta:
+            thread.hand_over(delta)
+            self.notify(
+                f"back to {info.provider} session {info.id}; handing it what happened on "
+                f"{current.provider} since: {describe(delta)}",
+                "info",
+            )
+        return started
+
+    def recover(self, provider: str, lost: str, started: SessionStarted) -> None:
+        """`provider` opened session `started` where session `lost` was asked for (it could
+        not reopen it): the new one opens with the lost one's turns, from the provider's
+        files if still readable, else avatar's own copy."""
+        from avatar.handoff import build_handoff
+        from avatar.sessions.types import SessionInfo
+
+        e = self.engine
+        try:
+            transcript = e.library.transcript(SessionInfo(lost, provider))
+        except AvatarError:  # neither its files nor avatar's copy: nothing to carry
+            return
+        if not transcript.messages:
+            return
+        budget = self.budget(provider)
+        text = build_handoff(transcript, budget, cwd=e.cwd, secrets=self.secrets())
+        self.thread.hand_over(text)
+        e.library.link((provider, started.session_id), (provider, lost), "recovered")
+        self.notify(
+            f"{provider} could not reopen session {lost}; the new session {started.session_id} "
+            f"opens with its {len(transcript.messages)} earlier messages",
+            "warning",
+        )
+
+    async def imported(
+        self, name: str, transcript: Transcript, source: tuple[str, str]
+    ) -> SessionStarted | None:
+        """A session of `name`'s own format holding `transcript`, opened with its resume;
+        None (after a notice) when `name` cannot take an import."""
+        from avatar.handoff.importing import import_claude, import_kind, import_native
+
+        e = self.engine
+        spec = e.spec(name)
+        kind, store = import_kind(spec.transport, spec.store), e.library.store(name)
+        if kind is None or store is None:
+            self.notify(f"{name} cannot take an import; handing the conversation over", "info")
+            return None
+        if kind == "native":
+            model = e.model or spec.model
+            sid = import_native(transcript, e.home, e.cwd, e.env, model, self.secrets())
+        else:
+            sid = import_claude(transcript, store, e.cwd, self.secrets())
+        started = await e.open_on(name, OpenRequest.of("resume", e.library.find(sid, name)))
+        e.library.link((name, started.session_id), source, "import")
+        self.notify(f"imported {source[0]} session {source[1]} into {name} session {sid}", "info")
+        return started
+
+    async def open_from(self, source: str, provider: str, imported: bool) -> SessionStarted:
+        """A new session on `provider`, seeded with a handoff of session `source` (or, with
+        `imported`, a session of `provider`'s format holding its conversation)."""
+        e = self.engine
+        info = e.library.info(source)
+        transcript = e.library.transcript(info)
+        if imported:
+            started = await self.imported(provider, transcript, (info.provider, info.id))
+            if started is not None:
+                return started
+        from avatar.handoff import build_handoff
+
+        text = build_handoff(transcript, self.budget(provider), cwd=e.cwd, secrets=self.secrets())
+        started = await e.open_on(provider, OpenRequest("new"))
+        self.thread.hand_over(text)
+        e.library.link((provider, started.session_id), (info.provider, info.id))
+        self.notify(
+            f"the other session's conversation will open this one: {describe(text)}", "info"
+        )
+        return started

@@ -1,0 +1,159 @@
+"""Full-text session search over synthetic stores: 1,000 sessions per provider (Claude Code,
+codex, Gemini CLI), byte copies of the real fixture files with fresh ids
+(tests/sessions/synth.py), plus 1,000 native sessions written through the native store.
+
+Measured:
+- the first index build (`Engine.reindex()`, no index yet): target under 20 s;
+- `avatar session search WORD` end to end with the index warm (median wall): target under
+  0.3 s; the baseline is `avatar session list` of the same project, the CLI floor the search
+  shares (interpreter, imports, config);
+- the re-index after one session changed: it must read exactly that one session, and its
+  time is reported.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import avatar_exe, row
+from benchmarks.sessions import _cli_env
+
+COLD_TARGET = 20.0
+WARM_TARGET = 0.3
+
+
+def _native(avatar_home: Path, cwd: Path, n: int) -> None:
+    from avatar.native.entries import MessageEntry
+    from avatar.native.store import SessionManager
+
+    manager = SessionManager(avatar_home)
+    for i in range(n):
+        _, writer = manager.create(cwd, model="openai/gpt-bench")
+        try:
+            writer.add(MessageEntry(role="user", text=f"native session {i} about the ledger"))
+            writer.add(MessageEntry(role="assistant", text="Hello from the fake LLM."))
+            writer.sync()
+        finally:
+            writer.close()
+
+
+def _wall(args: list[str], env: dict[str, str], cwd: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run(
+        [avatar_exe(), *args],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=True,
+    )
+    return time.perf_counter() - start
+
+
+def measure(n: int, quick: bool) -> dict[str, float]:
+    """Cold build, warm CLI search, and one-change re-index over `n` sessions per provider."""
+    from avatar.config import Settings
+    from avatar.engine import Engine
+    from tests.sessions.synth import populate
+
+    root = Path(tempfile.mkdtemp(prefix="avatar-bench-search-"))
+    try:
+        cwd = root / "proj"
+        cwd.mkdir()
+        synth = populate(root, n, cwd=str(cwd))
+        env = _cli_env(root, synth.env, root / "agents-started")
+        _native(Path(env["AVATAR_HOME"]), cwd, n)
+
+        def engine() -> Engine:
+            return Engine(Settings(), cwd, env=env, home=Path(env["AVATAR_HOME"]))
+
+        engine().sessions()  # the listing caches, as any earlier `session list` leaves them
+        start = time.perf_counter()
+        indexed = engine().reindex()
+        cold = time.perf_counter() - start
+        if indexed != 4 * n:
+            raise RuntimeError(f"indexed {indexed} sessions, expected {4 * n}")
+        runs = 5 if quick else 11
+        search = ["session", "search", "hello"]
+        _wall(search, env, cwd)
+        warm = statistics.median(_wall(search, env, cwd) for _ in range(runs))
+        floor = statistics.median(_wall(["session", "list"], env, cwd) for _ in range(runs))
+        warm_engine = engine()
+        warm_engine.search("hello")
+        in_process = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            warm_engine.search("hello")
+            in_process.append(time.perf_counter() - start)
+        marks = root / "agents-started"
+        started = len(marks.read_text().splitlines()) if marks.exists() else 0
+        changed = next((synth.home / ".claude" / "projects").rglob("*.jsonl"))
+        with changed.open("a") as f:
+            f.write(changed.read_text().splitlines()[2] + "\n")  # one more user turn
+        start = time.perf_counter()
+        touched = engine().reindex()
+        one = time.perf_counter() - start
+        return {
+            "cold": cold,
+            "warm": warm,
+            "floor": floor,
+            "engine": statistics.median(in_process),
+            "touched": touched,
+            "one": one,
+            "started": float(started),
+        }
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def run(quick: bool) -> list[dict[str, object]]:
+    """Rows for 1,000 sessions per provider (4,000 in all)."""
+    n = 1000
+    r = measure(n, quick)
+    label = f"{n:,}/provider × 4"
+    return [
+        row(
+            f"search index, first build, {label}",
+            r["cold"],
+            None,
+            f"< {COLD_TARGET:.0f} s",
+            r["cold"] < COLD_TARGET,
+        ),
+        row(f"avatar session list (CLI floor), {label}", r["floor"], None, "(baseline)", True),
+        row(
+            f"avatar session search, warm, {label}",
+            r["warm"],
+            r["floor"],
+            f"< {WARM_TARGET} s",
+            r["warm"] < WARM_TARGET,
+        ),
+        row(
+            f"engine.search(), warm, in-process, {label}",
+            r["engine"],
+            None,
+            "(reported: the search itself)",
+            True,
+        ),
+        row(
+            "agent processes started while searching",
+            r["started"],
+            None,
+            "0",
+            r["started"] == 0,
+            unit="",
+        ),
+        row(
+            "sessions re-read after one changed",
+            r["touched"],
+            None,
+            "1",
+            r["touched"] == 1,
+            unit="",
+        ),
+        row("search re-index after one change", r["one"], r["cold"], "(reported)", True),
+    ]
