@@ -243,12 +243,19 @@ def load_file(path: Path) -> dict[str, Any]:
         err = e.errors()[0]
         loc = tuple(err["loc"])
         line = _nearest_line(lines, loc)
-        key = ".".join(str(p) for p in loc) or "(top)"
-        msg = err["msg"]
+        key = _key_path(loc)
+        msg = " ".join(err["msg"].split())
         if err["type"] == "extra_forbidden":
             msg = "unknown key"
         raise ConfigError(f"config error: {path}:{line}: {key}: {msg}") from None
     return data
+
+
+def _key_path(loc: tuple[Any, ...]) -> str:
+    """`a.b.c` for an error location; a key with line breaks or control characters is shown
+    quoted, so the error stays one line."""
+    parts = (str(p) if str(p).isprintable() else repr(str(p)) for p in loc)
+    return ".".join(parts) or "(top)"
 
 
 def _nearest_line(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...]) -> int:
@@ -301,6 +308,6 @@ def load_settings(
                 )
     except ValidationError as e:
         err = e.errors()[0]
-        key = ".".join(str(p) for p in err["loc"])
-        raise ConfigError(f"config error: {key}: {err['msg']}") from None
+        msg = " ".join(err["msg"].split())
+        raise ConfigError(f"config error: {_key_path(tuple(err['loc']))}: {msg}") from None
     return settings
