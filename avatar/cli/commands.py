@@ -6,7 +6,6 @@ import errno
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -30,15 +29,21 @@ ADD_DIR = click.option(
 )
 
 
-@dataclass
 class AppState:
     """The global options; each command builds its engine from them."""
 
-    provider: str | None = None
-    model: str | None = None
-    preset: str | None = None
-    cwd: Path = field(default_factory=Path.cwd)
-    config: Path | None = None
+    # A plain class, not a dataclass: `dataclasses` (with `inspect`) is ~20 ms of `--help`.
+    def __init__(
+        self,
+        provider: str | None = None,
+        model: str | None = None,
+        preset: str | None = None,
+        cwd: Path | None = None,
+        config: Path | None = None,
+    ) -> None:
+        self.provider, self.model, self.preset = provider, model, preset
+        self.cwd = cwd or Path.cwd()
+        self.config = config
 
     def engine(self, *, permission: str | None = None, add_dirs: Sequence[Path] = ()) -> Engine:
         """An engine over the layered config with this run's flags (an unknown `-p` or
