@@ -234,6 +234,7 @@ def _manifest(members: dict[str, bytes]) -> dict[str, Any]:
         and isinstance(manifest.get("kind"), str)
         and isinstance(session, dict)
         and isinstance(session.get("id"), str)
+        and isinstance(manifest.get("cwd"), str | None)  # a number here once crashed the import
     ):
         raise UsageError("the archive's manifest.json is damaged")
     return manifest

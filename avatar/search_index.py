@@ -110,7 +110,15 @@ def document(transcript: Transcript) -> str:
 
 
 def _clean(text: str | None) -> str:
-    return (text or "").replace(_OPEN, " ").replace(_CLOSE, " ")
+    return _utf8(text or "").replace(_OPEN, " ").replace(_CLOSE, " ")
+
+
+def _utf8(text: str) -> str:
+    """`text` with lone surrogates (a JSON `"\\ud800"` escape in a session file, or a path
+    that is not UTF-8) replaced: sqlite cannot store them and would fail the whole update."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _stamp(path: str | None) -> Stamp | None:
@@ -300,7 +308,7 @@ class SearchIndex:
                 info.id,
                 int(light),
                 *stamp,
-                os.path.normpath(info.cwd) if info.cwd else None,
+                _utf8(os.path.normpath(info.cwd)) if info.cwd else None,
                 title,
                 name,
                 info.created.isoformat() if info.created else None,

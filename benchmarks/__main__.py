@@ -11,8 +11,11 @@ import argparse
 import importlib
 import json
 import sys
+import time
 
-SUITES = ("startup", "sessions", "native", "acp", "oneshot", "search")
+SUITES = ("startup", "sessions", "native", "acp", "oneshot", "search", "resume")
+#: The whole run must finish within these many seconds (issue 14).
+BUDGET = {True: 120.0, False: 600.0}
 
 
 def main() -> int:
@@ -23,6 +26,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="rows as JSON")
     args = parser.parse_args()
     rows: list[dict[str, object]] = []
+    started = time.perf_counter()
     if not args.json:
         print(f"    {'suite':9} {'figure':55} {'value':>14} {'baseline':>11} {'ratio':>8}  target")
     for name in args.only or SUITES:
@@ -34,8 +38,27 @@ def main() -> int:
             rows.append({"suite": name, **r})
             if not args.json:
                 _print(rows[-1])
+    total = time.perf_counter() - started
+    budget = BUDGET[args.quick]
+    # The run's own length is a figure too: `--quick` under 2 minutes, the full run under 10.
+    # It is only judged when every suite ran.
+    whole = args.only is None
+    rows.append(
+        {
+            "suite": "total",
+            "name": "whole benchmark run" + (" (--quick)" if args.quick else ""),
+            "value": total,
+            "unit": "s",
+            "baseline": None,
+            "ratio": None,
+            "target": f"< {budget:.0f} s" if whole else "(reported: --only run)",
+            "ok": total < budget or not whole,
+        }
+    )
     if args.json:
         print(json.dumps(rows, indent=1))
+    else:
+        _print(rows[-1])
     return 0 if all(r["ok"] for r in rows) else 1
 
 

@@ -11,10 +11,15 @@ tests/fixtures/provider-stores with fresh ids (tests/sessions/synth.py). Measure
 The baseline of each size series is the same measurement at 100 sessions per provider, so the
 ratio is the growth; the CLI rows also show the CLI on empty stores (interpreter, imports and
 output: the floor no listing can go below). Target: under 0.5 s at 1,000 sessions per provider.
+
+Growth rows divide the time at 10× the sessions by the time at the smaller size: a first
+listing must grow linearly or better (ratio ≤ 11× per 10× sessions, 10% for timing noise), a
+cached one sub-linearly (ratio < 10×).
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import statistics
@@ -43,7 +48,7 @@ def _stores(env: dict[str, str], avatar_home: Path) -> list[object]:
 
 def _list_all(env: dict[str, str], avatar_home: Path, cwd: Path, expect: int) -> float:
     start = time.perf_counter()
-    found = sum(len(store.list(cwd)) for store in _stores(env, avatar_home))  # type: ignore[attr-defined]
+    found = sum(len(store.list(cwd)) for store in _stores(env, avatar_home))  # type: ignore[attr-defined,misc]
     elapsed = time.perf_counter() - start
     if found != expect:
         raise RuntimeError(f"listed {found} sessions, expected {expect}")
@@ -150,8 +155,38 @@ def run(quick: bool) -> list[dict[str, object]]:
                 rows.append(row(name, value, base[key], f"< {TARGET} s", value < TARGET))
             else:
                 rows.append(row(name, value, base[key], "(reported; ratio = growth)", True))
+    rows += growth_rows(results, sizes, {"cold": labels["cold"], "warm": labels["warm"]})
     started = sum(r["started"] for r in results.values())
     rows.append(
         row("agent processes started while listing", started, None, "0", started == 0, unit="")
     )
+    return rows
+
+
+#: Growth allowed per 10× sessions: linear (10×, plus 10% for noise) or sub-linear (< 10×).
+LINEAR = 11.0
+SUB_LINEAR = 10.0
+
+
+def growth_rows(
+    results: dict[int, dict[str, float]], sizes: tuple[int, ...], labels: dict[str, str]
+) -> list[dict[str, object]]:
+    """One row per 10× step of `sizes` and per key of `labels`: the time ratio against its
+    target (keys starting with "cold" or "first" must be linear, the others sub-linear)."""
+    rows: list[dict[str, object]] = []
+    for key, label in labels.items():
+        linear = key.startswith(("cold", "first"))
+        limit, text = (LINEAR, "≤ 11× (linear)") if linear else (SUB_LINEAR, "< 10× (sub-linear)")
+        for small, big in itertools.pairwise(sizes):
+            grow = results[big][key] / results[small][key]
+            rows.append(
+                row(
+                    f"growth {small:,}→{big:,}/provider: {label}",
+                    results[big][key],
+                    results[small][key],
+                    text,
+                    grow <= limit if linear else grow < limit,
+                    ratio=grow,
+                )
+            )
     return rows

@@ -1,0 +1,39 @@
+"""The benchmarks added for issue 14 still run (tiny sizes) and judge their targets."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks import resume, search, sessions
+
+
+def test_growth_rows_judge_linear_and_sub_linear() -> None:
+    results = {
+        100: {"cold": 1.0, "warm": 1.0},
+        1000: {"cold": 10.5, "warm": 10.5},
+    }
+    rows = sessions.growth_rows(results, (100, 1000), {"cold": "first", "warm": "cached"})
+    assert [(r["name"], r["ok"]) for r in rows] == [
+        ("growth 100→1,000/provider: first", True),  # linear passes
+        ("growth 100→1,000/provider: cached", False),  # a cached listing must grow less
+    ]
+    assert rows[0]["ratio"] == pytest.approx(10.5)
+
+
+def test_search_rows_per_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = {"cold": 1.0, "warm": 0.2, "floor": 0.15, "engine": 0.01, "touched": 1, "one": 0.1}
+    monkeypatch.setattr(search, "measure", lambda n, quick: {**fake, "started": 0.0})
+    rows = search.run(quick=True)
+    names = [str(r["name"]) for r in rows]
+    assert "search index, first build, 100/provider × 4" in names
+    assert "growth 100→1,000/provider: search index first build" in names
+    assert all(r["ok"] for r in rows)
+
+
+@pytest.mark.timeout(60)
+def test_resume_measures_time_and_memory() -> None:
+    result = resume.measure(40, runs=1)
+    assert result["time"] > 0 and result["rss"] > 0 and result["size"] > 0
+    rows = resume.rows_of(40, result)
+    assert rows[-1]["name"] == "memory the history adds ÷ session file size"
+    assert rows[-1]["target"] == "≤ 10× file size"
