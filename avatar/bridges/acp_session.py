@@ -14,9 +14,10 @@ errors, and so does a failing `session/new` (nothing is left to fall back to).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
@@ -242,9 +243,21 @@ class SessionOpener:
         if "same_minute_load" not in self.ctx.spec.quirks:
             return contextlib.nullcontext()
         backup_dir = self.ctx.avatar_home / "backups" / self.name
+        # Wait out the minute only while the agent lives: a death meanwhile is reported at
+        # once (by the load that follows), not after up to a minute (the kill tests).
+        wait = replace(self.same_minute, sleep=self._sleep_while_alive)
         return acp_quirks.guarded_load(
-            self.name, self.agent.env, session_id, backup_dir, self.same_minute, self.notify
+            self.name, self.agent.env, session_id, backup_dir, wait, self.notify
         )
+
+    async def _sleep_while_alive(self, seconds: float) -> None:
+        sleeping = asyncio.ensure_future(self.same_minute.sleep(seconds))
+        try:
+            await asyncio.wait(
+                {sleeping, self.agent.process.exited}, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            sleeping.cancel()
 
     async def _resume(self, session_id: str) -> list[Any]:
         conn = self.agent.conn

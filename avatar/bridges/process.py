@@ -10,8 +10,9 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from avatar.errors import ProviderError
@@ -74,6 +75,20 @@ def with_bundled_node(program: str, env: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
+def _die_with_parent() -> Callable[[], None] | None:
+    """What the child runs before exec (Linux): ask the kernel to SIGTERM it when avatar dies.
+    Its own process group keeps it from a terminal's Ctrl-C, so without this an agent that
+    ignores its stdin closing (Claude Code mid-turn) outlives an avatar killed with SIGKILL.
+    libc is loaded here, in the parent: importing after fork could deadlock."""
+    if sys.platform != "linux":
+        return None
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    pr_set_pdeathsig = 1
+    return lambda: prctl(pr_set_pdeathsig, int(signal.SIGTERM))
+
+
 class AgentProcess:
     """One running agent: stdin/stdout for ACP, stderr read continuously into a `StderrTail`.
 
@@ -110,6 +125,7 @@ class AgentProcess:
                 cwd=str(cwd),
                 limit=STDOUT_LIMIT,
                 start_new_session=True,
+                preexec_fn=_die_with_parent(),
             )
         except (FileNotFoundError, PermissionError, NotADirectoryError) as e:
             hint = f" (install: {install_hint})" if install_hint else ""
