@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -245,15 +244,10 @@ def executable_version(executable: str, package: str | None) -> str | None:
     version = package_version(executable, package)
     if version:
         return version
-    try:
-        out = subprocess.run(
-            [executable, "--version"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError):
+    from avatar.quick_run import quick_run
+
+    out = quick_run([executable, "--version"])
+    if out is None:
         return None
     first = (out.stdout or out.stderr).strip().splitlines()
     return first[0].strip() if first and out.returncode == 0 else None

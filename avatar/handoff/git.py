@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
+
+from avatar.quick_run import quick_run
 
 _MAX_LINES = 40
 
@@ -13,17 +14,8 @@ def diff_stat(cwd: Path) -> str | None:
     outside a repository, without git, or with nothing changed."""
 
     def git(*args: str) -> str | None:
-        try:
-            out = subprocess.run(
-                ["git", "-C", str(cwd), *args],
-                capture_output=True,
-                text=True,
-                timeout=5,
-                stdin=subprocess.DEVNULL,
-            )
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return out.stdout if out.returncode == 0 else None
+        out = quick_run(["git", "-C", str(cwd), *args])
+        return out.stdout if out is not None and out.returncode == 0 else None
 
     stat = git("diff", "--stat", "HEAD")
     if stat is None:  # not a repository, or one without a commit yet
