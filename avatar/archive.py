@@ -21,7 +21,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import tarfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -130,7 +129,7 @@ def _records_of(avatar_home: Path, info: SessionInfo) -> dict[str, bytes]:
         out["records/turns.jsonl"] = turns.read_bytes()
     settings = SessionSettingsLog(avatar_home).get(info.id)
     if settings is not None and settings.provider == info.provider:
-        out["records/settings.json"] = settings.model_dump_json().encode()
+        out["records/settings.json"] = settings.to_json()
     return out
 
 
@@ -150,24 +149,23 @@ def _record_back(
 
 
 def _settings_back(avatar_home: Path, provider: str, sid: str, members: dict[str, bytes]) -> None:
-    from pydantic import ValidationError
+    from dataclasses import replace
 
     from avatar.session_settings import SessionSettings, SessionSettingsLog
 
     if "records/settings.json" in members:
-        try:
-            record = SessionSettings.model_validate_json(members["records/settings.json"])
-        except ValidationError:
-            raise UsageError("the archive's records/settings.json is damaged") from None
-        SessionSettingsLog(avatar_home).put(
-            record.model_copy(update={"provider": provider, "id": sid})
-        )
+        record = SessionSettings.from_json(members["records/settings.json"])
+        if record is None:
+            raise UsageError("the archive's records/settings.json is damaged")
+        SessionSettingsLog(avatar_home).put(replace(record, provider=provider, id=sid))
 
 
 # -- the tar file ---------------------------------------------------------------------------
 
 
 def _write_tar(target: Path, members: dict[str, bytes]) -> None:
+    import tarfile  # here, not at the top: every command's engine holds an `Archives`
+
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
@@ -183,6 +181,8 @@ def _write_tar(target: Path, members: dict[str, bytes]) -> None:
 
 def read_archive(path: Path) -> dict[str, bytes]:
     """Every member of an archive, by name; a usage error for anything not plain and safe."""
+    import tarfile
+
     members: dict[str, bytes] = {}
     try:
         with tarfile.open(path, "r:gz") as tar:

@@ -1,4 +1,4 @@
-"""Configuration (DESIGN §4): layered YAML + environment + flags, validated with pydantic.
+"""Configuration (DESIGN §4): layered YAML + environment + flags, checked by pydantic.
 
 Layers, lowest first: built-in defaults < user file (`$AVATAR_CONFIG`, `-c FILE`, or
 `~/.config/avatar/config.yaml`) < `<project>/.avatar.yaml` < environment < command-line flags.
@@ -8,46 +8,96 @@ A bad file is reported as `<file>:<line>: <key>: <problem>`.
 from __future__ import annotations
 
 import os
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import Annotated, Any, Literal, TypeVar
 
 from avatar.errors import ConfigError
 
+TYPE_CHECKING = False  # `typing` is loaded by now, but this reads the same as elsewhere
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from pydantic import TypeAdapter
+
 Permission = Literal["ask", "allow", "deny"]
+_T = TypeVar("_T")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+# The models are plain dataclasses: a run without a config file builds the defaults without
+# loading pydantic (~100 ms of `avatar session list`); a file is checked by pydantic, which
+# validates stdlib dataclasses, at the boundary (`parse_settings`).
 
 
-class SessionDefaults(_Strict):
+def _strict(cls: type[_T]) -> type[_T]:
+    """Make pydantic refuse unknown keys of this dataclass when it checks a config file."""
+    cls.__pydantic_config__ = {"extra": "forbid"}  # type: ignore[attr-defined]
+    return cls
+
+
+class Bounds:
+    """`Annotated` marker: a number (or None) that must be > `gt` and, if given, ≤ `le`.
+
+    Read by pydantic when a file is checked; the messages are pydantic's own for `gt`/`le`.
+    """
+
+    def __init__(self, gt: float, le: float | None = None) -> None:
+        self.gt, self.le = gt, le
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Callable[[Any], Any]) -> Any:
+        """Wrap the field's own schema in a range check."""
+        from pydantic_core import PydanticCustomError, core_schema
+
+        gt, le = self.gt, self.le
+
+        def check(value: float | None) -> float | None:
+            if value is None:
+                return value
+            if not value > gt:
+                raise PydanticCustomError(
+                    "greater_than", "Input should be greater than {gt}", {"gt": gt}
+                )
+            if le is not None and not value <= le:
+                raise PydanticCustomError(
+                    "less_than_equal", "Input should be less than or equal to {le}", {"le": le}
+                )
+            return value
+
+        return core_schema.no_info_after_validator_function(check, handler(source))
+
+
+@_strict
+@dataclass
+class SessionDefaults:
     """Per-provider defaults for opening a session."""
 
     resume_id: str | None = None
     continue_last: bool = False
 
 
-class McpServer(_Strict):
+@_strict
+@dataclass
+class McpServer:
     """An MCP server handed to agents: stdio (`command`) or http/sse (`url`)."""
 
     command: str | None = None
-    args: list[str] = []
-    env: dict[str, str] = {}
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
     url: str | None = None
     type: Literal["stdio", "http", "sse"] | None = None
-    headers: dict[str, str] = {}
+    headers: dict[str, str] = field(default_factory=dict)
 
 
-class ProviderConfig(_Strict):
+@_strict
+@dataclass
+class ProviderConfig:
     """One `providers:` entry; every key is optional and overrides the built-in default."""
 
     transport: Literal["acp", "stream-json", "native"] | None = None
     executable: str | None = None
     command: list[str] | None = None
     args: list[str] | None = None
-    env: dict[str, str] = {}
+    env: dict[str, str] = field(default_factory=dict)
     model: str | None = None
     session: SessionDefaults | None = None
     permission_mode: str | None = None  # passed to agents that have their own modes (claude)
@@ -62,11 +112,13 @@ class ProviderConfig(_Strict):
     quirks: list[str] | None = None
     # native only
     auto_compact: bool | None = None
-    compact_threshold: float | None = Field(default=None, gt=0, le=1)
+    compact_threshold: Annotated[float | None, Bounds(0, 1)] = None
     compaction: Literal["none", "summary", "sliding"] | None = None
 
 
-class ModelCost(_Strict):
+@_strict
+@dataclass
+class ModelCost:
     """Price per million tokens."""
 
     input: float = 0
@@ -75,29 +127,35 @@ class ModelCost(_Strict):
     cache_write: float | None = None
 
 
-class ModelConfig(_Strict):
+@_strict
+@dataclass
+class ModelConfig:
     """A `models:` entry added to the native model registry."""
 
     id: str
     api: Literal["openai", "anthropic"] = "openai"
     base_url: str | None = None
     api_key_env: str | None = None
-    context_window: int = Field(default=128_000, gt=0)
-    max_output: int | None = Field(default=None, gt=0)
-    cost: ModelCost = Field(default_factory=ModelCost)
+    context_window: Annotated[int, Bounds(0)] = 128_000
+    max_output: Annotated[int | None, Bounds(0)] = None
+    cost: ModelCost = field(default_factory=ModelCost)
     provider: str | None = None  # e.g. "ollama"; used for `provider/id` names
 
 
-class Scope(_Strict):
+@_strict
+@dataclass
+class Scope:
     """What native tools (and ACP file callbacks) may touch, relative to the project."""
 
-    read: list[str] = ["."]
-    write: list[str] = ["."]
-    deny: list[str] = [".git/**", "**/.env"]
-    shell_commands: list[str] = []
+    read: list[str] = field(default_factory=lambda: ["."])
+    write: list[str] = field(default_factory=lambda: ["."])
+    deny: list[str] = field(default_factory=lambda: [".git/**", "**/.env"])
+    shell_commands: list[str] = field(default_factory=list)
 
 
-class Preset(_Strict):
+@_strict
+@dataclass
+class Preset:
     """A named bundle of settings, chosen with `--preset NAME` or `/preset NAME`."""
 
     provider: str | None = None
@@ -107,22 +165,24 @@ class Preset(_Strict):
     scope: Scope | None = None
 
 
-class Settings(_Strict):
+@_strict
+@dataclass
+class Settings:
     """The whole, merged configuration."""
 
     provider: str | None = None
     model: str | None = None
-    providers: dict[str, ProviderConfig] = {}
-    mcp_servers: dict[str, McpServer] = {}
-    presets: dict[str, Preset] = {}
-    models: list[ModelConfig] = []
+    providers: dict[str, ProviderConfig] = field(default_factory=dict)
+    mcp_servers: dict[str, McpServer] = field(default_factory=dict)
+    presets: dict[str, Preset] = field(default_factory=dict)
+    models: list[ModelConfig] = field(default_factory=list)
     default_model: str | None = None
-    scope: Scope = Field(default_factory=Scope.model_construct)  # defaults need no checks
+    scope: Scope = field(default_factory=Scope)
     permission: Permission = "ask"
     system_prompt: str | None = None
     preset: str | None = None  # the preset in force, if any
     #: The share of the target model's context window a handoff may fill (estimated tokens).
-    handoff_share: float = Field(default=0.25, gt=0, le=1)
+    handoff_share: Annotated[float, Bounds(0, 1)] = 0.25
 
     def provider_config(self, name: str) -> ProviderConfig | None:
         """The `providers.<name>` entry, if configured."""
@@ -134,11 +194,36 @@ class Settings(_Strict):
         if preset is None:
             known = ", ".join(sorted(self.presets)) or "none defined"
             raise ConfigError(f"unknown preset {name!r} (presets: {known})")
-        data = self.model_dump(exclude_unset=False)
-        for key, value in preset.model_dump(exclude_none=True).items():
-            data[key] = value
-        data["preset"] = name
-        return Settings.model_validate(data)
+        chosen = {k: v for k, v in asdict(preset).items() if v is not None}
+        return parse_settings({**asdict(self), **chosen, "preset": name})
+
+
+class InvalidSettings(ConfigError):
+    """A config mapping failed its check: where (`loc`, a key path) and what is wrong."""
+
+    def __init__(self, loc: tuple[Any, ...], problem: str) -> None:
+        self.loc, self.problem = loc, problem
+        super().__init__(f"config error: {key_path(loc)}: {problem}")
+
+
+_adapter: TypeAdapter[Settings] | None = None
+
+
+def parse_settings(data: dict[str, Any]) -> Settings:
+    """Check a mapping of config keys and build `Settings` from it; `InvalidSettings` names
+    the first bad key."""
+    global _adapter
+    from pydantic import TypeAdapter, ValidationError
+
+    if _adapter is None:
+        _adapter = TypeAdapter(Settings)
+    try:
+        return _adapter.validate_python(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        unknown = err["type"] in ("extra_forbidden", "unexpected_keyword_argument")
+        problem = "unknown key" if unknown else " ".join(err["msg"].split())
+        raise InvalidSettings(tuple(err["loc"]), problem) from None
 
 
 def user_config_path() -> Path:
@@ -238,20 +323,14 @@ def load_file(path: Path) -> dict[str, Any]:
     if node is not None:
         _line_map(node, (), lines)
     try:
-        Settings.model_validate(data)
-    except ValidationError as e:
-        err = e.errors()[0]
-        loc = tuple(err["loc"])
-        line = _nearest_line(lines, loc)
-        key = _key_path(loc)
-        msg = " ".join(err["msg"].split())
-        if err["type"] == "extra_forbidden":
-            msg = "unknown key"
-        raise ConfigError(f"config error: {path}:{line}: {key}: {msg}") from None
+        parse_settings(data)
+    except InvalidSettings as e:
+        line = _nearest_line(lines, e.loc)
+        raise ConfigError(f"config error: {path}:{line}: {key_path(e.loc)}: {e.problem}") from None
     return data
 
 
-def _key_path(loc: tuple[Any, ...]) -> str:
+def key_path(loc: tuple[Any, ...]) -> str:
     """`a.b.c` for an error location; a key with line breaks or control characters is shown
     quoted, so the error stays one line."""
     parts = (str(p) if str(p).isprintable() else repr(str(p)) for p in loc)
@@ -293,21 +372,13 @@ def load_settings(
     if project is not None and project != user:
         data = _deep_merge(data, load_file(project))
     data = _deep_merge(data, _from_env(os.environ))
-    try:
-        # No layer at all is the common case of a one-shot command: the defaults need no
-        # validation, and skipping it keeps pydantic's schema builder out of start-up.
-        settings = Settings.model_construct() if not data else Settings.model_validate(data)
-        chosen = preset or settings.preset
-        if chosen:
-            settings = settings.apply_preset(chosen)
-        if flags:
-            clean = {k: v for k, v in flags.items() if v is not None}
-            if clean:
-                settings = Settings.model_validate(
-                    {**settings.model_dump(exclude_unset=True), **clean}
-                )
-    except ValidationError as e:
-        err = e.errors()[0]
-        msg = " ".join(err["msg"].split())
-        raise ConfigError(f"config error: {_key_path(tuple(err['loc']))}: {msg}") from None
+    # No layer at all is the common case of a one-shot command: the defaults need no check,
+    # and pydantic is not even loaded.
+    settings = Settings() if not data else parse_settings(data)
+    chosen = preset or settings.preset
+    if chosen:
+        settings = settings.apply_preset(chosen)
+    clean = {k: v for k, v in (flags or {}).items() if v is not None}
+    if clean:
+        settings = parse_settings({**asdict(settings), **clean})
     return settings

@@ -13,11 +13,9 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from pydantic import BaseModel, ConfigDict, ValidationError
 
 from avatar.errors import AvatarError
 from avatar.fileio import append_line
@@ -29,15 +27,40 @@ if TYPE_CHECKING:
 OVERRIDABLE = ("model", "permission", "system_prompt")
 
 
-class SessionSettings(BaseModel):
+@dataclass
+class SessionSettings:
     """One line of the file: a session's preset and the settings it set itself."""
-
-    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     provider: str
     id: str
     preset: str | None = None
-    overrides: dict[str, str] = {}
+    overrides: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, line: bytes | str) -> SessionSettings | None:
+        """The record in one JSON line, or None when the line is not one (keys a newer avatar
+        may add are ignored)."""
+        try:
+            data = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(data, dict):
+            return None
+        provider, sid = data.get("provider"), data.get("id")
+        preset, overrides = data.get("preset"), data.get("overrides", {})
+        if not (isinstance(provider, str) and isinstance(sid, str)):
+            return None
+        if preset is not None and not isinstance(preset, str):
+            return None
+        if not isinstance(overrides, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in overrides.items()
+        ):
+            return None
+        return cls(provider=provider, id=sid, preset=preset, overrides=overrides)
+
+    def to_json(self) -> bytes:
+        """The record as one JSON line, without its newline."""
+        return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":")).encode()
 
 
 class SessionSettingsLog:
@@ -60,11 +83,8 @@ class SessionSettingsLog:
         for line in reversed(data.splitlines()):
             if needle not in line:  # cheap pre-filter: most lines are other sessions
                 continue
-            try:
-                record = SessionSettings.model_validate_json(line)
-            except ValidationError:
-                continue
-            if record.id == session_id:
+            record = SessionSettings.from_json(line)
+            if record is not None and record.id == session_id:
                 return record
         return None
 
@@ -72,7 +92,7 @@ class SessionSettingsLog:
         """Append a record (one write of one line: concurrent runs do not interleave)."""
         # A read-only home: the session still works, it just forgets its settings.
         with contextlib.suppress(OSError):
-            append_line(self.path, record.model_dump_json().encode() + b"\n")
+            append_line(self.path, record.to_json() + b"\n")
 
 
 @dataclass
@@ -161,7 +181,7 @@ class SettingsPolicy:
         # With nothing of its own (no flags, no record, no `/model`), the settings are the
         # preset's: nothing to compare, and no config file is read again.
         if self.source is not None and (self.own or model != settings.model):
-            current = settings.model_copy(update={"model": model})
+            current = replace(settings, model=model)
             try:
                 overrides = overrides_of(current, self.source.load(preset, {}))
             except AvatarError:

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from avatar.bridges.base import OpenRequest
 from avatar.errors import AvatarError
-from avatar.handoff.render import describe
 
 if TYPE_CHECKING:
     from avatar.conversation import Conversation
@@ -197,3 +196,10 @@ class Switcher:
             f"the other session's conversation will open this one: {describe(text)}", "info"
         )
         return started
+
+
+def describe(text: str) -> str:
+    """One line about a handoff (the renderer loads only when a switch happens)."""
+    from avatar.handoff.render import describe as about
+
+    return about(text)

@@ -39,6 +39,8 @@ def build_handoff(
     `since` makes a delta: only the messages from that index on (what the target, returned
     to, did not see). `cwd` adds the project's `git diff --stat` when it is a git repository.
     """
+    from dataclasses import replace
+
     from avatar.handoff.facts import read_facts
     from avatar.handoff.git import diff_stat
     from avatar.handoff.render import Source, render
@@ -46,7 +48,7 @@ def build_handoff(
     info = transcript.info
     messages = transcript.messages[since:] if since is not None else transcript.messages
     # A delta goes back to where the pasted context came from: nothing of it is repeated.
-    facts = read_facts(transcript.model_copy(update={"messages": messages}), inherit=since is None)
+    facts = read_facts(replace(transcript, messages=messages), inherit=since is None)
     source = Source(
         info.provider, info.id, strip_handoff(info.title or "") or None, since is not None
     )

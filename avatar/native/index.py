@@ -6,7 +6,8 @@ never parses session files. The files are the truth: a record whose file is gone
 a file without a record (or whose size changed since it was indexed) is scanned and its
 record re-appended — so the index heals itself after crashes, races or deletion.
 
-This module imports nothing of the entry models: `avatar session list` stays light.
+This module imports nothing of the entry models, nor pydantic until an index is read (in
+`index_record`): `avatar session list` stays light.
 """
 
 from __future__ import annotations
@@ -17,61 +18,23 @@ import hashlib
 import os
 import re
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
-from typing import cast
-
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from typing import TYPE_CHECKING, cast
 
 from avatar.fileio import append_line, atomic_write
 from avatar.ids import is_valid_id
 from avatar.native.writer import model_line
 from avatar.sessions.store import pick_one
-from avatar.sessions.types import SessionInfo
 from avatar.times import recency
 
 INDEX_NAME = ".index.jsonl"
 SUFFIX = ".jsonl"
 
 
-class IndexRecord(BaseModel):
-    """One line of a project's index: what `session list` shows, plus bookkeeping.
+if TYPE_CHECKING:
+    from avatar.native.index_record import IndexRecord
 
-    The index is a file on disk, so its lines are validated as they are read.
-    """
-
-    # `ignore`: a newer avatar may add fields; an older one still reads the index.
-    model_config = ConfigDict(extra="ignore")
-
-    id: str
-    provider: str = "native"
-    cwd: str | None = None
-    title: str | None = None
-    created: datetime | None = None
-    updated: datetime | None = None
-    messages: int = 0
-    model: str | None = None
-    path: str | None = Field(default=None, exclude=True)  # where the file is; not stored
-    parent_id: str | None = None
-    size: int = 0  # file size when indexed; a different size means the record is stale
-    deleted: bool = False
-
-    def to_info(self, provider: str = "native") -> SessionInfo:
-        """The session as listing shows it, under provider name `provider`."""
-        return SessionInfo(
-            id=self.id,
-            provider=provider,
-            cwd=self.cwd,
-            title=self.title,
-            created=self.created,
-            updated=self.updated,
-            messages=self.messages,
-            model=self.model,
-            path=self.path,
-        )
-
-
-_Records = builtins.list[IndexRecord]  # `list` is also a method name of `SessionIndex`
+    _Records = builtins.list[IndexRecord]  # `list` is also a method name of `SessionIndex`
 
 
 def project_slug(cwd: Path) -> str:
@@ -131,6 +94,10 @@ class SessionIndex:
         return records
 
     def _read_dir(self, directory: Path) -> _Records:
+        if not directory.is_dir():
+            return []  # a project without native sessions: nothing to read or import
+        from avatar.native.index_record import read_index
+
         index_path = directory / INDEX_NAME
         known: dict[str, IndexRecord] = {}
         parsed = read_index(index_path)
@@ -208,35 +175,3 @@ class SessionIndex:
 # `SessionInfo` does (its key is a float per record: comparing aware datetimes directly asks
 # their tzinfo for the offset on every comparison, which made sorting 10,000 records slow).
 _recency = cast("Callable[[IndexRecord], tuple[float, str]]", recency)
-
-
-_records: TypeAdapter[list[IndexRecord]] | None = None
-
-
-def read_index(path: Path) -> _Records:
-    """Every record of an index file, oldest first; unreadable lines are skipped.
-
-    The whole file is validated as one JSON array (one call into pydantic-core instead of
-    one per line); only when that fails is it read line by line.
-    """
-    global _records
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return []
-    lines = [line for line in data.split(b"\n") if line.strip()]
-    if not lines:
-        return []
-    if _records is None:
-        _records = TypeAdapter(list[IndexRecord])
-    try:
-        return _records.validate_json(b"[" + b",".join(lines) + b"]")
-    except ValueError:
-        pass
-    out: _Records = []
-    for line in lines:
-        try:
-            out.append(IndexRecord.model_validate_json(line))
-        except ValueError:
-            continue  # a torn or foreign line: the files will tell
-    return out

@@ -24,7 +24,8 @@ from avatar.native.entries import (
     TitleEntry,
     parse_entry,
 )
-from avatar.native.index import SUFFIX, IndexRecord, SessionIndex
+from avatar.native.index import SUFFIX, SessionIndex
+from avatar.native.index_record import IndexRecord
 from avatar.native.ulid import new_ulid
 from avatar.native.versions import NewerFormatError, migrate_line, parser_for, read_header
 from avatar.native.writer import SessionBusyError, SessionWriter, model_line

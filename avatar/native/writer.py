@@ -20,13 +20,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel
-
 from avatar.errors import AvatarError
 from avatar.fileio import append_all
 
 if TYPE_CHECKING:
     import asyncio
+
+    from pydantic import BaseModel
 
 
 def model_line(model: BaseModel) -> bytes:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict
 
 from avatar.times import parse_time
 
@@ -87,34 +85,31 @@ def _opt_time(value: Any) -> datetime | None:
     return stamp
 
 
-class ToolCall(BaseModel):
+@dataclass(slots=True)
+class ToolCall:
     """A tool call inside a transcript message."""
 
-    model_config = ConfigDict(defer_build=True)
-
-    id: str | None = None
     name: str
+    id: str | None = None
     input: dict[str, Any] | str | None = None
 
 
-class TranscriptMessage(BaseModel):
+@dataclass(slots=True)
+class TranscriptMessage:
     """One message of a canonical transcript (used by `session show` and provider handoffs)."""
-
-    model_config = ConfigDict(defer_build=True)
 
     role: Literal["user", "assistant", "tool", "system"]
     text: str = ""
-    tool_calls: list[ToolCall] = []
+    tool_calls: list[ToolCall] = field(default_factory=list)
     tool_call_id: str | None = None  # for role "tool": the call this result answers
     is_error: bool = False
     timestamp: datetime | None = None
 
 
-class Transcript(BaseModel):
+@dataclass(slots=True)
+class Transcript:
     """A session's conversation, in provider-neutral form."""
 
-    model_config = ConfigDict(defer_build=True)
-
     info: SessionInfo
-    messages: list[TranscriptMessage] = []
+    messages: list[TranscriptMessage] = field(default_factory=list)
     skipped_lines: int = 0  # unknown or broken lines the reader ignored

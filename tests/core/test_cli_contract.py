@@ -61,10 +61,10 @@ def test_model_validation_works_without_pydantic_s_plugin_scan(env: dict[str, st
         "import sys\n"
         "from avatar.cli import without_pydantic_plugins\n"
         "without_pydantic_plugins()\n"
-        "from avatar.config import Settings\n"
-        "assert Settings.model_validate({'permission': 'allow'}).permission == 'allow'\n"
-        "try:\n    Settings.model_validate({'permission': 'maybe'})\n"
-        "except ValueError:\n    print('REJECTED')\n"
+        "from avatar.config import InvalidSettings, parse_settings\n"
+        "assert parse_settings({'permission': 'allow'}).permission == 'allow'\n"
+        "try:\n    parse_settings({'permission': 'maybe'})\n"
+        "except InvalidSettings:\n    print('REJECTED')\n"
         "print('METADATA', 'importlib.metadata' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)

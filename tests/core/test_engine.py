@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from avatar.bridges.base import OpenRequest
-from avatar.config import Settings
+from avatar.config import Settings, parse_settings
 from avatar.engine import Engine
 from avatar.errors import AvatarError, UsageError
 from avatar.events import BaseEvent, Notice, SessionStarted, TextDelta
@@ -32,7 +32,7 @@ def engine(tmp_path: Path) -> Engine:
 
 
 def test_registry_has_builtins_and_config_acp_agents(tmp_path: Path) -> None:
-    settings = Settings.model_validate(
+    settings = parse_settings(
         {
             "providers": {
                 "my-agent": {"transport": "acp", "command": ["pi-acp", "--x"]},
@@ -153,7 +153,7 @@ def _plan(e: Engine, provider: str | None, **kw: Any) -> tuple[str, OpenRequest]
 
 
 def test_provider_session_block_sets_the_default_open_mode(tmp_path: Path) -> None:
-    settings = Settings.model_validate(
+    settings = parse_settings(
         {
             "providers": {
                 "codex": {"session": {"continue_last": True}},

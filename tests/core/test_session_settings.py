@@ -6,13 +6,14 @@ The end-to-end proof with the real CLI and native agent is in tests/native/test_
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from avatar.bridges.base import OpenRequest
-from avatar.config import Settings
+from avatar.config import Settings, parse_settings
 from avatar.engine import Engine
 from avatar.events import BaseEvent, Notice
 from avatar.providers import ProviderSpec
@@ -44,11 +45,10 @@ class _Config:
         self.presets: dict[str, Any] = {k: dict(v) for k, v in PRESETS.items()}
 
     def load(self, preset: str | None, overrides: Mapping[str, Any]) -> Settings:
-        settings = Settings.model_validate({"presets": self.presets})
+        settings = parse_settings({"presets": self.presets})
         if preset:
             settings = settings.apply_preset(preset)
-        data = {**settings.model_dump(exclude_unset=True), **overrides}
-        return Settings.model_validate(data)
+        return parse_settings({**asdict(settings), **overrides})
 
 
 def _engine(tmp_path: Path, config: _Config, preset: str | None, **flags: Any) -> Engine:

@@ -35,12 +35,14 @@ def test_the_list_names_only_what_avatar_imports() -> None:
     assert set(HEAVY) <= _imported_by_avatar(), set(HEAVY) - _imported_by_avatar()
 
 
-@pytest.mark.parametrize("flag", ["--version", "--help"])
-def test_version_and_help_import_nothing_heavy(flag: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["session", "list"]])
+def test_version_help_and_listing_import_nothing_heavy(args: list[str], tmp_path: Path) -> None:
+    """`session list` without a config file or native sessions needs no pydantic either: the
+    config defaults are plain dataclasses and the native index's model loads with an index."""
     code = (
         "import sys\n"
         "from avatar.cli import main\n"
-        f"try:\n    main([{flag!r}])\nexcept SystemExit:\n    pass\n"
+        f"try:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
         f"print('HEAVY', sorted(m for m in {HEAVY!r} if m in sys.modules))\n"
     )
     env = {
@@ -49,9 +51,18 @@ def test_version_and_help_import_nothing_heavy(flag: str, tmp_path: Path) -> Non
         "AVATAR_HOME": str(tmp_path / "avatar-home"),
         "AVATAR_CONFIG": str(tmp_path / "no-config.yaml"),
     }
+    (tmp_path / "proj").mkdir()
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        cwd=tmp_path / "proj",
     )
     assert out.returncode == 0, out.stderr
     assert "HEAVY []" in out.stdout
-    assert ("avatar 0." in out.stdout) if flag == "--version" else ("session" in out.stdout)
+    expected = {"--version": "avatar 0.", "--help": "session", "session": "HEAVY"}[args[0]]
+    assert expected in out.stdout
+    if args[0] == "session":
+        assert "no sessions" in out.stderr

@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from avatar.config import ModelConfig, ProviderConfig, Settings
+from avatar.config import ModelConfig, ModelCost, ProviderConfig, Settings, parse_settings
 from avatar.errors import UsageError
 from avatar.native import models
 from avatar.native.models import ModelRegistry, ModelResolver, native_has_credentials
@@ -57,7 +57,7 @@ def test_config_models_extend_and_override() -> None:
                 base_url="http://localhost:8080/v1",
                 api_key_env="MY_KEY",
                 context_window=32768,
-                cost={"input": 1, "output": 2},
+                cost=ModelCost(input=1, output=2),
             ),
             ModelConfig(id="gpt-4o", context_window=1000),
         ]
@@ -126,7 +126,7 @@ def test_native_example_config_loads() -> None:
     from avatar.config import load_file
 
     path = Path(__file__).resolve().parents[2] / "examples" / "native-local-models.yaml"
-    settings = Settings.model_validate(load_file(path))
+    settings = parse_settings(load_file(path))
     r = ModelResolver.from_settings(settings, {})
     assert r.resolve(None).full_id == "openai/qwen-local"
     assert r.resolve("claude-via-gateway").api == "anthropic"
