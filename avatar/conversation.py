@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from avatar.errors import AvatarError
+from avatar.errors import AvatarError, utf8_text
 from avatar.handoff import DEFAULT_TOKENS, build_handoff, seed_prompt
 from avatar.sessions.types import SessionInfo, ToolCall, Transcript, TranscriptMessage
 
@@ -145,8 +145,14 @@ class Conversation:
         """True when handed-over context waits for the next prompt."""
         return self._seed is not None
 
+    @property
+    def pending(self) -> str | None:
+        """The handed-over context that will open the next prompt, if any."""
+        return self._seed
+
     def outgoing(self, prompt: str) -> str:
         """What to send for the user's `prompt` (with handed-over context, once)."""
+        utf8_text(prompt)
         text, self._seed = (seed_prompt(self._seed, prompt) if self._seed else prompt), None
         # The copy keeps what was sent, handed-over context included: a later handoff of
         # this session finds the original goal in it (titles take only the user's words).
@@ -161,11 +167,13 @@ class Conversation:
         if self.live is not None:
             self.live.observe(event)
 
-    def turn_ended(self) -> None:
-        """The turn is over: avatar's records of it are brought up to date."""
+    def turn_ended(self, model: str | None = None) -> None:
+        """The turn is over: avatar's records of it (with the `model` that answered, when
+        known) are brought up to date."""
         if self.live is not None:
             info = self.live.info
             answer, tools, extra = self.live.last_turn()
+            extra = extra | ({"model": model} if model else {})
             self.library.turn_ended(info.provider, info.id, None, self.redact(answer), tools, extra)
 
     def history(self) -> Transcript | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from avatar.archive import Archives
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
@@ -30,7 +30,7 @@ from avatar.registry import load_class
 from avatar.session_settings import SettingsPolicy
 from avatar.sessions.types import SessionInfo, Transcript
 from avatar.status import EngineStatus, describe
-from avatar.switching import Switcher
+from avatar.switching import Switcher, SwitchHow
 
 if TYPE_CHECKING:
     from avatar.events import BaseEvent, OpenHow, SessionStarted
@@ -366,7 +366,7 @@ class Engine:
         async for event in bridge.send(self._thread.outgoing(prompt)):
             self._thread.observe(event)
             yield event
-        self._thread.turn_ended()
+        self._thread.turn_ended(self.status().model)
 
     async def steer(self, text: str) -> bool:
         """Add `text` to the running turn (native); False when the provider cannot, and the
@@ -407,7 +407,7 @@ class Engine:
             spec: ProviderSpec | None = self.registry.spec(self.chosen_provider())
         except AvatarError:
             spec = None
-        return describe(spec, self.model, self._bridge, self.session)
+        return describe(spec, self.model, self._bridge, self.session, self._thread.pending)
 
     # ----- switching provider -------------------------------------------------------------
 
@@ -416,12 +416,10 @@ class Engine:
         it), else what this run saw; None without a session."""
         return self._thread.history()
 
-    async def switch_provider(
-        self, name: str, *, handoff: bool = True, new: bool = False, imported: bool = False
-    ) -> SessionStarted:
+    async def switch_provider(self, name: str, **how: Unpack[SwitchHow]) -> SessionStarted:
         """Switch mid-project to `name`: back to the session left there (handed what happened
-        since) unless `new`, else a new one seeded with a handoff (`avatar.switching`)."""
-        return await self._switch.to(name, handoff=handoff, new=new, imported=imported)
+        since) unless `new`, else a new one seeded with a handoff (`SwitchHow` says how)."""
+        return await self._switch.to(name, **how)
 
     async def _reopen_after_death(self) -> None:
         assert self.session is not None

@@ -15,6 +15,20 @@ class UsageError(AvatarError):
     exit_code = 2
 
 
+def utf8_text(text: str, what: str = "the prompt") -> str:
+    """`text` if it can be written as UTF-8; a `UsageError` otherwise. Bytes that are not UTF-8
+    (a Latin-1 terminal, a binary file on stdin) reach Python as lone surrogates, which no
+    session file, index or agent can take."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise UsageError(
+            f"{what} is not valid UTF-8 (byte {ord(text[e.start]) & 0xFF:#04x} at character"
+            f" {e.start + 1}); send it in UTF-8"
+        ) from None
+    return text
+
+
 class ConfigError(UsageError):
     """A configuration file or value is invalid (`<file>:<line>: <key>: <problem>`)."""
 

@@ -23,6 +23,7 @@ class EngineStatus:
     capabilities: list[str] = field(default_factory=list)
     facts: dict[str, Any] = field(default_factory=dict)  # provider-specific (pid, cost …)
     steers: bool = False  # text sent during a turn joins it (else it waits for the next)
+    handoff: str | None = None  # the handoff that will open the next prompt, until it is sent
 
 
 def describe(
@@ -30,6 +31,7 @@ def describe(
     requested_model: str | None,
     bridge: BaseBridge | None,
     session: SessionStarted | None,
+    handoff: str | None = None,
 ) -> EngineStatus:
     """The status of an engine whose chosen provider is `spec` (None when none is usable)."""
     model = (
@@ -46,4 +48,5 @@ def describe(
         capabilities=bridge.session_capabilities.names() if bridge else [],
         facts=bridge.status() if bridge else {},
         steers=spec is not None and spec.transport == "native",
+        handoff=handoff,
     )

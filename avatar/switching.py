@@ -5,7 +5,7 @@ earlier reopening its session with only what happened elsewhere since (a delta).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from avatar.bridges.base import OpenRequest
 from avatar.errors import AvatarError
@@ -18,6 +18,28 @@ if TYPE_CHECKING:
     from avatar.sessions.types import SessionInfo, Transcript
 
 Notify = Callable[[str, str], None]
+
+#: What `--summarize` asks the agent being left (its answer goes on top of the handoff).
+SUMMARY_PROMPT = (
+    "Another agent is taking over this work now. Without calling any tools, summarize this "
+    "session for it in plain prose, at most 200 words: the goal, what was done and decided, "
+    "what failed, and what is left to do."
+)
+
+
+class SwitchHow(TypedDict, total=False):
+    """How to switch provider (`Engine.switch_provider`); every key is optional.
+
+    `handoff` (default True): carry the conversation over. `new`: a new session even where
+    the provider has one to return to. `imported`: write the conversation into the target's
+    own store where it can be. `summarize`: first ask the agent being left for a prose
+    summary, put on top of the structured handoff.
+    """
+
+    handoff: bool
+    new: bool
+    imported: bool
+    summarize: bool
 
 
 class Switcher:
@@ -47,11 +69,18 @@ class Switcher:
         return SecretFilter(self.engine.env)
 
     async def to(
-        self, name: str, *, handoff: bool = True, new: bool = False, imported: bool = False
+        self,
+        name: str,
+        *,
+        handoff: bool = True,
+        new: bool = False,
+        imported: bool = False,
+        summarize: bool = False,
     ) -> SessionStarted:
         """Switch to provider `name`: back to the session left there (with a delta) unless
         `new`; else a new session seeded with the conversation (unless not `handoff`), or
-        with `imported`, a session of `name`'s own format holding the conversation."""
+        with `imported`, a session of `name`'s own format holding the conversation. With
+        `summarize`, the agent being left is asked for a summary on top of the handoff."""
         e, current = self.engine, self.engine.session
         name = e.spec(name).name
         if current is not None:
@@ -70,12 +99,34 @@ class Switcher:
         text = None
         if handoff:
             text = self.thread.handoff(self.budget(name), cwd=e.cwd, secrets=self.secrets())
+        if text and summarize and current is not None:
+            text = await self._summarized(text, current.provider)
         started = await e.open_on(name, OpenRequest("new"))
         if text and current is not None:
             self.thread.hand_over(text)
             e.library.link((name, started.session_id), (current.provider, current.session_id))
             self.notify(f"handing the conversation to {name}: {describe(text)}", "info")
         return started
+
+    async def _summarized(self, handoff: str, provider: str) -> str:
+        """`handoff` with `provider`'s own summary of the open session on top (one more turn
+        in that session); the handoff alone, with a notice, when the agent gives none."""
+        from avatar.events import Error, TextDelta
+        from avatar.handoff.render import with_summary
+
+        self.notify(f"asking {provider} for a summary to hand over", "info")
+        said: list[str] = []
+        problem = "it answered nothing"
+        async for event in self.engine.send(SUMMARY_PROMPT):
+            if isinstance(event, TextDelta):
+                said.append(event.text)
+            elif isinstance(event, Error):
+                problem = event.message
+        summary = self.secrets().redact("".join(said).strip())
+        if not summary:
+            self.notify(f"no summary from {provider} ({problem}); handing over without", "warning")
+            return handoff
+        return with_summary(handoff, provider, summary)
 
     def _earlier(self, name: str, provider: str, session_id: str) -> SessionInfo | None:
         """The session to return to on `name`: the one left there in this run, else the one

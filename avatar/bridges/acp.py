@@ -178,8 +178,10 @@ class ACPBridge(BaseBridge):
         return True
 
     def _running(self) -> tuple[AgentConnection, SessionOpener]:
-        if self.agent is None or self._opener is None or not self.agent.alive:
+        if self.agent is None or self._opener is None:
             raise ProviderError(f"{self.name} is not running")
+        if not self.agent.alive:
+            raise self.agent.not_running()
         return self.agent, self._opener
 
     # -- callbacks --------------------------------------------------------------------------
@@ -335,9 +337,12 @@ class ACPBridge(BaseBridge):
         """Run one turn: stream its events, end with TurnFinished (or Error)."""
         agent, session_id = self.agent, self.session_id
         if agent is None or not agent.alive or session_id is None:
-            status = "the agent is not running" if not self.alive else "no session is open"
-            tail = agent.stderr_tail() if agent is not None else None
-            yield Error(message=f"{self.name}: {status}", detail=tail)
+            if agent is not None and not agent.alive:
+                gone = agent.not_running()  # a death the watcher has not reported yet
+                yield Error(message=str(gone), detail=gone.stderr_tail)
+            else:
+                status = "the agent is not running" if agent is None else "no session is open"
+                yield Error(message=f"{self.name}: {status}")
             return
         # Never prompt while a load's history is still streaming in (see acp_stream).
         await self.router.replay_settled()

@@ -186,6 +186,15 @@ class AgentConnection:
         """True while the agent process runs and the connection has not been closed."""
         return not self._closing and self.process.returncode is None
 
+    def not_running(self) -> ProviderError:
+        """The error for a request to an agent that is gone: how it went, if it died."""
+        if self.process.returncode is not None and not self._closing:
+            return ProviderError(
+                f"{self.name} exited unexpectedly ({self.process.describe_exit()})",
+                self.stderr_tail(),
+            )
+        return ProviderError(f"{self.name} is not running")
+
     def stderr_tail(self, lines: int = STDERR_LINES_IN_ERRORS) -> str | None:
         """The agent's last stderr lines (for error messages)."""
         return self.process.stderr.text(lines) or None

@@ -158,6 +158,9 @@ class ClaudeProcess:
         """Write one message line; a ProviderError when the process cannot take it."""
         stdin = self.agent.process.stdin
         if stdin is None or not self.alive:
+            if self.agent.returncode is not None:
+                how = self.agent.describe_exit()
+                raise ProviderError(f"{self.name} exited unexpectedly ({how})")
             raise ProviderError(f"{self.name}: the claude process is not running")
         data = (json.dumps(message, ensure_ascii=False) + "\n").encode()
         try:

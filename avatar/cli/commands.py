@@ -14,7 +14,7 @@ import click
 from avatar import __version__
 from avatar.cli.library_commands import COMMANDS as LIBRARY_COMMANDS
 from avatar.cli.portable import COMMANDS as PORTABLE_COMMANDS
-from avatar.errors import AvatarError, UsageError
+from avatar.errors import AvatarError, UsageError, utf8_text
 
 if TYPE_CHECKING:
     from avatar.engine import Engine
@@ -210,8 +210,9 @@ def chat(
     if prompt is None or prompt == "-":
         if prompt is None and sys.stdin.isatty():
             raise UsageError("chat needs a prompt (or `-` to read it from stdin)")
-        prompt = sys.stdin.read()
-    if not prompt.strip():
+        data = sys.stdin.buffer.read()
+        prompt = data.decode("utf-8", "surrogateescape")  # refused below, with the position
+    if not utf8_text(prompt).strip():
         raise UsageError("the prompt is empty")
     if sum(bool(x) for x in (resume, cont, session_id, source)) > 1:
         raise UsageError("use only one of --resume, --continue, --session-id and --from")

@@ -1,6 +1,7 @@
 """The REPL's input line: history (persistent, Ctrl-R), completion, multi-line input
 (Alt-Enter or Esc-Enter; a pasted block stays one message), single-key permission answers,
-and the status line, redrawn several times a second so the spinner moves."""
+Ctrl-O to read a handoff in full before it is sent, and the status line, redrawn several
+times a second so the spinner moves."""
 
 from __future__ import annotations
 
@@ -25,6 +26,12 @@ def make_prompt(repl: Repl) -> PromptSession[str]:
     @bindings.add("escape", "enter")
     def _newline(event: KeyPressEvent) -> None:
         event.current_buffer.insert_text("\n")
+
+    @bindings.add("c-o")
+    def _show_handoff(event: KeyPressEvent) -> None:
+        from prompt_toolkit.application import run_in_terminal
+
+        run_in_terminal(repl.show_handoff)
 
     for key in ("y", "a", "n"):
 

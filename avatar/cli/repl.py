@@ -72,6 +72,16 @@ class Repl:
         """Print a line for the user."""
         self.screen.line(text, style)
 
+    def offer_handoff(self) -> None:
+        """After a switch: say how to read the handoff (shown as one line) before it is sent."""
+        if self.engine.status().handoff is not None:
+            self.say("Ctrl-O shows the handoff in full before your next prompt sends it", "dim")
+
+    def show_handoff(self) -> None:
+        """The handoff that will open the next prompt, in full."""
+        text = self.engine.status().handoff
+        self.screen.line(text or "no handoff is waiting to be sent", None if text else "dim")
+
     def show_where_we_were(self) -> None:
         """After a resume, continue or fork: the last turns of the session, once."""
         if not self._reopened:
@@ -325,6 +335,7 @@ async def _main(
         if resume or cont or source:
             await engine.open(resume=resume, continue_last=cont, source=source, imported=imp)
             repl.show_where_we_were()
+            repl.offer_handoff()
         settled()
         if sys.stdin.isatty():
             repl.say("avatar REPL — /help for commands, Ctrl-D to leave", "dim")

@@ -138,13 +138,25 @@ async def _new(repl: Repl, args: list[str]) -> bool:
 async def _provider(repl: Repl, args: list[str]) -> bool:
     names = [a for a in args if not a.startswith("--")]
     flags = set(args) - set(names)
-    if len(names) != 1 or not flags <= {"--fresh", "--new", "--import"} or len(flags) > 1:
-        repl.say("usage: /provider NAME [--fresh | --new | --import]")
+    how = flags - {"--summarize"}  # a summary goes with a handoff: not with --fresh
+    summarize = "--summarize" in flags
+    if (
+        len(names) != 1
+        or not how <= {"--fresh", "--new", "--import"}
+        or len(how) > 1
+        or (summarize and how & {"--fresh", "--import"})
+    ):
+        repl.say("usage: /provider NAME [--fresh | --new | --import] [--summarize]")
     else:
         fresh = "--fresh" in flags
         await repl.engine.switch_provider(
-            names[0], handoff=not fresh, new=fresh or "--new" in flags, imported="--import" in flags
+            names[0],
+            handoff=not fresh,
+            new=fresh or "--new" in flags,
+            imported="--import" in flags,
+            summarize=summarize,
         )
+        repl.offer_handoff()
     return False
 
 
@@ -223,9 +235,9 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("/new", "", "a fresh session on this provider", _new, activity="starting"),
     SlashCommand(
         "/provider",
-        "NAME [--fresh | --new | --import]",
+        "NAME [--fresh | --new | --import] [--summarize]",
         "switch provider with a handoff (back to its earlier session unless --new; "
-        "--fresh: carry nothing)",
+        "--fresh: carry nothing; --summarize: the agent left adds its own summary)",
         _provider,
         activity="starting {arg}",
     ),

@@ -118,9 +118,24 @@ def render(
     return fixed + heading + "\n\n" + "\n\n".join(body + kept) + tail
 
 
+#: At most this much of an agent's prose summary goes on top of a handoff.
+SUMMARY_CHARS = 4_000
+
+
+def with_summary(handoff: str, provider: str, summary: str) -> str:
+    """`handoff` with the source agent's own prose `summary` on top, after its first
+    paragraph (the marker and the note to the new agent)."""
+    if len(summary) > SUMMARY_CHARS:
+        summary = summary[:SUMMARY_CHARS].rstrip() + " […]"
+    intro, _, rest = handoff.partition("\n\n")
+    return f"{intro}\n\n## Summary by {provider}, in its own words\n{summary}\n\n{rest}"
+
+
 def describe(text: str) -> str:
     """A handoff in one line: its size and what it holds (what the REPL shows of it)."""
     parts = [f"~{estimate_tokens(text):,} tokens"]
+    if re.search(r"^## Summary by ", text, re.M):
+        parts.append("a summary")
     if "\n## Goal\n" in text:
         parts.append("the goal")
     for heading, what in (

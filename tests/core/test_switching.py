@@ -3,6 +3,7 @@ happened since, `--new` forces a new one, handoff text is never a title (fake br
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -175,6 +176,16 @@ async def test_avatars_copy_of_the_turns_holds_no_secret(engine: Engine, tmp_pat
     assert "deploy with [redacted] please" in text and "sk-abc" not in text
 
 
+async def test_avatars_copy_records_the_model_that_answered(engine: Engine, tmp_path: Path) -> None:
+    engine.model = "model-x"
+    started = await engine.open(A)
+    await say(engine, "which model are you?")
+    await engine.close()
+    copy = tmp_path / "records" / "turns" / A / f"{started.session_id}.jsonl"
+    answer = json.loads(copy.read_text().splitlines()[-1])
+    assert answer["role"] == "assistant" and answer["model"] == "model-x"
+
+
 async def test_the_replayed_history_is_handed_over_when_nothing_else_has_it(
     engine: Engine,
 ) -> None:
@@ -219,3 +230,20 @@ def test_the_copy_keeps_tool_status_and_usage(tmp_path: Path) -> None:
     assert '"tool_status": ["failed"]' in line and '"input_tokens": 12' in line
     seen = live.transcript()
     assert seen is not None and "## Files changed\n- src/app.py" in build_handoff(seen)
+
+
+async def test_summarize_puts_the_left_agent_s_own_summary_on_top(engine: Engine) -> None:
+    await engine.open(A)
+    await say(engine, "GOAL build the lexer")
+    seen: list[BaseEvent] = []
+    engine.subscribe(seen.append)
+    await engine.switch_provider(B, summarize=True)
+    asked = FakeBridge.prompts[-1]
+    assert asked.startswith("Another agent is taking over this work now.")  # asked on A
+    first_on_b = await say(engine, "carry on")
+    # (the fake agent answers with the last 20 characters of what it was asked)
+    summary = first_on_b.index(f"## Summary by {A}, in its own words\necho: {asked[-20:]}")
+    assert summary < first_on_b.index("## Goal\nGOAL build the lexer")
+    notices = [e.message for e in seen if isinstance(e, Notice)]
+    assert notices[0] == f"asking {A} for a summary to hand over"
+    assert re.search(r"~\d+ tokens, a summary, the goal", notices[-1])

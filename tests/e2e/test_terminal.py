@@ -346,3 +346,35 @@ def test_switching_to_a_slow_agent_shows_what_is_happening(
         term.wait_for(r"[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] starting gemini… \d+s", timeout=30)
         last = term.wait_for(r"^gemini · .*idle\s*$", timeout=90).splitlines()[-1]
         assert "starting" not in last
+
+
+def test_the_handoff_is_one_line_and_ctrl_o_shows_it_before_it_is_sent(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    require_bridges()
+    model_server.chat.append(Reply.text("Noted the lexer plan."))
+    model_server.script("anthropic", Reply.text("Carrying on."))
+    with repl(agent_home, "-p", "native", "repl") as term:
+        term.type("GOAL build the lexer with nom")
+        term.wait_for(TURN_END)
+        term.type("/provider claude")
+        screen = term.wait_for(r"Ctrl-O shows the handoff", timeout=90)
+        assert re.search(r"handing the conversation to claude: ~\d+ tokens, the goal", screen)
+        assert "## Goal" not in screen  # collapsed: one line until asked for
+        term.wait_for(r"^claude · .*idle\s*$", timeout=90)
+        term.keys("C-o")
+        screen = term.wait_for(r"^## Goal$")
+        assert "GOAL build the lexer with nom" in screen.split("## Goal", 1)[1]
+        assert body(screen)[-1].strip() == "›"  # the prompt is back, empty, below it
+        term.type("carry on")
+        term.wait_for("Carrying on.", timeout=90)
+        term.wait_for(TURN_END, timeout=30)
+        term.keys("C-o")  # sent now: nothing is left to show
+        after = term.wait_for(r"(?s)Carrying on\..*no handoff is waiting to be sent")
+        assert "## Goal" not in after.split("Carrying on.", 1)[1]
+    sent = [
+        text
+        for r in model_server.requests_for("anthropic")
+        if r.is_main and "carry on" in (text := r.all_text())
+    ]
+    assert sent and "GOAL build the lexer with nom" in sent[0]

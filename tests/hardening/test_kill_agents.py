@@ -3,8 +3,7 @@ reports the death within 2 s with its reason and the session reopens. And SIGKIL
 itself mid-turn: no agent process is left behind, and `--continue` finds the session.
 
 These use the fake ACP agent (`tests/support/acp_agent.py`); `AVATAR_KILLS=N` sets the number
-of kills (default 30). Kill tests through the real agent CLIs are not written yet (see
-docs/reliability.md).
+of kills (default 30). The same through the real agent CLIs is in `test_kill_real_agents.py`.
 """
 
 from __future__ import annotations
@@ -152,3 +151,22 @@ def test_sigkill_avatar_mid_turn_leaves_no_agent_behind(
     again = avatar(env, cwd, "-p", "fake", "chat", "--continue", "still there?")
     assert again.returncode == 0, again.stderr
     assert "(fake, continued)" in again.stderr or "(fake, loaded)" in again.stderr, again.stderr
+
+
+async def test_a_death_the_bridge_has_not_seen_yet_is_named(tmp_path: Path) -> None:
+    """A turn sent the instant after the agent died (before the exit watcher ran) is refused
+    with how the agent went, not a bare "not running"."""
+    h = build(tmp_path / "agent", "load,list")
+    await h.bridge.start()
+    try:
+        await h.bridge.open(OpenRequest("new"))
+        pid = h.bridge.status().get("pid")
+        assert isinstance(pid, int)
+        os.kill(pid, signal.SIGKILL)
+        while h.bridge.alive:  # the process is reaped; no event has been handled yet
+            await asyncio.sleep(0.01)
+        events = [e async for e in h.bridge.send("anyone there?")]
+        errors = [e for e in events if isinstance(e, Error)]
+        assert errors and "exited unexpectedly (killed by SIGKILL)" in errors[0].message, events
+    finally:
+        await h.bridge.stop()

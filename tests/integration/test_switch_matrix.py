@@ -96,6 +96,34 @@ def test_switch_and_return(
     assert "handed over" not in titles.get(b_id, "")
 
 
+@pytest.mark.parametrize(("a", "b"), [("codex", "native"), ("native", "claude")])
+def test_summarize_hands_over_the_left_agent_s_own_summary(
+    agent_home: AgentHome, model_server: FakeModelServer, a: str, b: str
+) -> None:
+    """`/provider B --summarize`: A's agent is asked for a summary (one more turn on A), and
+    B's first request carries it on top of the structured handoff."""
+    require_bridges(*(BINARY[p] for p in (a, b) if p in BINARY))
+    model_server.script(API[a], "Lexer started.", "SUMMARY-7 lexer half done, tests left.")
+    model_server.script(API[b], "On it.")
+
+    async def go() -> None:
+        engine = engine_for(agent_home, a)
+        try:
+            await engine.open()
+            await say(engine, FIRST)
+            await engine.switch_provider(b, summarize=True)
+            assert await say(engine, THIRD) == "On it."
+        finally:
+            await engine.close()
+
+    asyncio.run(go())
+    asked = main_requests(model_server, a)[-1]
+    assert "Without calling any tools, summarize this session" in asked and FIRST in asked
+    on_b = main_requests(model_server, b)[0]
+    top = on_b.index(f"## Summary by {a}, in its own words\nSUMMARY-7 lexer half done")
+    assert top < on_b.index(f"## Goal\n{FIRST}") and THIRD in on_b
+
+
 def test_ping_pong_returns_to_both_sessions(
     agent_home: AgentHome, model_server: FakeModelServer
 ) -> None:
