@@ -209,7 +209,7 @@ class Switcher:
     ) -> SessionStarted | None:
         """A session of `name`'s own format holding `transcript`, opened with its resume;
         None (after a notice) when `name` cannot take an import."""
-        from avatar.handoff.importing import import_claude, import_kind, import_native
+        from avatar.handoff.importing import import_claude, import_codex, import_kind, import_native
 
         e = self.engine
         spec = e.spec(name)
@@ -221,7 +221,8 @@ class Switcher:
             model = e.model or spec.model
             sid = import_native(transcript, e.home, e.cwd, e.env, model, self.secrets())
         else:
-            sid = import_claude(transcript, store, e.cwd, self.secrets())
+            write = import_claude if kind == "claude" else import_codex
+            sid = write(transcript, store, e.cwd, self.secrets())
         started = await e.open_on(name, OpenRequest.of("resume", e.library.find(sid, name)))
         e.library.link((name, started.session_id), source, "import")
         self.notify(f"imported {source[0]} session {source[1]} into {name} session {sid}", "info")

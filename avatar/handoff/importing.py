@@ -1,7 +1,8 @@
 """`--import`: another provider's conversation written into the target's own session format,
 read back through avatar's reader to check it, so the target's own resume opens it with the
 earlier turns as real messages (DESIGN §3). Tool calls become text, since the formats differ.
-Targets: native, and Claude Code's transcript JSONL (claude, claude-acp). Elsewhere
+Targets: native, Claude Code's transcript JSONL (claude, claude-acp) and Codex's rollout JSONL
+(the pinned codex-acp loads a rollout of a `session_meta` line and `message` items). Elsewhere
 `import_kind()` is None and the caller hands over instead."""
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ _TOOL_OUTPUT = 500
 
 
 def import_kind(transport: str, store: str | None) -> str | None:
-    """`native` or `claude` when conversations can be written into a provider's store of
-    this transport and reader; None when they cannot."""
+    """`native`, `claude` or `codex` when conversations can be written into a provider's
+    store of this transport and reader; None when they cannot."""
     if transport == "native":
         return "native"
-    if store is not None and store.endswith(":ClaudeStore"):
-        return "claude"
+    for kind in ("claude", "codex"):
+        if store is not None and store.endswith(f":{kind.capitalize()}Store"):
+            return kind
     return None
 
 
@@ -134,4 +136,39 @@ def import_claude(
     if got != wanted:
         path.unlink(missing_ok=True)
         raise ImportCheckError(f"the imported claude session {sid} did not read back whole")
+    return sid
+
+
+def import_codex(
+    transcript: Transcript, store: SessionStore, cwd: Path, secrets: SecretFilter
+) -> str:
+    """Write the conversation as a new Codex rollout (`store` is the CodexStore, whose root
+    is `$CODEX_HOME/sessions`, where codex-acp looks); its id, checked by reading it back."""
+    import json
+    import uuid
+    from datetime import UTC, datetime
+
+    from avatar.fileio import atomic_write
+
+    wanted = turns(transcript, secrets)
+    sid = str(uuid.uuid4())
+    now = datetime.now(UTC)
+    stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    from avatar import __version__
+
+    # codex reads no rollout whose metadata lacks `cli_version` or `source`.
+    meta = {"id": sid, "timestamp": stamp, "cwd": str(cwd), "originator": "avatar-import"}
+    meta |= {"cli_version": __version__, "source": "unknown"}
+    lines = [{"timestamp": stamp, "type": "session_meta", "payload": meta}]
+    for role, text in wanted:
+        part = {"type": "input_text" if role == "user" else "output_text", "text": text}
+        item = {"type": "message", "role": role, "content": [part]}
+        lines.append({"timestamp": stamp, "type": "response_item", "payload": item})
+    day = store.root() / now.strftime("%Y/%m/%d")  # type: ignore[attr-defined]
+    path = day / f"rollout-{now.strftime('%Y-%m-%dT%H-%M-%S')}-{sid}.jsonl"
+    atomic_write(path, "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines).encode())
+    got = [(m.role, m.text) for m in store.transcript(sid).messages]
+    if got != wanted:
+        path.unlink(missing_ok=True)
+        raise ImportCheckError(f"the imported codex session {sid} did not read back whole")
     return sid

@@ -161,41 +161,45 @@ def test_ping_pong_returns_to_both_sessions(
     assert {s.title for s in sessions} == {"PING-1 build the lexer", "PONG-1 add tests"}
 
 
-@pytest.mark.parametrize("target", ["native", "claude"])
+IMPORTS = [("codex", "native"), ("codex", "claude"), ("native", "codex")]
+
+
+@pytest.mark.parametrize(("source", "target"), IMPORTS, ids=[f"{a}-to-{b}" for a, b in IMPORTS])
 def test_import_gives_real_earlier_messages(
-    agent_home: AgentHome, model_server: FakeModelServer, target: str
+    agent_home: AgentHome, model_server: FakeModelServer, source: str, target: str
 ) -> None:
-    """`/provider TARGET --import`: codex's conversation written into the target's own store
-    and opened with its own resume: the next request has the earlier turns as separate
-    messages, not one pasted text."""
-    require_bridges("codex-acp", *(BINARY[p] for p in (target,) if p in BINARY))
-    model_server.script("responses", "Codex one.", "Codex two.")
+    """`/provider TARGET --import`: the source's conversation written into the target's own
+    store and opened with its own resume (or load): the next request has the earlier turns as
+    separate messages, not one pasted text."""
+    require_bridges(*(BINARY[p] for p in (source, target) if p in BINARY))
+    model_server.script(API[source], "Source one.", "Source two.")
     model_server.script(API[target], "Target here.")
 
     async def go() -> tuple[str, str, str]:
-        engine = engine_for(agent_home, "codex")
+        engine = engine_for(agent_home, source)
         try:
-            source = (await engine.open()).session_id
+            first = (await engine.open()).session_id
             await say(engine, FIRST)
             await say(engine, SECOND)
             started = await engine.switch_provider(target, imported=True)
             assert await say(engine, THIRD) == "Target here."
-            return source, started.session_id, started.how
+            return first, started.session_id, started.how
         finally:
             await engine.close()
 
-    source, new_id, how = asyncio.run(go())
-    assert how == "resumed"
+    source_id, new_id, how = asyncio.run(go())
+    assert how in ("resumed", "loaded")  # its own reopen, not a new session
     request = [r for r in model_server.requests_for(API[target]) if r.is_main][-1]
     convo = [(m.role, m.text.strip()) for m in request.messages() if m.role != "system"]
-    assert convo[:4] == [
+    earlier = [
         ("user", FIRST),
-        ("assistant", "Codex one."),
+        ("assistant", "Source one."),
         ("user", SECOND),
-        ("assistant", "Codex two."),
+        ("assistant", "Source two."),
     ]
+    assert [c for c in convo if c in earlier] == earlier
     assert THIRD in convo[-1][1] and "handed over" not in request.all_text()
     engine = engine_for(agent_home, target)
-    assert engine.library.lineage()[f"{target}/{new_id}"].parent == f"codex/{source}"
+    assert engine.library.lineage()[f"{target}/{new_id}"].parent == f"{source}/{source_id}"
     shown = engine.transcript(new_id)
-    assert [m.text for m in shown.messages][:2] == [FIRST, "Codex one."]
+    assert [m.text for m in shown.messages][:2] == [FIRST, "Source one."]
