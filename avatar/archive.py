@@ -124,7 +124,7 @@ def _records_of(avatar_home: Path, info: SessionInfo) -> dict[str, bytes]:
     if record is not None:
         record = {k: v for k, v in record.items() if k not in ("children", "child")}
         out["records/record.json"] = json.dumps(record, ensure_ascii=False).encode()
-    turns = records.root / "turns" / info.provider / f"{info.id}.jsonl"
+    turns = records.turns_path(info.provider, info.id)
     if turns.is_file():
         out["records/turns.jsonl"] = turns.read_bytes()
     settings = SessionSettingsLog(avatar_home).get(info.id)

@@ -207,6 +207,14 @@ class SessionLibrary:
             raise UsageError(f"session id {ref!r} is ambiguous: {cands}")
         return self._named(matches[:1])[0]
 
+    def files_gone(self, info: SessionInfo) -> bool:
+        """True when `info`'s provider lists its sessions from its own files and those of
+        `info` are gone (only avatar's copy of the turns is left)."""
+        if self.store(info.provider) is None or self.keeps_records(info.provider):
+            return False
+        # `match` found it in avatar's copy only (no store listed it): its path is the copy.
+        return info.path == str(self._records().turns_path(info.provider, info.id))
+
     def _copied(self, ref: str, provider: str | None) -> list[SessionInfo]:
         """Sessions no store lists (their files gone) of which avatar has a copy of the turns."""
         records = self._records()

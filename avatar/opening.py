@@ -63,11 +63,9 @@ def _plan_resume(library: SessionLibrary, provider: str | None, ref: str) -> Ope
     """`ref` is checked already: the stores are asked without checking it again."""
     if provider is None:
         info = library.match(ref)
-        return OpenPlan(info.provider, OpenRequest.of("resume", info))
+        return OpenPlan(info.provider, _reopen(library, info))
     try:
-        return OpenPlan(
-            provider, OpenRequest.of("resume", _as(library.find(ref, provider), provider))
-        )
+        return OpenPlan(provider, _reopen(library, _as(library.find(ref, provider), provider)))
     except SessionNotFoundError:
         pass
     try:
@@ -87,3 +85,7 @@ def _plan_resume(library: SessionLibrary, provider: str | None, ref: str) -> Ope
 def _as(info: SessionInfo, provider: str) -> SessionInfo:
     """The same session as seen through `provider` (claude and claude-acp share a store)."""
     return info if info.provider == provider else replace(info, provider=provider)
+
+
+def _reopen(library: SessionLibrary, info: SessionInfo) -> OpenRequest:
+    return OpenRequest.of("resume", info, files_gone=library.files_gone(info))

@@ -102,7 +102,7 @@ class SessionRecords:
                 updated=parse_time(r.get("updated")),
                 messages=r["messages"] if isinstance(r.get("messages"), int) else 0,
                 model=r.get("model") if isinstance(r.get("model"), str) else None,
-                path=str(self._turns(provider, r["id"])),
+                path=str(self.turns_path(provider, r["id"])),
             )
             for (p, _), r in self.all().items()
             if p == provider
@@ -110,7 +110,7 @@ class SessionRecords:
 
     def transcript(self, info: SessionInfo) -> Transcript:
         """The turns avatar carried in a session."""
-        path = self._turns(info.provider, info.id)
+        path = self.turns_path(info.provider, info.id)
         try:
             data = path.read_bytes()
         except OSError:
@@ -134,7 +134,8 @@ class SessionRecords:
 
     # -- writing ------------------------------------------------------------------------
 
-    def _turns(self, provider: str, session_id: str) -> Path:
+    def turns_path(self, provider: str, session_id: str) -> Path:
+        """Where avatar's copy of the turns of a session is (a usage error for a bad id)."""
         if not (_PROVIDER.fullmatch(provider) and is_valid_id(session_id)):
             raise SessionNotFoundError(f"no record of {provider} session {session_id!r}")
         return self.root / "turns" / provider / f"{session_id}.jsonl"
@@ -176,7 +177,7 @@ class SessionRecords:
         """Messages of a turn join the copy (the prompt when sent, None then; the answer
         when the turn ends), and the record is brought up to date."""
         now = _now()
-        path = self._turns(provider, session_id)
+        path = self.turns_path(provider, session_id)
         lines: list[dict[str, Any]] = []
         if prompt is not None:
             lines.append({"role": "user", "text": prompt, "time": now})
@@ -212,7 +213,7 @@ class SessionRecords:
     def forget(self, provider: str, session_id: str) -> None:
         """Remove a session's record and its copy of the turns."""
         self._put({"provider": provider, "id": session_id, "deleted": True})
-        self._turns(provider, session_id).unlink(missing_ok=True)
+        self.turns_path(provider, session_id).unlink(missing_ok=True)
 
 
 class RecordStore(SessionStore):

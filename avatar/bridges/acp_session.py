@@ -123,6 +123,9 @@ class SessionOpener:
         assert session_id, f"{request.mode} needs a session id"
         if request.mode == "fork":
             return await self.fork(session_id)
+        if request.files_gone:
+            why = f"{self.name}'s files of session {session_id} are gone"
+            return _fell_back(await self.new(), [why])
         reopened = await self.reopen(session_id, None)
         if isinstance(reopened, OpenResult):
             return reopened

@@ -91,11 +91,15 @@ class OpenRequest:
     mode: OpenMode = "new"
     session_id: str | None = None
     info: SessionInfo | None = None
+    #: The provider's own files of the session are gone; avatar has only its copy of the
+    #: turns. An agent may still claim to reopen it (codex-acp does, then fails every
+    #: prompt), so bridges open a new session, which the engine seeds from the copy.
+    files_gone: bool = False
 
     @classmethod
-    def of(cls, mode: OpenMode, info: SessionInfo) -> OpenRequest:
+    def of(cls, mode: OpenMode, info: SessionInfo, files_gone: bool = False) -> OpenRequest:
         """A request to reopen (or fork) a session the engine has resolved."""
-        return cls(mode, info.id, info)
+        return cls(mode, info.id, info, files_gone)
 
 
 class BaseBridge(ABC):

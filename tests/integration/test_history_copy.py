@@ -25,16 +25,24 @@ API = {"codex": "responses", "gemini": "gemini"}
 BINARY = {"codex": "codex-acp", "gemini": "gemini"}
 
 
-# codex is not here: codex-acp answers a load of a deleted rollout as a success, and only the
-# next prompt fails ("thread not found"): the ACP bridge has yet to take that as a failed load.
-@pytest.mark.parametrize(("provider", "damage"), [("gemini", "corrupt"), ("gemini", "delete")])
+def _session_files(home: AgentHome, provider: str, sid: str) -> list[Path]:
+    if provider == "gemini":
+        return acp_quirks.gemini_session_files(home.env, sid)
+    return list((Path(home.env["HOME"]) / ".codex" / "sessions").rglob(f"rollout-*{sid}.jsonl"))
+
+
+# codex-acp answers a load of a deleted rollout as a success (and then fails every prompt with
+# "thread not found"): avatar sees the files are gone and opens a new session itself.
+@pytest.mark.parametrize(
+    ("provider", "damage"), [("gemini", "corrupt"), ("gemini", "delete"), ("codex", "delete")]
+)
 def test_a_lost_session_reopens_seeded_from_avatars_copy(
     agent_home: AgentHome, model_server: FakeModelServer, provider: str, damage: str
 ) -> None:
     require_bridges(BINARY[provider])
     model_server.script(API[provider], "Noted.", "Noted too.", "OSPREY and FALCON.")
     sid = talk(agent_home, provider, ("remember OSPREY", "and FALCON"))
-    files = acp_quirks.gemini_session_files(agent_home.env, sid)
+    files = _session_files(agent_home, provider, sid)
     assert files
     for path in files:
         if damage == "corrupt":
