@@ -1,8 +1,8 @@
 """Sessions that move, with the real agent CLIs against the fake model server (issue 12):
 
-- `session export --archive` of a claude, a codex and a native session, `session import` under
-  another HOME and another project path, then `chat --resume` there: the model's next request
-  carries the earlier turns;
+- `session export --archive` of a claude, a codex, a gemini and a native session, `session
+  import` under another HOME and another project path, then `chat --resume` there: the model's
+  next request carries the earlier turns;
 - `session fork ID --at 2` of a claude session: the fork's next request carries exactly the
   first two messages, and the parent's file is unchanged.
 """
@@ -17,11 +17,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.drive import backdate_gemini
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
+PROVIDERS = (
+    ("claude", "anthropic"),
+    ("codex", "responses"),
+    ("gemini", "gemini"),
+    ("native", "chat"),
+)
 SESSION_LINE = re.compile(r"^session: (\S+) \((\S+), (\w+)\)$", re.M)
 
 
@@ -45,14 +52,15 @@ def said(server: FakeModelServer, api: str) -> str:
 def test_archives_round_trip_to_another_home_and_project(
     tmp_path: Path, agent_home: AgentHome, model_server: FakeModelServer
 ) -> None:
-    require_bridges("claude", "codex-acp")
+    require_bridges("claude", "codex-acp", "gemini")
     env, cwd = avatar_env(agent_home), agent_home.workdir
     made: dict[str, str] = {}
-    for provider, api in (("claude", "anthropic"), ("codex", "responses"), ("native", "chat")):
+    for provider, api in PROVIDERS:
         model_server.script(api, f"{provider} remembers the plum")
         sid, name, how = started(avatar(env, cwd, "-p", provider, "chat", f"{provider}: plum"))
         assert (name, how) == (provider, "new")
         made[provider] = sid
+        backdate_gemini(agent_home, provider, sid)  # no wait for Gemini's same-minute reload
 
     # Another machine: a new HOME (agents' stores), AVATAR_HOME and project path.
     other = AgentHome(tmp_path / "elsewhere", model_server)
@@ -78,7 +86,7 @@ def test_archives_round_trip_to_another_home_and_project(
     assert {(r["provider"], r["id"]) for r in listed} == {(p, s) for p, s in made.items()}
     assert {r["cwd"] for r in listed} == {str(project.resolve())}
 
-    for provider, api in (("claude", "anthropic"), ("codex", "responses"), ("native", "chat")):
+    for provider, api in PROVIDERS:
         sid = made[provider]
         model_server.script(api, "still here")
         resumed = avatar(other_env, project, "chat", "--resume", sid, "what fruit?")
