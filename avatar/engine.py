@@ -360,8 +360,8 @@ class Engine:
         first when none is open."""
         if self.session is None or self._bridge is None:
             await self.new()
-        elif not self._bridge.alive:
-            await self._reopen_after_death()
+        elif not self._bridge.alive or self._bridge.session_id != self.session.session_id:
+            await self._reopen_after_death()  # (listing another agent's sessions replaces it)
         bridge = self._require_bridge()
         async for event in bridge.send(self._thread.outgoing(prompt)):
             self._thread.observe(event)
@@ -424,7 +424,8 @@ class Engine:
     async def _reopen_after_death(self) -> None:
         assert self.session is not None
         name, sid = self.session.provider, self.session.session_id
-        self._notice(f"{name} had stopped; restarting it and reopening session {sid}")
+        if self._bridge is None or not self._bridge.alive or self._bridge.name == name:
+            self._notice(f"{name} had stopped; restarting it and reopening session {sid}")
         await self._stop_bridge()
         await self.open_on(name, OpenRequest("resume", sid))
 

@@ -88,6 +88,21 @@ async def test_fresh_switch_carries_nothing(engine: Engine) -> None:
     await engine.close()
 
 
+async def test_listing_another_agent_s_sessions_does_not_lose_the_open_one(
+    engine: Engine,
+) -> None:
+    """`refresh` starts the other provider's agent in place of the running one; the next turn
+    still goes to the open session, on its own provider, reopened."""
+    started = await engine.open("other-resumable")
+    await engine.refresh("plain")
+    [e async for e in engine.send("still with me?")]
+    assert FakeBridge.started[-1].name == "other-resumable"
+    assert FakeBridge.started[-1].session_id == started.session_id
+    assert FakeBridge.prompts[-1] == "still with me?"
+    assert engine.status().session_id == started.session_id
+    await engine.close()
+
+
 class _Store:
     def __init__(self, sessions: list[SessionInfo]) -> None:
         self.sessions = sessions

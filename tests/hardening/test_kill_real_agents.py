@@ -1,10 +1,10 @@
 """Kill tests through the real agent CLIs (codex-acp, Gemini, claude-agent-acp, Claude Code).
 
 SIGKILL the agent's process group at random points (seeded) while it opens a session, reloads
-it, or answers a prompt: the engine reports the death with its reason (`killed by SIGKILL`)
-within 2 s, stays usable, and its next `send()` restarts the agent and reopens the same session
-id. And SIGKILL `avatar` itself mid-turn: no process of that agent outlives it, and
-`chat --continue` finds the session.
+it, answers a prompt or lists its sessions: the engine reports the death with its reason
+(`killed by SIGKILL`) within 2 s, stays usable, and its next `send()` restarts the agent and
+reopens the same session id. And SIGKILL `avatar` itself mid-turn: no process of that agent
+outlives it, and `chat --continue` finds the session.
 
 One engine per provider, driven in-process through the public API against the fake model
 server. `AVATAR_KILLS=N` sets the kills per provider (default 30); `AVATAR_KILL_SEED` the seed.
@@ -36,6 +36,8 @@ SEED = int(os.environ.get("AVATAR_KILL_SEED", "14"))
 # Gemini CLI wipes a session's history when it loads it in the minute its file was started,
 # so avatar waits for the minute to turn before reopening one (avatar/bridges/acp_quirks.py).
 WAITS_FOR_THE_MINUTE = {"gemini"}
+# The ACP agents, asked for their sessions by `engine.refresh` (Claude Code has no listing).
+LISTS = {"codex", "gemini", "claude-acp"}
 PROVIDERS = [
     ("codex", "codex-acp", "responses"),
     ("gemini", "gemini", "gemini"),
@@ -93,14 +95,24 @@ def test_sigkill_the_real_agent_at_random_points(
             sid = engine.status().session_id
             assert sid is not None
             reported = 0
+            listed = 0
             for i in range(KILLS):
+                # A third of the kills land while the agent is asked for its sessions (it was
+                # most likely killed just before, so it is started again for the listing).
+                listing = provider in LISTS and rng.random() < 1 / 3
                 killer = asyncio.ensure_future(_kill_after(engine, rng.uniform(0.0, 1.0)))
                 failure = ""
                 try:
-                    events = await asyncio.wait_for(_turn(engine, f"turn {i}"), 30)
+                    if listing:
+                        listed += 1
+                        found = await asyncio.wait_for(engine.refresh(provider), 30)
+                        assert sid in {s.id for s in found}, (SEED, i, found)
+                        events = []
+                    else:
+                        events = await asyncio.wait_for(_turn(engine, f"turn {i}"), 30)
                     errors = [e for e in events if isinstance(e, Error)]
                     failure = errors[-1].message if errors else ""
-                except AvatarError as e:  # a death while reopening is raised
+                except AvatarError as e:  # a death while reopening or listing is raised
                     failure = str(e)
                 ended = time.monotonic()
                 killed = await killer
@@ -117,6 +129,7 @@ def test_sigkill_the_real_agent_at_random_points(
                     await engine.new()
                 # Otherwise the engine's next send restarts the agent and reopens the session.
             assert reported >= KILLS // 3, (SEED, reported)
+            assert listed >= KILLS // 6 or provider not in LISTS, (SEED, listed)
             if provider in WAITS_FOR_THE_MINUTE:
                 await engine.close()
                 await engine.resume(sid)
