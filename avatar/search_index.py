@@ -22,12 +22,12 @@ import re
 import sqlite3
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from avatar.errors import AvatarError, UsageError
+from avatar.search_hits import SearchHit, hit, query_words
 from avatar.sessions.filestore import JsonlSessionStore
 from avatar.sessions.types import SessionInfo, Transcript, TranscriptMessage
 
@@ -37,8 +37,6 @@ if TYPE_CHECKING:
 #: Bump when what is stored changes: an index of another version is rebuilt.
 SCHEMA_VERSION = 1
 FILE_NAME = "search.sqlite"
-# Markers around a match in a snippet (never in session text after `_clean`).
-_OPEN, _CLOSE = "\x02", "\x03"
 _WORD = re.compile(r"\w+")
 # Tool-call arguments that say what a call does (its title, as agents show it).
 _TITLE_ARGS = ("description", "command", "file_path", "path", "pattern", "query", "url", "title")
@@ -56,33 +54,6 @@ CREATE TABLE IF NOT EXISTS files (
 CREATE VIRTUAL TABLE IF NOT EXISTS text USING fts5(
     title, body, tokenize = 'unicode61 remove_diacritics 2');
 """
-
-
-@dataclass
-class SearchHit:
-    """One session matching a search: the session as last indexed, and where it matched.
-
-    `snippet` is plain text; `spans` are the (start, end) offsets of the matched words in it.
-    """
-
-    session: SessionInfo
-    snippet: str
-    spans: list[tuple[int, int]] = field(default_factory=list)
-
-    def to_public(self) -> dict[str, object]:
-        """The object `session search --json` prints (DESIGN §3)."""
-        s = self.session
-        out: dict[str, object] = {
-            "id": s.id,
-            "provider": s.provider,
-            "title": s.title,
-            "cwd": s.cwd,
-            "updated": s.updated.isoformat() if s.updated else None,
-            "snippet": self.snippet,
-        }
-        if s.name:
-            out["name"] = s.name
-        return out
 
 
 def match_query(text: str) -> str:
@@ -110,7 +81,7 @@ def document(transcript: Transcript) -> str:
 
 
 def _clean(text: str | None) -> str:
-    return _utf8(text or "").replace(_OPEN, " ").replace(_CLOSE, " ")
+    return _utf8(text or "")
 
 
 def _utf8(text: str) -> str:
@@ -143,10 +114,6 @@ def _session_stamp(info: SessionInfo) -> Stamp:
 def _heading(title: str | None, name: str | None) -> str:
     """What the `title` column of the text index holds: the title and the name."""
     return " ".join(t for t in (title, name) if t)
-
-
-def _time(value: str | None) -> datetime | None:
-    return datetime.fromisoformat(value) if value else None
 
 
 class SearchIndex:
@@ -364,13 +331,14 @@ class SearchIndex:
             args.append(since.astimezone(UTC).timestamp())
         sql = (
             "SELECT docs.provider, docs.id, docs.cwd, docs.title, docs.name, docs.created,"
-            " docs.updated, snippet(text, -1, ?, ?, '…', 12) FROM text"
+            " docs.updated, text.title, text.body FROM text"
             " JOIN docs ON docs.rowid = text.rowid WHERE "
             + " AND ".join(where)
             + " ORDER BY text.rank, docs.recency DESC LIMIT ?"
         )
-        rows = self._connect().execute(sql, [_OPEN, _CLOSE, *args, limit]).fetchall()
-        return [_hit(*row) for row in rows]
+        rows = self._connect().execute(sql, [*args, limit]).fetchall()
+        words = query_words(query)
+        return [hit(words, row) for row in rows]
 
 
 def _in_memory() -> sqlite3.Connection:
@@ -418,31 +386,3 @@ def _snapshot(library: SessionLibrary) -> tuple[dict[str, Stamp], list[SessionIn
 def _rows(files: dict[str, Stamp]) -> Iterator[tuple[str, int, int]]:
     for path, (size, mtime) in files.items():
         yield path, size, mtime
-
-
-def _hit(
-    provider: str,
-    sid: str,
-    cwd: str | None,
-    title: str | None,
-    name: str | None,
-    created: str | None,
-    updated: str | None,
-    marked: str,
-) -> SearchHit:
-    info = SessionInfo(
-        id=sid,
-        provider=provider,
-        cwd=cwd,
-        title=title,
-        created=_time(created),
-        updated=_time(updated),
-        name=name,
-    )
-    text, spans, pos = [], [], 0
-    for i, piece in enumerate(re.split(f"[{_OPEN}{_CLOSE}]", " ".join(marked.split()))):
-        if i % 2 and piece:
-            spans.append((pos, pos + len(piece)))
-        text.append(piece)
-        pos += len(piece)
-    return SearchHit(info, "".join(text), spans)
