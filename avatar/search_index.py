@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from avatar.library import SessionLibrary
 
 #: Bump when what is stored changes: an index of another version is rebuilt.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FILE_NAME = "search.sqlite"
 _WORD = re.compile(r"\w+")
 # Tool-call arguments that say what a call does (its title, as agents show it).
@@ -369,11 +369,14 @@ def _read(library: SessionLibrary, info: SessionInfo) -> str:
 def _snapshot(library: SessionLibrary) -> tuple[dict[str, Stamp], list[SessionInfo]]:
     """The stamp of every file of the file-per-session stores (found without reading any),
     and the sessions of the other stores (whose listing is cheap)."""
+    from avatar.sessions.native import NativeStore
+
     files: dict[str, Stamp] = {}
     light: list[SessionInfo] = []
     for name in library.listing_providers():
         store = library.store(name)
-        if isinstance(store, JsonlSessionStore):
+        # Native sessions too: their index is cheap to read, but reading it needs pydantic.
+        if isinstance(store, JsonlSessionStore | NativeStore):
             for path in store.session_files(None):
                 stamp = _stamp(path)
                 if stamp is not None:

@@ -17,7 +17,7 @@ import contextlib
 import hashlib
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -72,6 +72,14 @@ class SessionIndex:
             if candidate.is_file():
                 return candidate
         return None
+
+    def files(self) -> Iterator[str]:
+        """The path of every session file, of every project (no file is read)."""
+        for d in self._project_dirs():
+            with contextlib.suppress(FileNotFoundError), os.scandir(d) as entries:
+                for e in entries:
+                    if e.name.endswith(SUFFIX) and not e.name.startswith("."):
+                        yield e.path
 
     def exists(self, session_id: str) -> bool:
         """True when a session file with this exact id exists."""

@@ -32,6 +32,11 @@ class NativeStore(SessionStore):
         records = self.index.list(cwd, newest_first=False)
         return [r.to_info(self.provider) for r in records]
 
+    def session_files(self, cwd: Path | None = None) -> Iterator[str]:
+        """Every session file (of every project: `cwd` is accepted for the same call as the
+        file-per-session stores, and not used)."""
+        return self.index.files()
+
     def find(self, prefix: str) -> builtins.list[SessionInfo]:
         """Sessions whose id starts with `prefix` (case-insensitive); an exact id reads only
         its own project's index."""

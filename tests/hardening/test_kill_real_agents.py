@@ -138,6 +138,9 @@ def test_sigkill_the_real_agent_at_random_points(
             assert "slow words" in _text(events), (SEED, events)
             assert not [e for e in events if isinstance(e, Error)], (SEED, events)
             assert engine.status().session_id == sid, (SEED, engine.status())
+            # The reopened session still holds the conversation from before the kills.
+            last = [r for r in model_server.requests_for(api) if "still there?" in r.all_text()]
+            assert last and "first answer" in last[-1].all_text(), (SEED, last)
         finally:
             await engine.close()
 
