@@ -18,8 +18,6 @@ from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.config import Settings, avatar_home
 from avatar.conversation import Conversation
 from avatar.errors import AvatarError, NotSupportedError, UsageError
-from avatar.export import render as render_export
-from avatar.forking import fork_session
 from avatar.library import SessionLibrary
 from avatar.library_actions import LibraryActions
 from avatar.opening import plan_open
@@ -29,12 +27,12 @@ from avatar.providers import ProviderRegistry, ProviderSpec
 from avatar.registry import load_class
 from avatar.session_settings import SettingsPolicy
 from avatar.sessions.types import SessionInfo, Transcript
-from avatar.status import EngineStatus, describe
 from avatar.switching import Switcher, SwitchHow
 
 if TYPE_CHECKING:
     from avatar.events import BaseEvent, OpenHow, SessionStarted
     from avatar.session_settings import SettingsSource
+    from avatar.status import EngineStatus
 
 Listener = Callable[["BaseEvent"], None]
 """Receives the events outside turns: session opened, notices, replayed history, errors of
@@ -179,7 +177,9 @@ class Engine:
 
     def export(self, session: SessionInfo | str, fmt: str = "md") -> str:
         """A session's transcript as `md`, `html` or `json`, secrets masked (`avatar.export`)."""
-        return render_export(self.transcript(session), fmt, self.env)
+        from avatar.export import render  # (this and the two below load when first used)
+
+        return render(self.transcript(session), fmt, self.env)
 
     async def delete(self, session: SessionInfo | str) -> SessionInfo:
         """Delete a session: through its agent where the agent offers `session/delete`, else
@@ -267,6 +267,8 @@ class Engine:
 
     async def fork(self, ref: str | None = None, at: int | None = None) -> SessionStarted:
         """Fork a session (default: the open one), whole or to message `at` (`avatar.forking`)."""
+        from avatar.forking import fork_session
+
         return await fork_session(self, ref, at)
 
     async def open_on(
@@ -398,11 +400,12 @@ class Engine:
 
     async def compact(self) -> str:
         """Compact the open session's context; a line saying what happened."""
-        bridge = self._require_bridge()
-        return await bridge.compact()
+        return await self._require_bridge().compact()
 
     def status(self) -> EngineStatus:
         """Provider, model, session and capabilities, as they are now."""
+        from avatar.status import describe
+
         try:
             spec: ProviderSpec | None = self.registry.spec(self.chosen_provider())
         except AvatarError:
@@ -412,8 +415,7 @@ class Engine:
     # ----- switching provider -------------------------------------------------------------
 
     def history(self) -> Transcript | None:
-        """The open session's conversation: its store's transcript (or avatar's records of
-        it), else what this run saw; None without a session."""
+        """The open session's conversation (`Conversation.history`); None without one."""
         return self._thread.history()
 
     async def switch_provider(self, name: str, **how: Unpack[SwitchHow]) -> SessionStarted:

@@ -51,7 +51,8 @@ class Switcher:
         self.notify = notify
         #: The session this engine last left on each provider (returns go back to it).
         self.left: dict[str, str] = {}
-        thread.redact = self.secrets().redact  # avatar's copy of the turns holds no secret
+        self._secrets: SecretFilter | None = None
+        thread.redact = self._redact  # avatar's copy of the turns holds no secret
 
     def budget(self, provider: str) -> int:
         """The tokens a handoff to `provider` may take: a share of its model's window."""
@@ -63,10 +64,16 @@ class Switcher:
         return handoff_budget(window, e.settings.handoff_share)
 
     def secrets(self) -> SecretFilter:
-        """The filter masking this environment's secrets in handoffs."""
-        from avatar.handoff.secrets import SecretFilter
+        """The filter masking this environment's secrets in handoffs (made when first
+        needed: a listing never needs it)."""
+        if self._secrets is None:
+            from avatar.handoff.secrets import SecretFilter
 
-        return SecretFilter(self.engine.env)
+            self._secrets = SecretFilter(self.engine.env)
+        return self._secrets
+
+    def _redact(self, text: str) -> str:
+        return self.secrets().redact(text)
 
     async def to(
         self,

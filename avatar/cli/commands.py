@@ -7,13 +7,11 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NoReturn, cast
 
 import click
 
 from avatar import __version__
-from avatar.cli.library_commands import COMMANDS as LIBRARY_COMMANDS
-from avatar.cli.portable import COMMANDS as PORTABLE_COMMANDS
 from avatar.errors import AvatarError, UsageError, utf8_text
 
 if TYPE_CHECKING:
@@ -108,10 +106,23 @@ def run(args: list[str]) -> None:
 
 
 class _Group(click.Group):
-    """A group whose `--help` lists commands in the order of DESIGN §3."""
+    """A group whose `--help` lists commands in the order of DESIGN §3. Its `lazy` commands
+    (name: "module:attribute") are imported only when asked for, not at every start-up."""
+
+    lazy: dict[str, str]
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(self.commands)
+        lazy = getattr(self, "lazy", {})
+        return [*self.commands, *(name for name in lazy if name not in self.commands)]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        where = getattr(self, "lazy", {}).get(cmd_name)
+        if where is not None and cmd_name not in self.commands:
+            import importlib
+
+            module, _, attribute = where.partition(":")
+            self.add_command(getattr(importlib.import_module(module), attribute), cmd_name)
+        return super().get_command(ctx, cmd_name)
 
 
 @click.group(
@@ -385,10 +396,13 @@ def session_fork(state: AppState, session_id: str, at: int | None) -> int:
     return fork(state, session_id, at)
 
 
-for _command in LIBRARY_COMMANDS:  # search, rename, prune
-    session.add_command(_command)
-for _command in PORTABLE_COMMANDS:  # export, import
-    session.add_command(_command)
+cast("_Group", session).lazy = {
+    "search": "avatar.cli.library_commands:session_search",
+    "rename": "avatar.cli.library_commands:session_rename",
+    "prune": "avatar.cli.library_commands:session_prune",
+    "export": "avatar.cli.portable:export_command",
+    "import": "avatar.cli.portable:import_command",
+}
 
 
 @cli.command()

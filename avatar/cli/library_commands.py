@@ -3,8 +3,8 @@
 Search prints, for each session, a line with provider, id, age and title (a name given with
 `rename` wins), then the matching snippet with the match in bold at a terminal; `--json`
 prints the array of DESIGN §3, best match first (then the newest). Prune lists what it would
-delete, then asks (or takes `--yes`). `COMMANDS` join the `session` group in
-`avatar.cli.commands`.
+delete, then asks (or takes `--yes`). The `session` group in `avatar.cli.commands` loads
+these commands when one of them is asked for.
 """
 
 from __future__ import annotations
@@ -151,6 +151,3 @@ def _delete(engine: Engine, sessions: list[SessionInfo]) -> int:
             failed += 1
             sys.stderr.write(f"avatar: {info.provider} session {info.id} not deleted: {error}\n")
     return 1 if failed else 0
-
-
-COMMANDS = (session_search, session_rename, session_prune)

@@ -83,6 +83,3 @@ def import_command(state: AppState, archive: Path, cwd: Path | None) -> int:
     sys.stderr.write(f"imported {info.provider} session {info.id} into {target}\n")
     sys.stdout.write(info.id + "\n")
     return 0
-
-
-COMMANDS = (export_command, import_command)
