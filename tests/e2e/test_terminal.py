@@ -26,6 +26,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 AVATAR = str(Path(sys.executable).parent / "avatar")
 TURN_END = r"^─ \d+\.\ds"
 PROMPT = r"^›\s*$"
+# The turn's end line and, below it, the fresh prompt (drawn a moment after that line).
+TURN_DONE = TURN_END + r"(?s:.*)" + PROMPT
 
 
 def repl(home: AgentHome, *args: str, **env: str) -> Terminal:
@@ -50,7 +52,7 @@ def test_a_turn_renders_markdown_code_and_a_fresh_prompt(
     )
     with repl(agent_home, "-p", "native", "repl") as term:
         term.type("fix it")
-        screen = term.wait_for(TURN_END)
+        screen = term.wait_for(TURN_DONE)
         lines = body(screen)
         assert lines[-1].strip() == "›"  # a fresh, empty prompt line after the turn
         assert "Here is the fix:" in lines  # markdown: the asterisks are styling, not text
@@ -170,7 +172,7 @@ def test_an_agent_turn_and_its_resume_on_screen(
     model_server.script(api, "The word is HERON.", "Still HERON.")
     with repl(agent_home, "-p", provider, "repl") as term:
         term.type("say the word")
-        lines = body(term.wait_for(TURN_END, timeout=90))
+        lines = body(term.wait_for(TURN_DONE, timeout=90))
         assert "The word is HERON." in lines and lines[-1].strip() == "›"
         status = term.screen().splitlines()[-1].split(" · ")
         assert status[0] == provider, status
@@ -363,7 +365,7 @@ def test_the_handoff_is_one_line_and_ctrl_o_shows_it_before_it_is_sent(
         assert "## Goal" not in screen  # collapsed: one line until asked for
         term.wait_for(r"^claude · .*idle\s*$", timeout=90)
         term.keys("C-o")
-        screen = term.wait_for(r"^## Goal$")
+        screen = term.wait_for(r"^## Goal$(?s:.*)" + PROMPT)
         assert "GOAL build the lexer with nom" in screen.split("## Goal", 1)[1]
         assert body(screen)[-1].strip() == "›"  # the prompt is back, empty, below it
         term.type("carry on")
