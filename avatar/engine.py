@@ -368,7 +368,7 @@ class Engine:
         async for event in bridge.send(self._thread.outgoing(prompt)):
             self._thread.observe(event)
             yield event
-        self._thread.turn_ended(self.status().model)
+        self._thread.turn_ended(bridge.model_in_use or self.model)
 
     async def steer(self, text: str) -> bool:
         """Add `text` to the running turn (native); False when the provider cannot, and the

@@ -190,7 +190,7 @@ class AgentConnection:
         """The error for a request to an agent that is gone: how it went, if it died."""
         if self.process.returncode is not None and not self._closing:
             return ProviderError(
-                f"{self.name} exited unexpectedly ({self.process.describe_exit()})",
+                self.process.death(self.name),
                 self.stderr_tail(),
             )
         return ProviderError(f"{self.name} is not running")
@@ -241,7 +241,7 @@ class AgentConnection:
         """The `Error` event for an agent that exited on its own."""
         await self.settle_death()
         return Error(
-            message=f"{self.name} exited unexpectedly ({self.process.describe_exit()})",
+            message=self.process.death(self.name),
             detail=self.stderr_tail(),
         )
 

@@ -15,8 +15,11 @@ import asyncio
 import json
 from collections.abc import Callable
 
-#: Longest line passed on; the SDK's own stdout buffer limit (a replayed history can be big).
-MAX_LINE = 50 * 1024 * 1024
+from avatar.bridges.process import STDOUT_LIMIT
+
+#: Longest line passed on: the agent's stdout buffer limit, which is what decides a line is too
+#: long (`_read_line` meets it as `LimitOverrunError`); a replayed history can be big.
+MAX_LINE = STDOUT_LIMIT
 
 
 def guard_stdout(
@@ -68,7 +71,7 @@ async def _copy(
 
     try:
         while True:
-            line, too_long = await _read_line(source, max_line)
+            line, too_long = await _read_line(source)
             if too_long:
                 drop("long", f"skipped a line from the agent longer than {max_line:,} bytes")
                 continue
@@ -86,8 +89,9 @@ async def _copy(
         sink.feed_eof()
 
 
-async def _read_line(source: asyncio.StreamReader, max_line: int) -> tuple[bytes, bool]:
-    """The next line (b"" at EOF) and whether it was over `max_line` (then it was discarded)."""
+async def _read_line(source: asyncio.StreamReader) -> tuple[bytes, bool]:
+    """The next line (b"" at EOF) and whether it was over the source's limit (then it was
+    discarded)."""
     try:
         return await source.readuntil(b"\n"), False
     except asyncio.IncompleteReadError as e:  # a last line without its newline

@@ -159,8 +159,7 @@ class ClaudeProcess:
         stdin = self.agent.process.stdin
         if stdin is None or not self.alive:
             if self.agent.returncode is not None:
-                how = self.agent.describe_exit()
-                raise ProviderError(f"{self.name} exited unexpectedly ({how})")
+                raise ProviderError(self.agent.death(self.name))
             raise ProviderError(f"{self.name}: the claude process is not running")
         data = (json.dumps(message, ensure_ascii=False) + "\n").encode()
         try:

@@ -175,6 +175,10 @@ class AgentProcess:
                 return f"killed by signal {-code}"
         return f"exit code {code}"
 
+    def death(self, name: str) -> str:
+        """The one line saying agent `name` died on its own, and how."""
+        return f"{name} exited unexpectedly ({self.describe_exit()})"
+
     async def stop(self, eof_grace: float = 0.5, term_grace: float = 2.0) -> None:
         """Close stdin, wait, then SIGTERM and finally SIGKILL the whole process group.
 

@@ -41,5 +41,12 @@ class FakeBridge(BaseBridge):
         yield TextDelta(text=f"echo: {prompt[-20:]}")
         yield TurnFinished()
 
+    #: What the agent reports it runs on (None: what it was asked for).
+    answering_model: str | None = None
+
+    @property
+    def model_in_use(self) -> str | None:
+        return self.answering_model or self.ctx.model
+
     async def set_model(self, model: str) -> None:
         self.ctx.model = model

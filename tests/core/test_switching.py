@@ -177,13 +177,14 @@ async def test_avatars_copy_of_the_turns_holds_no_secret(engine: Engine, tmp_pat
 
 
 async def test_avatars_copy_records_the_model_that_answered(engine: Engine, tmp_path: Path) -> None:
-    engine.model = "model-x"
+    engine.model = "model-asked-for"
     started = await engine.open(A)
+    FakeBridge.started[-1].answering_model = "model-that-answered"
     await say(engine, "which model are you?")
     await engine.close()
     copy = tmp_path / "records" / "turns" / A / f"{started.session_id}.jsonl"
     answer = json.loads(copy.read_text().splitlines()[-1])
-    assert answer["role"] == "assistant" and answer["model"] == "model-x"
+    assert answer["role"] == "assistant" and answer["model"] == "model-that-answered"
 
 
 async def test_the_replayed_history_is_handed_over_when_nothing_else_has_it(
