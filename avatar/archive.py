@@ -93,8 +93,7 @@ class Archives:
         home = self.library.avatar_home
         turns = members.get("records/turns.jsonl")
         if turns is not None:
-            records_root = home / "records" / "turns" / provider  # as avatar.records keeps it
-            writes.append((records_root / f"{sid}.jsonl", turns))
+            writes.append((self.library.records().turns_path(provider, sid), turns))
         for path, _ in writes:
             if path.exists():
                 raise UsageError(f"{path} exists; not overwritten")
@@ -122,7 +121,7 @@ def _records_of(avatar_home: Path, info: SessionInfo) -> dict[str, bytes]:
     records = SessionRecords(avatar_home)
     record = records.all().get((info.provider, info.id))
     if record is not None:
-        record = {k: v for k, v in record.items() if k not in ("children", "child")}
+        record = {k: v for k, v in record.items() if k != "child"}  # (links of avatar < 0.2)
         out["records/record.json"] = json.dumps(record, ensure_ascii=False).encode()
     turns = records.turns_path(info.provider, info.id)
     if turns.is_file():
@@ -137,15 +136,12 @@ def _record_back(
     avatar_home: Path, provider: str, sid: str, members: dict[str, bytes], cwd: str
 ) -> None:
     """Append the session's record (append-only file), under its new project directory."""
-    from avatar.fileio import append_line
     from avatar.records import SessionRecords
 
     records = SessionRecords(avatar_home)
     if "records/record.json" in members and (provider, sid) not in records.all():
         record = _json_object(members["records/record.json"], "records/record.json")
-        record.update(provider=provider, id=sid, cwd=cwd)
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-        append_line(records.index, line.encode())
+        records.put(record | {"provider": provider, "id": sid, "cwd": cwd})
 
 
 def _settings_back(avatar_home: Path, provider: str, sid: str, members: dict[str, bytes]) -> None:

@@ -66,7 +66,7 @@ class SessionLibrary:
         or where its store is listed under another provider (claude-acp reads claude's), so
         the session is still known as this provider's."""
         if self.keeps_records(provider) or provider not in self.listing_providers():
-            self._records().opened(provider, session_id, cwd, model)
+            self.records().opened(provider, session_id, cwd, model)
 
     def turn_ended(
         self,
@@ -80,39 +80,38 @@ class SessionLibrary:
         """Add a turn's messages to avatar's own copy (kept for every provider, DESIGN §9):
         the prompt as it is sent (answer empty), the answer when the turn ends (prompt
         None), so a turn killed midway still leaves what was asked."""
-        self._records().turn(provider, session_id, prompt, answer, tools, extra)
+        self.records().turn(provider, session_id, prompt, answer, tools, extra)
 
     def link(self, child: tuple[str, str], parent: tuple[str, str], how: str = "handoff") -> None:
         """Session `child` (provider, id) was opened from `parent`: record the lineage."""
-        self._records().link(child, parent, how)
+        self.records().link(child, parent, how)
 
     def lineage(self) -> dict[str, Links]:
         """Parent and children of every session that has any, by `provider/id`."""
         from avatar.lineage import lineage
 
         native = [s.name for s in self.registry.specs() if s.transport == "native"]
-        return lineage(self._records(), self.avatar_home, native)
+        return lineage(self.records(), self.avatar_home, native)
 
     def copy(self, provider: str, session_id: str) -> Transcript:
         """Avatar's own copy of the turns it carried in a session (SessionNotFoundError when
         it has none)."""
         from avatar.sessions.types import SessionInfo
 
-        info = SessionInfo(session_id, provider)
-        for (p, sid), record in self._records().all().items():
-            if (p, sid) == (provider, session_id):
-                info.cwd, info.title = record.get("cwd"), record.get("title")
-        return self._records().transcript(info)
+        record = self.records().all().get((provider, session_id), {})
+        info = SessionInfo(session_id, provider, cwd=record.get("cwd"), title=record.get("title"))
+        return self.records().transcript(info)
 
     def adopt(self, provider: str, listed: list[SessionInfo]) -> int:
         """Sessions an agent listed itself join avatar's records (where the provider keeps
         none avatar reads); how many were new."""
         if not self.keeps_records(provider):
             return 0
-        records = self._records()
+        records = self.records()
         return sum(records.listed(replace(info, provider=provider)) for info in listed)
 
-    def _records(self) -> SessionRecords:
+    def records(self) -> SessionRecords:
+        """avatar's own records of sessions (one instance: its reading cache is shared)."""
         if self._record_file is None:
             from avatar.records import SessionRecords
 
@@ -153,7 +152,7 @@ class SessionLibrary:
 
     def names(self) -> dict[tuple[str, str], str]:
         """Names given with `session rename` that avatar keeps, by (provider, id)."""
-        records = self._records().all()
+        records = self.records().all()
         return {k: r["name"] for k, r in records.items() if isinstance(r.get("name"), str)}
 
     def _named(self, sessions: list[SessionInfo]) -> list[SessionInfo]:
@@ -166,7 +165,7 @@ class SessionLibrary:
     def _owned(self, sessions: list[SessionInfo]) -> list[SessionInfo]:
         """Sessions of a shared store, each under the provider that opened it (a session
         opened on claude-acp is claude-acp's, though claude's store lists it)."""
-        owner = {sid: p for (p, sid) in self._records().all()}
+        owner = {sid: p for (p, sid) in self.records().all()}
         if not owner:
             return sessions
         return [
@@ -213,11 +212,11 @@ class SessionLibrary:
         if self.store(info.provider) is None or self.keeps_records(info.provider):
             return False
         # `match` found it in avatar's copy only (no store listed it): its path is the copy.
-        return info.path == str(self._records().turns_path(info.provider, info.id))
+        return info.path == str(self.records().turns_path(info.provider, info.id))
 
     def _copied(self, ref: str, provider: str | None) -> list[SessionInfo]:
         """Sessions no store lists (their files gone) of which avatar has a copy of the turns."""
-        records = self._records()
+        records = self.records()
         names = {p for (p, sid) in records.all() if sid.startswith(ref)}
         found = [
             s

@@ -35,9 +35,6 @@ def lineage(records: SessionRecords, avatar_home: Path, native: list[str]) -> di
         key = f"{provider}/{sid}"
         if isinstance(parent := record.get("parent"), str):
             add(key, parent)
-        for child in record.get("children", []):
-            if isinstance(child, str):
-                add(child, key)
     for sid, parent in _native_forks(avatar_home) if native else ():
         for name in native:
             add(f"{name}/{sid}", f"{name}/{parent}")

@@ -83,10 +83,7 @@ class SessionRecords:
             if record.get("deleted"):
                 current.pop(key, None)
             else:
-                merged = {**current.get(key, {}), **record}
-                if isinstance(child := record.get("child"), str):  # links forward add up
-                    merged["children"] = [*current.get(key, {}).get("children", []), child]
-                current[key] = merged
+                current[key] = {**current.get(key, {}), **record}
         self._cache = (stamp, current)
         return current
 
@@ -140,7 +137,8 @@ class SessionRecords:
             raise SessionNotFoundError(f"no record of {provider} session {session_id!r}")
         return self.root / "turns" / provider / f"{session_id}.jsonl"
 
-    def _put(self, record: dict[str, Any]) -> None:
+    def put(self, record: dict[str, Any]) -> None:
+        """Append one record line (the last line of a session's wins, key by key)."""
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
         append_line(self.index, line.encode())
 
@@ -149,7 +147,7 @@ class SessionRecords:
         if (provider, session_id) in self.all():
             return
         now = _now()
-        self._put(
+        self.put(
             {"provider": provider, "id": session_id, "cwd": cwd, "created": now, "updated": now}
             | ({"model": model} if model else {})
         )
@@ -162,7 +160,7 @@ class SessionRecords:
         stamp = (info.updated or datetime.now(UTC)).isoformat()
         record = {"provider": info.provider, "id": info.id, "created": stamp, "updated": stamp}
         record |= {k: v for k, v in (("cwd", info.cwd), ("title", info.title)) if v}
-        self._put(record)
+        self.put(record)
         return True
 
     def turn(
@@ -198,21 +196,20 @@ class SessionRecords:
         own = strip_handoff(prompt or "")  # the copy keeps what was sent; a title, the user's words
         if not current.get("title") and own.strip():
             update["title"] = _title(own)
-        self._put(update)
+        self.put(update)
 
     def link(self, child: tuple[str, str], parent: tuple[str, str], how: str) -> None:
         """Session `child` (provider, id) was opened from `parent` (`how`: handoff, import):
-        the child records where it came from, the parent the link forward."""
-        self._put({"provider": child[0], "id": child[1], "parent": "/".join(parent), "via": how})
-        self._put({"provider": parent[0], "id": parent[1], "child": "/".join(child)})
+        the child records where it came from (the link forward is derived: `avatar.lineage`)."""
+        self.put({"provider": child[0], "id": child[1], "parent": "/".join(parent), "via": how})
 
     def name(self, provider: str, session_id: str, name: str) -> None:
         """The user named the session (`session rename`): avatar shows the name everywhere."""
-        self._put({"provider": provider, "id": session_id, "name": name})
+        self.put({"provider": provider, "id": session_id, "name": name})
 
     def forget(self, provider: str, session_id: str) -> None:
         """Remove a session's record and its copy of the turns."""
-        self._put({"provider": provider, "id": session_id, "deleted": True})
+        self.put({"provider": provider, "id": session_id, "deleted": True})
         self.turns_path(provider, session_id).unlink(missing_ok=True)
 
 

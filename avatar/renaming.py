@@ -48,7 +48,6 @@ def _line(record: dict[str, str]) -> bytes:
 
 def rename(library: SessionLibrary, info: SessionInfo, name: str) -> SessionInfo:
     """Give session `info` the name `name`; returns the session as now named."""
-    from avatar.records import SessionRecords
     from avatar.sessions.claude import ClaudeStore
     from avatar.sessions.codex import CodexStore, codex_home
     from avatar.sessions.native import NativeStore
@@ -72,6 +71,6 @@ def rename(library: SessionLibrary, info: SessionInfo, name: str) -> SessionInfo
         # Open in a running avatar: the record below names it meanwhile.
         with contextlib.suppress(SessionBusyError):
             SessionManager(library.avatar_home).set_title(info.id, name)
-    SessionRecords(library.avatar_home).name(info.provider, info.id, name)
+    library.records().name(info.provider, info.id, name)
     info.name = name
     return info

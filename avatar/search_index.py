@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import sqlite3
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -37,7 +36,6 @@ if TYPE_CHECKING:
 #: Bump when what is stored changes: an index of another version is rebuilt.
 SCHEMA_VERSION = 2
 FILE_NAME = "search.sqlite"
-_WORD = re.compile(r"\w+")
 # Tool-call arguments that say what a call does (its title, as agents show it).
 _TITLE_ARGS = ("description", "command", "file_path", "path", "pattern", "query", "url", "title")
 _TITLE_ARG_CHARS = 200
@@ -59,7 +57,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS text USING fts5(
 def match_query(text: str) -> str:
     """An FTS5 query for what the user typed: every word must occur (as a word or the start
     of one). Punctuation is ignored, so no input is an FTS syntax error."""
-    words = _WORD.findall(text)
+    words = query_words(text)  # the words the hits are marked by, as the index folds them
     if not words:
         raise UsageError(f"nothing to search for in {text!r}")
     return " ".join(f'"{w}"*' for w in words)
@@ -78,10 +76,6 @@ def document(transcript: Transcript) -> str:
             said = [str(args[k])[:_TITLE_ARG_CHARS] for k in _TITLE_ARGS if args.get(k)]
             parts.append(" ".join([call.name, *said]))
     return "\n".join(parts)
-
-
-def _clean(text: str | None) -> str:
-    return _utf8(text or "")
 
 
 def _utf8(text: str) -> str:
@@ -255,8 +249,8 @@ class SearchIndex:
 
     def _names(self, info: SessionInfo) -> tuple[str | None, str | None]:
         return (
-            self.redact(_clean(info.title)) if info.title else None,
-            self.redact(_clean(info.name)) if info.name else None,
+            self.redact(_utf8(info.title)) if info.title else None,
+            self.redact(_utf8(info.name)) if info.name else None,
         )
 
     def _add(
@@ -287,8 +281,8 @@ class SearchIndex:
                 when.timestamp() if when else 0.0,
             ),
         )
-        body = self.redact(_clean(_read(library, info)))
-        heading = " ".join(t for t in (name, title) if t)
+        body = self.redact(_utf8(_read(library, info)))
+        heading = _heading(title, name)
         db.execute(
             "INSERT INTO text (rowid, title, body) VALUES (?, ?, ?)", (cur.lastrowid, heading, body)
         )

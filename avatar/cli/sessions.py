@@ -54,7 +54,7 @@ def list_sessions(
     sessions = engine.sessions(provider, any_cwd=any_cwd)
     _warn(engine)
     shown = sessions if limit == 0 else sessions[:limit]
-    links = engine.library.lineage()
+    links = engine.library.lineage() if json_out or tree else {}  # the table shows none
     if json_out:
         # One object per line: still a JSON array, and `indent` would switch json to its
         # pure-Python encoder (~20 µs a session, noticeable at thousands).
