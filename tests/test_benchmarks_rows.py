@@ -28,6 +28,13 @@ def test_search_rows_per_size(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "search index, first build, 100/provider × 4" in names
     assert "growth 100→1,000/provider: search index first build" in names
     assert all(r["ok"] for r in rows)
+    # A slow warm search and an agent started while searching are misses.
+    judged = {
+        str(r["name"]): r["ok"] for r in search.rows_at(1000, {**fake, "warm": 0.4, "started": 1.0})
+    }
+    assert judged["avatar session search, warm, 1,000/provider × 4"] is False
+    assert judged["agent processes started while searching"] is False
+    assert judged["search index, first build, 1,000/provider × 4"] is True
 
 
 @pytest.mark.timeout(60)
@@ -36,4 +43,7 @@ def test_resume_measures_time_and_memory() -> None:
     assert result["time"] > 0 and result["rss"] > 0 and result["size"] > 0
     rows = resume.rows_of(40, result)
     assert rows[-1]["name"] == "memory the history adds ÷ session file size"
-    assert rows[-1]["target"] == "≤ 10× file size"
+    mb = 1024 * 1024
+    sizes = {"time": 1.0, "fresh_time": 0.5, "fresh_rss": 40 * mb, "size": 1 * mb}
+    assert resume.rows_of(40, {**sizes, "rss": 45 * mb})[-1]["ok"] is True  # 5× the file
+    assert resume.rows_of(40, {**sizes, "rss": 52 * mb})[-1]["ok"] is False  # 12×

@@ -118,6 +118,8 @@ def test_queries_are_words_never_syntax(lib: Library) -> None:
     with pytest.raises(UsageError):
         engine.search("  ***  ")
     assert match_query("a-b") == '"a"* "b"*'
+    with pytest.raises(UsageError, match="nothing to search for"):
+        match_query("__")  # the index has no word in it: it would quietly match nothing
 
 
 def test_damage_past_the_header_is_rebuilt(lib: Library) -> None:
