@@ -48,6 +48,7 @@ class Archives:
         """Write the archive of `session` (a listed one, or an id or prefix) to `target`."""
         from avatar.archive_stores import kind_of, provider_files
         from avatar.handoff.secrets import SecretFilter
+        from avatar.native.redaction import MASK
 
         info = self.library.info(session)
         store = self.library.store(info.provider)
@@ -67,7 +68,7 @@ class Archives:
         masks = [v for v in SecretFilter(self.library.registry.env).values if _json_safe(v)]
         for name, data in members.items():
             for value in masks:  # a key the model saw must not travel with the session
-                data = data.replace(value.encode(), b"[redacted]")
+                data = data.replace(value.encode(), MASK.encode())
             members[name] = data
         _write_tar(target, members)
         return target

@@ -7,7 +7,8 @@ each is a thin call into the module doing the work (`avatar.search_index`, `avat
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,7 +18,7 @@ from avatar.errors import AvatarError
 if TYPE_CHECKING:
     from avatar.library import SessionLibrary
     from avatar.providers import ProviderSpec
-    from avatar.search_index import SearchHit
+    from avatar.search_index import SearchHit, SearchIndex
     from avatar.sessions.types import SessionInfo
 
 
@@ -52,50 +53,43 @@ class LibraryActions:
         """Sessions whose messages or tool-call titles hold every word of `query` (as words
         or word starts), best match first, then the newest; this project's unless
         `all_projects`. The index (`$AVATAR_HOME/cache/search.sqlite`) is updated first."""
-        from avatar.search_index import SearchIndex
         from avatar.sessions.filestore import same_dir_keys
 
-        index = SearchIndex(self.home, self._secret_filter())
-        try:
+        with self._index() as index:
             index.update(self.library)
-            hits = index.search(
+            return index.search(
                 query,
                 providers=[self.spec(provider).name] if provider else None,
                 cwds=None if all_projects else same_dir_keys(self.cwd),
                 since=datetime.now(UTC) - since if since is not None else None,
                 limit=limit,
             )
-        finally:
-            index.close()
-        return hits
 
     def reindex(self) -> int:
         """Bring the search index up to date; how many sessions were (re)indexed."""
+        with self._index() as index:
+            return index.update(self.library)
+
+    @contextlib.contextmanager
+    def _index(self) -> Iterator[SearchIndex]:
+        """The search cache, secrets masked in what it stores; closed after use."""
+        from avatar.handoff.secrets import SecretFilter
         from avatar.search_index import SearchIndex
 
-        index = SearchIndex(self.home, self._secret_filter())
+        index = SearchIndex(self.home, SecretFilter(self.env).redact)
         try:
-            return index.update(self.library)
+            yield index
         finally:
             index.close()
-
-    def _secret_filter(self) -> Callable[[str], str]:
-        from avatar.handoff.secrets import SecretFilter
-
-        return SecretFilter(self.env).redact
 
     def rename(self, ref: SessionInfo | str, name: str) -> SessionInfo:
         """Name a session (id, prefix or listed session) where its provider shows names, and
         in avatar's records (see `avatar.renaming`)."""
         from avatar.renaming import rename
-        from avatar.search_index import SearchIndex
 
         info = rename(self.library, self.library.info(ref), name)
-        index = SearchIndex(self.home, self._secret_filter())
-        try:
+        with self._index() as index:
             index.named(info)
-        finally:
-            index.close()
         return info
 
     def prunable(

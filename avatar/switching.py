@@ -216,12 +216,14 @@ class Switcher:
     ) -> SessionStarted | None:
         """A session of `name`'s own format holding `transcript`, opened with its resume;
         None (after a notice) when `name` cannot take an import."""
-        from avatar.handoff.importing import import_claude, import_codex, import_kind, import_native
+        from avatar.archive_stores import kind_of
+        from avatar.handoff.importing import IMPORTABLE, import_claude, import_codex, import_native
 
         e = self.engine
         spec = e.spec(name)
-        kind, store = import_kind(spec.transport, spec.store), e.library.store(name)
-        if kind is None or store is None:
+        store = e.library.store(name)
+        kind = kind_of(store)
+        if kind not in IMPORTABLE or store is None:
             self.notify(f"{name} cannot take an import; handing the conversation over", "info")
             return None
         if kind == "native":

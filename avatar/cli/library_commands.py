@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from avatar.cli.table import session_line
 from avatar.errors import UsageError
-from avatar.times import ago
 
 if TYPE_CHECKING:
     from avatar.cli.commands import AppState
@@ -36,10 +36,6 @@ def parse_age(text: str, flag: str) -> timedelta:
     if not found:
         raise UsageError(f"{flag}: not an age: {text!r} (use e.g. 30d, 12h or 2w)")
     return int(found.group(1)) * _UNITS[found.group(2)]
-
-
-def _label(s: SessionInfo) -> str:
-    return " ".join((s.name or s.title or "untitled").split())
 
 
 @click.command("search")
@@ -74,8 +70,7 @@ def session_search(
     bold = sys.stdout.isatty()
     out = []
     for hit in hits:
-        s = hit.session
-        out.append(f"{s.provider}  {s.id}  {ago(s.updated or s.created)}  {_label(s)}")
+        out.append(session_line(hit.session))
         text, pos, parts = hit.snippet, 0, []
         for start, end in hit.spans if bold else ():
             parts += [text[pos:start], _BOLD, text[start:end], _PLAIN]
@@ -124,7 +119,7 @@ def session_prune(
         sys.stderr.write(f"no session is older than {older_than}\n")
         return 0
     for s in found:
-        sys.stdout.write(f"{s.provider}  {s.id}  {ago(s.updated or s.created)}  {_label(s)}\n")
+        sys.stdout.write(session_line(s) + "\n")
     count = f"{len(found)} session{'s' if len(found) != 1 else ''}"
     if dry_run:
         sys.stderr.write(f"{count} would be deleted (--dry-run: nothing deleted)\n")

@@ -11,6 +11,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from avatar.cli.complete import pick
+from avatar.cli.table import label
 from avatar.times import ago
 
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
 def row(s: SessionInfo) -> str:
     """One line of the picker: provider, title, age, messages."""
-    title = " ".join((s.name or s.title or "untitled").split())
+    title = label(s)
     title = title if len(title) <= 48 else title[:47] + "…"
     return f"{s.provider:<11} {title:<48} {ago(s.updated or s.created):>9} {s.messages:>4} msgs"
 

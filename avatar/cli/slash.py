@@ -82,7 +82,7 @@ async def _resume(repl: Repl, args: list[str]) -> bool:
 
 
 async def _search(repl: Repl, args: list[str]) -> bool:
-    from avatar.times import ago
+    from avatar.cli.table import session_line
 
     if not args:
         repl.say("usage: /search WORDS (this project's sessions, every provider)")
@@ -91,9 +91,7 @@ async def _search(repl: Repl, args: list[str]) -> bool:
     if not hits:
         repl.say("no session here matches")
     for hit in hits[:20]:
-        s = hit.session
-        label = " ".join((s.name or s.title or "untitled").split())
-        repl.say(f"{s.provider}  {s.id}  {ago(s.updated or s.created)}  {label}")
+        repl.say(session_line(hit.session))
         repl.say(f"    {hit.snippet}")
     return False
 

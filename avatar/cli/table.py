@@ -4,6 +4,22 @@ from __future__ import annotations
 
 import shutil
 import sys
+from typing import TYPE_CHECKING
+
+from avatar.times import ago
+
+if TYPE_CHECKING:
+    from avatar.sessions.types import SessionInfo
+
+
+def label(s: SessionInfo) -> str:
+    """What a session is called on one line: the name given it, else its title."""
+    return " ".join((s.name or s.title or "untitled").split())
+
+
+def session_line(s: SessionInfo) -> str:
+    """A session as search and prune list it: provider, id, age, label."""
+    return f"{s.provider}  {s.id}  {ago(s.updated or s.created)}  {label(s)}"
 
 
 def render_table(headers: list[str], rows: list[list[str]], *, shrink: int | None = None) -> str:

@@ -2,8 +2,8 @@
 read back through avatar's reader to check it, so the target's own resume opens it with the
 earlier turns as real messages (DESIGN §3). Tool calls become text, since the formats differ.
 Targets: native, Claude Code's transcript JSONL (claude, claude-acp) and Codex's rollout JSONL
-(the pinned codex-acp loads a rollout of a `session_meta` line and `message` items). Elsewhere
-`import_kind()` is None and the caller hands over instead."""
+(the pinned codex-acp loads a rollout of a `session_meta` line and `message` items). Other kinds
+(not in `IMPORTABLE`) are handed over instead."""
 
 from __future__ import annotations
 
@@ -22,15 +22,8 @@ if TYPE_CHECKING:
 _TOOL_OUTPUT = 500
 
 
-def import_kind(transport: str, store: str | None) -> str | None:
-    """`native`, `claude` or `codex` when conversations can be written into a provider's
-    store of this transport and reader; None when they cannot."""
-    if transport == "native":
-        return "native"
-    for kind in ("claude", "codex"):
-        if store is not None and store.endswith(f":{kind.capitalize()}Store"):
-            return kind
-    return None
+#: The store kinds (`avatar.archive_stores.kind_of`) a conversation can be written into.
+IMPORTABLE = ("native", "claude", "codex")
 
 
 def turns(transcript: Transcript, secrets: SecretFilter) -> list[tuple[str, str]]:

@@ -6,7 +6,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from avatar.native.redaction import MASK, MIN_SECRET_LENGTH, SECRET_VARIABLES
+from avatar.native.redaction import (
+    MASK,
+    MIN_SECRET_LENGTH,
+    SECRET_VARIABLES,
+    longest_first,
+    mask_values,
+)
 
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.I)
 _SHAPES = re.compile(
@@ -36,12 +42,9 @@ class SecretFilter:
             if (name in SECRET_VARIABLES or _SECRET_NAME.search(name))
             and len(value) >= MIN_SECRET_LENGTH
         }
-        self.values = sorted(values, key=len, reverse=True)  # a key inside another: whole
+        self.values = longest_first(values)
 
     def redact(self, text: str) -> str:
         """`text` with every secret replaced by a mask."""
-        for value in self.values:
-            if value in text:
-                text = text.replace(value, MASK)
-        text = _SHAPES.sub(MASK, text)
+        text = _SHAPES.sub(MASK, mask_values(text, self.values))
         return _ASSIGNED.sub(lambda m: m.group(1) + MASK, text)

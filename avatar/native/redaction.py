@@ -20,6 +20,19 @@ MASK = "[redacted]"
 MIN_SECRET_LENGTH = 8
 
 
+def longest_first(values: set[str]) -> list[str]:
+    """Secret values in the order to mask them: a key that contains another is masked whole."""
+    return sorted(values, key=len, reverse=True)
+
+
+def mask_values(text: str, values: list[str]) -> str:
+    """`text` with each of `values` (`longest_first`) replaced by `MASK`."""
+    for secret in values:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return text
+
+
 def secret_names(resolver: ModelResolver) -> set[str]:
     """Environment variables holding model API keys (built-in and from config)."""
     names = set(SECRET_VARIABLES)
@@ -35,8 +48,7 @@ class Redactor:
     def __init__(self, resolver: ModelResolver, env: Mapping[str, str]) -> None:
         self.names = secret_names(resolver)
         values = {v for n in self.names if len(v := env.get(n) or "") >= MIN_SECRET_LENGTH}
-        # Longest first, so a key that contains another is masked whole.
-        self.values = sorted(values, key=len, reverse=True)
+        self.values = longest_first(values)
 
     def tool_env(self, env: Mapping[str, str]) -> dict[str, str]:
         """`env` without the key variables: what a tool's shell runs with."""
@@ -44,7 +56,4 @@ class Redactor:
 
     def redact(self, text: str) -> str:
         """`text` with every key value replaced by a mask."""
-        for secret in self.values:
-            if secret in text:
-                text = text.replace(secret, MASK)
-        return text
+        return mask_values(text, self.values)
