@@ -1,48 +1,15 @@
-"""Helpers shared by the hardening tests: running `avatar`, finding and reading session files."""
+"""Helpers shared by the hardening tests: finding and reading session files (running `avatar`
+is `tests.support.drive`'s, imported here for them)."""
 
 from __future__ import annotations
 
 import json
-import re
-import subprocess
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-SESSION_LINE = re.compile(r"^session: (\S+) \((\w+), (\w+)\)$", re.M)
+from tests.support.drive import SESSION_LINE, avatar, start
 
-
-def avatar(
-    env: dict[str, str],
-    cwd: Path,
-    *args: str,
-    timeout: float = 60,
-    preexec: Callable[[], None] | None = None,
-) -> subprocess.CompletedProcess[str]:
-    """Run the installed `avatar` with `args` and wait for it (`preexec` runs in the child)."""
-    return subprocess.run(
-        ["avatar", *args],
-        env=env,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        preexec_fn=preexec,
-    )
-
-
-def start(env: dict[str, str], cwd: Path, *args: str) -> subprocess.Popen[str]:
-    """Start the installed `avatar` with `args` in the background (stdout/stderr piped)."""
-    return subprocess.Popen(
-        ["avatar", *args],
-        env=env,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+__all__ = ["SESSION_LINE", "avatar", "json_lines", "message_texts", "session_file", "start"]
 
 
 def session_file(env: dict[str, str], session_id: str) -> Path:

@@ -11,7 +11,6 @@ listed.
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,12 +20,12 @@ import pytest
 
 from avatar.bridges import acp_quirks
 from avatar.sessions.claude import claude_dir, project_slug
+from tests.support.drive import SESSION_LINE, avatar
 from tests.support.homes import AgentHome, avatar_env, bridges_installed, require_bridges
 from tests.support.model_server import FakeModelServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
-SESSION_LINE = re.compile(r"session: (\S+) \((\S+), (\w+)\)")
 WORDS = {"claude": "aardvark", "codex": "bison", "gemini": "chinchilla", "native": "dugong"}
 
 
@@ -38,15 +37,7 @@ class Project:
     sessions: dict[str, str]  # provider → session id
 
     def avatar(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            ["avatar", *args],
-            env=self.env,
-            cwd=self.home.workdir,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
-        )
+        return avatar(self.env, self.home.workdir, *args, timeout=120)
 
     def last_request(self) -> str:
         """The text of the model request made last (side requests aside)."""

@@ -10,14 +10,13 @@
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import tarfile
 from pathlib import Path
 
 import pytest
 
-from tests.support.drive import backdate_gemini
+from tests.support.drive import SESSION_LINE, avatar, backdate_gemini
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer
 
@@ -29,13 +28,6 @@ PROVIDERS = (
     ("gemini", "gemini"),
     ("native", "chat"),
 )
-SESSION_LINE = re.compile(r"^session: (\S+) \((\S+), (\w+)\)$", re.M)
-
-
-def avatar(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["avatar", *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120
-    )
 
 
 def started(p: subprocess.CompletedProcess[str]) -> tuple[str, str, str]:

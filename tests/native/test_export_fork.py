@@ -18,18 +18,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.drive import avatar
 from tests.support.model_server import FakeModelServer, Reply
 
 SESSION_LINE = re.compile(r"^session: (\S+) \(native, (\w+)\)$", re.M)
 OPENAI_KEY = "sk-test-EXPORTSECRET0123456789abcdef"
 SERVICE_TOKEN = "tok-avatar-export-secret-42"
 CODE_ANSWER = "Here it is:\n\n```python\ndef greet():\n    return 'hi'\n```\n\nDone."
-
-
-def avatar(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["avatar", *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=60
-    )
 
 
 def session_id(stderr: str) -> str:

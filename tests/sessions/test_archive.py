@@ -11,24 +11,18 @@ import hashlib
 import io
 import json
 import shutil
-import subprocess
 import tarfile
 from pathlib import Path
 
 import pytest
 
+from tests.support.drive import avatar
 from tests.support.homes import AgentHome, avatar_env
 from tests.support.model_server import FakeModelServer
 
 STORES = Path(__file__).resolve().parents[1] / "fixtures" / "provider-stores"
 GEMINI_ID = "60ec600d-7ed8-4588-9392-96e38d8cca4e"
 CODEX_ID = "01a20060-c343-7803-adb4-a803ecb21b39"
-
-
-def avatar(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["avatar", *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=60
-    )
 
 
 @pytest.fixture

@@ -4,11 +4,48 @@ the engine (a session to hand over, import or lose)."""
 from __future__ import annotations
 
 import asyncio
+import re
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from tests.support.homes import AgentHome, avatar_env
+
+#: The line avatar prints on stderr when a session opens: id, provider, how.
+SESSION_LINE = re.compile(r"^session: (\S+) \((\S+), (\w+)\)$", re.M)
+
+
+def avatar(
+    env: dict[str, str],
+    cwd: Path,
+    *args: str,
+    timeout: float = 60,
+    preexec: Callable[[], None] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed `avatar` with `args` and wait for it (`preexec` runs in the child)."""
+    return subprocess.run(
+        ["avatar", *args],
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=preexec,
+    )
+
+
+def start(env: dict[str, str], cwd: Path, *args: str) -> subprocess.Popen[str]:
+    """Start the installed `avatar` with `args` in the background (stdout/stderr piped)."""
+    return subprocess.Popen(
+        ["avatar", *args],
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def run_avatar(home: AgentHome, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
