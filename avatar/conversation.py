@@ -197,10 +197,12 @@ class Conversation:
         delta: bool = False,
         cwd: Path | None = None,
         secrets: SecretFilter | None = None,
+        transcript: Transcript | None = None,
     ) -> str | None:
         """The handoff text of the conversation (None when nothing was said); with `delta`,
-        of only the messages since `entered`."""
-        seen = self.history()
+        of only the messages since `entered`. `transcript`: the conversation as `history()`
+        gave it already (so the stores are not read again)."""
+        seen = transcript if transcript is not None else self.history()
         since = self.entered if delta else None
         if seen is None or len(seen.messages) <= (since or 0):
             return None

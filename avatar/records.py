@@ -41,6 +41,15 @@ def _title(text: str) -> str:
     return words if len(words) <= TITLE_CHARS else words[: TITLE_CHARS - 1] + "…"
 
 
+def _fold(current: dict[tuple[str, str], dict[str, Any]], record: dict[str, Any]) -> None:
+    """One record line laid over the records read so far (a deletion drops the session)."""
+    key = (str(record.get("provider")), record["id"])
+    if record.get("deleted"):
+        current.pop(key, None)
+    else:
+        current[key] = {**current.get(key, {}), **record}
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat()
 
@@ -79,11 +88,7 @@ class SessionRecords:
             return self._cache[1]
         current: dict[tuple[str, str], dict[str, Any]] = {}
         for record in self._lines():
-            key = (str(record.get("provider")), record["id"])
-            if record.get("deleted"):
-                current.pop(key, None)
-            else:
-                current[key] = {**current.get(key, {}), **record}
+            _fold(current, record)
         self._cache = (stamp, current)
         return current
 
@@ -139,8 +144,20 @@ class SessionRecords:
 
     def put(self, record: dict[str, Any]) -> None:
         """Append one record line (the last line of a session's wins, key by key)."""
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-        append_line(self.index, line.encode())
+        data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        before = self._cache
+        append_line(self.index, data)
+        # Every turn appends here: when the file grew by exactly this line (no other writer
+        # came between), the cached reading is brought up to date instead of read again.
+        self._cache = None
+        try:
+            st = self.index.stat()
+        except OSError:
+            return
+        if before is not None and st.st_size == before[0][0] + len(data):
+            current = dict(before[1])
+            _fold(current, record)
+            self._cache = ((st.st_size, st.st_mtime_ns), current)
 
     def opened(self, provider: str, session_id: str, cwd: str, model: str | None) -> None:
         """A session was opened (new or reopened): record it if it is not yet."""

@@ -158,15 +158,17 @@ class Switcher:
     async def _return(self, info: SessionInfo, current: SessionStarted) -> SessionStarted:
         """Reopen `info` and hand it what happened in `current` since it was entered."""
         e, thread = self.engine, self.thread
-        budget = self.budget(info.provider)
-        delta = thread.handoff(budget, delta=True, cwd=e.cwd, secrets=self.secrets())
-        whole = thread.handoff(budget, cwd=e.cwd, secrets=self.secrets())
+        budget, secrets = self.budget(info.provider), self.secrets()
+        seen = thread.history()  # read now: the reopen replaces what this run saw
+        delta = thread.handoff(budget, delta=True, cwd=e.cwd, secrets=secrets, transcript=seen)
         started = await e.open_on(info.provider, OpenRequest.of("resume", info))
         if started.session_id != info.id:
             # The agent could not reopen it: the new session got the earlier one's turns
             # (`recover`) and gets what happened since; else the whole conversation, which
             # carries the earlier session's goal.
-            text = delta if thread.seeded else whole
+            text = delta
+            if not thread.seeded:
+                text = thread.handoff(budget, cwd=e.cwd, secrets=secrets, transcript=seen)
             if text:
                 thread.hand_over(text)
                 e.library.link(

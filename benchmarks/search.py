@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import shutil
 import statistics
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import avatar_exe, row
-from benchmarks.sessions import _cli_env, growth_rows
+from benchmarks.common import avatar_exe, median_wall, row
+from benchmarks.sessions import cli_env, growth_rows
 
 COLD_TARGET = 20.0
 WARM_TARGET = 0.3
@@ -45,19 +44,6 @@ def _native(avatar_home: Path, cwd: Path, n: int) -> None:
             writer.close()
 
 
-def _wall(args: list[str], env: dict[str, str], cwd: Path) -> float:
-    start = time.perf_counter()
-    subprocess.run(
-        [avatar_exe(), *args],
-        env=env,
-        cwd=cwd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        check=True,
-    )
-    return time.perf_counter() - start
-
-
 def measure(n: int, quick: bool) -> dict[str, float]:
     """Cold build, warm CLI search, and one-change re-index over `n` sessions per provider."""
     from avatar.config import Settings
@@ -69,7 +55,7 @@ def measure(n: int, quick: bool) -> dict[str, float]:
         cwd = root / "proj"
         cwd.mkdir()
         synth = populate(root, n, cwd=str(cwd))
-        env = _cli_env(root, synth.env, root / "agents-started")
+        env = cli_env(root, synth.env, root / "agents-started")
         _native(Path(env["AVATAR_HOME"]), cwd, n)
 
         def engine() -> Engine:
@@ -83,9 +69,10 @@ def measure(n: int, quick: bool) -> dict[str, float]:
             raise RuntimeError(f"indexed {indexed} sessions, expected {4 * n}")
         runs = 5 if quick else 11
         search = ["session", "search", "hello"]
-        _wall(search, env, cwd)
-        warm = statistics.median(_wall(search, env, cwd) for _ in range(runs))
-        floor = statistics.median(_wall(["session", "list"], env, cwd) for _ in range(runs))
+        search = [avatar_exe(), *search]
+        median_wall(search, 1, env, cwd)  # the index is warm after this one
+        warm = median_wall(search, runs, env, cwd)
+        floor = median_wall([avatar_exe(), "session", "list"], runs, env, cwd)
         warm_engine = engine()
         warm_engine.search("hello")
         in_process = []

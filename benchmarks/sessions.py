@@ -23,12 +23,11 @@ import itertools
 import os
 import shutil
 import statistics
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import avatar_exe, row
+from benchmarks.common import avatar_exe, median_wall, row
 
 TARGET = 0.5
 AGENT_PROGRAMS = ("claude", "codex-acp", "gemini", "claude-agent-acp")
@@ -55,7 +54,7 @@ def _list_all(env: dict[str, str], avatar_home: Path, cwd: Path, expect: int) ->
     return elapsed
 
 
-def _cli_env(root: Path, synth_env: dict[str, str], marks: Path) -> dict[str, str]:
+def cli_env(root: Path, synth_env: dict[str, str], marks: Path) -> dict[str, str]:
     shadow = root / "shadow-bin"
     shadow.mkdir(exist_ok=True)
     for name in AGENT_PROGRAMS:
@@ -72,17 +71,10 @@ def _cli_env(root: Path, synth_env: dict[str, str], marks: Path) -> dict[str, st
     }
 
 
-def _cli(env: dict[str, str], cwd: Path) -> float:
-    start = time.perf_counter()
-    subprocess.run(
-        [avatar_exe(), "session", "list", "--all", "--json", "--limit", "0"],
-        env=env,
-        cwd=cwd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        check=True,
-    )
-    return time.perf_counter() - start
+def _cli(env: dict[str, str], cwd: Path, runs: int = 1) -> float:
+    """`avatar session list --all --json --limit 0`: median wall time of `runs`."""
+    listing = [avatar_exe(), "session", "list", "--all", "--json", "--limit", "0"]
+    return median_wall(listing, runs, env, cwd)
 
 
 def cli_floor(quick: bool) -> float:
@@ -91,9 +83,9 @@ def cli_floor(quick: bool) -> float:
     try:
         (root / "proj").mkdir()
         (root / "home").mkdir()
-        env = _cli_env(root, {"HOME": str(root / "home")}, root / "agents-started")
+        env = cli_env(root, {"HOME": str(root / "home")}, root / "agents-started")
         _cli(env, root / "proj")
-        return statistics.median(_cli(env, root / "proj") for _ in range(3 if quick else 7))
+        return _cli(env, root / "proj", 3 if quick else 7)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -115,9 +107,9 @@ def measure(n: int, quick: bool) -> dict[str, float]:
         _list_all(synth.env, warm_home, cwd, expect)
         warm = [_list_all(synth.env, warm_home, cwd, expect) for _ in range(3 if quick else 7)]
         marks = root / "agents-started"
-        env = _cli_env(root, synth.env, marks)
+        env = cli_env(root, synth.env, marks)
         cli_first = _cli(env, cwd)
-        cli_warm = statistics.median(_cli(env, cwd) for _ in range(3 if quick else 7))
+        cli_warm = _cli(env, cwd, 3 if quick else 7)
         started = len(marks.read_text().splitlines()) if marks.exists() else 0
         return {
             "cold": statistics.median(cold),
