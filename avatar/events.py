@@ -1,15 +1,16 @@
 """The one event model every provider speaks.
 
 Bridges translate their agent's wire format into these events; the CLI renders them and never
-looks at provider payloads. `chat --json` writes `event.to_json()` per line (`{"v": 1, "type": …}`).
-Importing this module costs pydantic (~50 ms) and nothing heavier.
+looks at provider payloads. `chat --json` writes `event.to_json()` per line (`{"v": 1, "type": …}`)
+and `parse_event` reads such a line back, checked by pydantic (unknown keys or types refused).
+The events themselves are dataclasses made in-process: importing this module loads no
+pydantic, which was ~90 ms of every one-shot before the agent could even start.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar, Literal
 
 SCHEMA_VERSION = 1
 
@@ -17,26 +18,24 @@ OpenHow = Literal["new", "loaded", "resumed", "continued", "forked"]
 StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
 
 
-class BaseEvent(BaseModel):
+@dataclass(kw_only=True)
+class BaseEvent:
     """Common fields: `replay` marks history re-sent by an agent while loading a session."""
 
-    # Schemas are built on first use: a command pays only for the events it creates.
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+    # Read by pydantic when `parse_event` checks a JSON event: unknown keys are refused.
+    __pydantic_config__: ClassVar[dict[str, str]] = {"extra": "forbid"}
 
     replay: bool = False
 
     def to_json(self) -> str:
         """One JSON object, with the schema version `v` first."""
-        data = {"v": SCHEMA_VERSION, **self.model_dump(mode="json", exclude_defaults=False)}
-        return _dumps(data)
+        import json
+
+        data = {"v": SCHEMA_VERSION, **asdict(self)}
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def _dumps(data: dict[str, Any]) -> str:
-    import json
-
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-
-
+@dataclass(kw_only=True)
 class TextDelta(BaseEvent):
     """A piece of the assistant's answer."""
 
@@ -44,6 +43,7 @@ class TextDelta(BaseEvent):
     text: str
 
 
+@dataclass(kw_only=True)
 class ThinkingDelta(BaseEvent):
     """A piece of the model's visible reasoning."""
 
@@ -51,6 +51,7 @@ class ThinkingDelta(BaseEvent):
     text: str
 
 
+@dataclass(kw_only=True)
 class UserMessage(BaseEvent):
     """A user turn, seen when an agent replays history (or echoes steering)."""
 
@@ -58,6 +59,7 @@ class UserMessage(BaseEvent):
     text: str
 
 
+@dataclass(kw_only=True)
 class ToolCallStarted(BaseEvent):
     """The agent began a tool call."""
 
@@ -69,6 +71,7 @@ class ToolCallStarted(BaseEvent):
     input: dict[str, Any] | None = None
 
 
+@dataclass(kw_only=True)
 class ToolCallUpdated(BaseEvent):
     """Progress of a running tool call (status change or partial output)."""
 
@@ -79,6 +82,7 @@ class ToolCallUpdated(BaseEvent):
     output: str | None = None
 
 
+@dataclass(kw_only=True)
 class ToolCallFinished(BaseEvent):
     """A tool call ended; `is_error` when it failed or was refused."""
 
@@ -88,6 +92,7 @@ class ToolCallFinished(BaseEvent):
     is_error: bool = False
 
 
+@dataclass(kw_only=True)
 class PermissionRequested(BaseEvent):
     """The agent asked to do something that changes state; `decision` is what avatar answered."""
 
@@ -99,23 +104,24 @@ class PermissionRequested(BaseEvent):
     reason: str | None = None
 
 
-class PlanEntry(BaseModel):
+@dataclass
+class PlanEntry:
     """One line of an agent's plan."""
-
-    model_config = ConfigDict(defer_build=True)
 
     content: str
     status: str = "pending"
     priority: str | None = None
 
 
+@dataclass(kw_only=True)
 class Plan(BaseEvent):
     """The agent's current plan (replaces any earlier plan)."""
 
     type: Literal["plan"] = "plan"
-    entries: list[PlanEntry] = []
+    entries: list[PlanEntry] = field(default_factory=list)
 
 
+@dataclass(kw_only=True)
 class Usage(BaseEvent):
     """Token use and cost so far; `context_used`/`context_size` give the context fill."""
 
@@ -136,6 +142,7 @@ class Usage(BaseEvent):
         return 100.0 * self.context_used / self.context_size
 
 
+@dataclass(kw_only=True)
 class SessionStarted(BaseEvent):
     """A session is open: how it was opened, on which provider."""
 
@@ -147,6 +154,7 @@ class SessionStarted(BaseEvent):
     cwd: str | None = None
 
 
+@dataclass(kw_only=True)
 class TitleChanged(BaseEvent):
     """The agent (re)named the session."""
 
@@ -154,13 +162,15 @@ class TitleChanged(BaseEvent):
     title: str
 
 
+@dataclass(kw_only=True)
 class CommandsAvailable(BaseEvent):
     """The agent's own slash commands."""
 
     type: Literal["commands"] = "commands"
-    commands: list[str] = []
+    commands: list[str] = field(default_factory=list)
 
 
+@dataclass(kw_only=True)
 class ModeChanged(BaseEvent):
     """The agent switched mode (e.g. plan, auto-edit)."""
 
@@ -168,6 +178,7 @@ class ModeChanged(BaseEvent):
     mode: str
 
 
+@dataclass(kw_only=True)
 class TurnFinished(BaseEvent):
     """The turn ended."""
 
@@ -175,6 +186,7 @@ class TurnFinished(BaseEvent):
     stop_reason: StopReason = "end_turn"
 
 
+@dataclass(kw_only=True)
 class Error(BaseEvent):
     """Something failed; `detail` carries e.g. the agent's last stderr lines."""
 
@@ -183,6 +195,7 @@ class Error(BaseEvent):
     detail: str | None = None
 
 
+@dataclass(kw_only=True)
 class Notice(BaseEvent):
     """Something the user should know: a fallback taken, a permission denied, a warning."""
 
@@ -191,7 +204,7 @@ class Notice(BaseEvent):
     level: Literal["info", "warning"] = "info"
 
 
-Event = Annotated[
+Event = (
     TextDelta
     | ThinkingDelta
     | UserMessage
@@ -207,22 +220,28 @@ Event = Annotated[
     | ModeChanged
     | TurnFinished
     | Error
-    | Notice,
-    Field(discriminator="type"),
-]
+    | Notice
+)
+"""Any one event (its `type` tells which)."""
 
-_adapter: TypeAdapter[Any] | None = None
+_adapter: Any = None
 
 
 def parse_event(data: str | bytes | dict[str, Any]) -> BaseEvent:
-    """Parse one event from its JSON form (the `v` key is accepted and ignored)."""
+    """Parse one event from its JSON form (the `v` key is accepted and ignored); a pydantic
+    ValidationError (a ValueError) when it is not one."""
     global _adapter
     if _adapter is None:
-        _adapter = TypeAdapter(Event)
+        from typing import Annotated
+
+        from pydantic import Field, TypeAdapter
+
+        _adapter = TypeAdapter(Annotated[Event, Field(discriminator="type")])
     if isinstance(data, (str, bytes)):
         import json
 
         data = json.loads(data)
-    assert isinstance(data, dict)
-    data = {k: v for k, v in data.items() if k != "v"}
-    return _adapter.validate_python(data)
+    if not isinstance(data, dict):
+        raise ValueError("an event is a JSON object")
+    parsed: BaseEvent = _adapter.validate_python({k: v for k, v in data.items() if k != "v"})
+    return parsed

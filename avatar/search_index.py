@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 #: Bump when what is stored changes: an index of another version is rebuilt.
 SCHEMA_VERSION = 2
 FILE_NAME = "search.sqlite"
+# SQLite page cache of a connection, in KiB (see `_open`).
+CACHE_KIB = 32 * 1024
 # Tool-call arguments that say what a call does (its title, as agents show it).
 _TITLE_ARGS = ("description", "command", "file_path", "path", "pattern", "query", "url", "title")
 _TITLE_ARG_CHARS = 200
@@ -137,6 +139,10 @@ class SearchIndex:
         if not self.path.exists():  # private to the user, like the rest of $AVATAR_HOME
             os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
         db = sqlite3.connect(self.path, timeout=10, isolation_level=None)
+        # A first build inserts tens of thousands of rows in one transaction: with SQLite's
+        # 2 MB default the key index spills and is re-read, so the build grows faster than
+        # the stores (~10 % at 40,000 sessions). The cache fills only as far as it is needed.
+        db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         try:
             version = db.execute("PRAGMA user_version").fetchone()[0]
             if version != SCHEMA_VERSION:

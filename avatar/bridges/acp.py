@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Coroutine
+from dataclasses import replace
 from typing import Any
 
 from avatar.bridges import acp_compat
@@ -208,7 +209,7 @@ class ACPBridge(BaseBridge):
             title=_describe_tool(tool_call),
             kind=getattr(tool_call, "kind", None),
         )
-        ask = asyncio.ensure_future(self.ctx.permission(event.model_copy()))
+        ask = asyncio.ensure_future(self.ctx.permission(replace(event)))
         waiters: set[asyncio.Future[Any]] = {ask}
         turn = self.router.turn
         cancel_wait = None

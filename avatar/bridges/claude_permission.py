@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -87,7 +88,7 @@ class PermissionDesk:
         refusal = self.scope_refusal(cwd, name, tool_input)
         if refusal is not None:
             return False, refusal
-        ask = asyncio.ensure_future(self.ctx.permission(event.model_copy()))
+        ask = asyncio.ensure_future(self.ctx.permission(replace(event)))
         cancelled = asyncio.ensure_future(turn.cancel_requested.wait())
         try:
             await asyncio.wait({ask, cancelled}, return_when=asyncio.FIRST_COMPLETED)

@@ -306,7 +306,7 @@ class StreamTranslator:
             self._message_id = message.get("id")
             usage = message.get("usage") or {}
             self._context_used = sum(
-                int(usage.get(k) or 0)
+                _count(usage.get(k)) or 0
                 for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
             )
         elif kind == "message_delta":
@@ -318,10 +318,10 @@ class StreamTranslator:
             dtype = delta.get("type")
             if self._message_id:
                 self._streamed.add(self._message_id)
-            if dtype == "text_delta" and delta.get("text"):
-                return [TextDelta(text=delta["text"])]
-            if dtype == "thinking_delta" and delta.get("thinking"):
-                return [ThinkingDelta(text=delta["thinking"])]
+            if dtype == "text_delta" and (text := _text(delta.get("text"))):
+                return [TextDelta(text=text)]
+            if dtype == "thinking_delta" and (text := _text(delta.get("thinking"))):
+                return [ThinkingDelta(text=text)]
         return []
 
     def _assistant(self, message: Mapping[str, Any]) -> list[BaseEvent]:
@@ -333,11 +333,11 @@ class StreamTranslator:
             if not isinstance(block, dict):
                 continue
             btype = block.get("type")
-            if btype == "text" and not streamed and block.get("text"):
+            if btype == "text" and not streamed and (text := _text(block.get("text"))):
                 # Not streamed: an older CLI, or a message Claude Code made itself (API errors).
-                out.append(TextDelta(text=block["text"]))
-            elif btype == "thinking" and not streamed and block.get("thinking"):
-                out.append(ThinkingDelta(text=block["thinking"]))
+                out.append(TextDelta(text=text))
+            elif btype == "thinking" and not streamed and (text := _text(block.get("thinking"))):
+                out.append(ThinkingDelta(text=text))
             elif btype == "tool_use" and block.get("id") not in self._started:
                 name = str(block.get("name") or "tool")
                 tool_input = block.get("input")
@@ -372,18 +372,18 @@ class StreamTranslator:
         self.session_id = msg.get("session_id") or self.session_id
         usage = msg.get("usage") or {}
         for info in (msg.get("modelUsage") or {}).values():
-            if isinstance(info, dict) and info.get("contextWindow"):
-                self.context_size = int(info["contextWindow"])
+            if isinstance(info, dict) and _count(info.get("contextWindow")):
+                self.context_size = info["contextWindow"]
         if isinstance(msg.get("total_cost_usd"), (int, float)):
             self.cost_usd = float(msg["total_cost_usd"])
         if any(usage.get(k) for k in ("input_tokens", "output_tokens")):
             # An interrupted turn reports all zeros: nothing worth showing.
             out.append(
                 Usage(
-                    input_tokens=usage.get("input_tokens"),
-                    output_tokens=usage.get("output_tokens"),
-                    cache_read_tokens=usage.get("cache_read_input_tokens"),
-                    cache_write_tokens=usage.get("cache_creation_input_tokens"),
+                    input_tokens=_count(usage.get("input_tokens")),
+                    output_tokens=_count(usage.get("output_tokens")),
+                    cache_read_tokens=_count(usage.get("cache_read_input_tokens")),
+                    cache_write_tokens=_count(usage.get("cache_creation_input_tokens")),
                     cost_usd=self.cost_usd,
                     context_used=self._context_used,
                     context_size=self.context_size,
@@ -401,6 +401,16 @@ class StreamTranslator:
             reason = _STOP_REASONS.get(str(msg.get("stop_reason")), "end_turn")
             out.append(TurnFinished(stop_reason=reason))
         return out
+
+
+def _text(value: Any) -> str | None:
+    """A text field of claude's output, when it is one (events carry only checked values)."""
+    return value if isinstance(value, str) else None
+
+
+def _count(value: Any) -> int | None:
+    """A token count of claude's output, when it is one."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def result_error(msg: Mapping[str, Any]) -> str:

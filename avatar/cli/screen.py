@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 from avatar.cli.diffs import FileChange, change_of, render_diff
@@ -176,7 +177,7 @@ class Screen:
             self.activity = f"running {event.title or event.name}"
         elif isinstance(event, ev.ToolCallUpdated) and event.title and event.id in self._tools:
             started = self._tools[event.id]
-            self._tools[event.id] = started.model_copy(update={"title": event.title})
+            self._tools[event.id] = replace(started, title=event.title)
         elif isinstance(event, ev.ToolCallFinished):
             self._tool_done(event)
         elif isinstance(event, ev.PermissionRequested) and event.decision == "deny":

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -417,7 +417,7 @@ class AgentSession:
             id=call.id if call else new_entry_id(), title=title, kind=kind
         )
         allowed = bool(await self.config.permission(request))
-        decided = request.model_copy(update={"decision": "allow" if allowed else "deny"})
+        decided = replace(request, decision="allow" if allowed else "deny")
         self._emit(decided)
         return allowed
 

@@ -129,6 +129,29 @@ def test_unstreamed_assistant_text_is_emitted() -> None:
     assert tr.feed(msg) == [TextDelta(text="hi")]
 
 
+def test_values_of_the_wrong_type_never_reach_an_event() -> None:
+    """Events are plain dataclasses: the translator is what keeps a number where text
+    belongs (or text where a count belongs) out of them, so no renderer ever sees one."""
+    tr = StreamTranslator()
+    tr.feed({"type": "stream_event", "event": {"type": "message_start", "message": {"id": "m"}}})
+    odd = [
+        {"type": "stream_event", "event": {"type": "content_block_delta", "delta": d}}
+        for d in ({"type": "text_delta", "text": 5}, {"type": "thinking_delta", "thinking": []})
+    ]
+    assert [e for m in odd for e in tr.feed(m)] == []
+    block = {"type": "assistant", "message": {"id": "x", "content": [{"type": "text", "text": 1}]}}
+    assert tr.feed(block) == []
+    result = {
+        "type": "result",
+        "subtype": "success",
+        "usage": {"input_tokens": "12", "output_tokens": 3, "cache_read_input_tokens": True},
+        "modelUsage": {"m": {"contextWindow": "lots"}},
+    }
+    usage = next(e for e in tr.feed(result) if isinstance(e, Usage))
+    assert (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens) == (None, 3, None)
+    assert usage.context_size is None
+
+
 def test_subagent_messages_are_ignored_and_system_notices() -> None:
     tr = StreamTranslator()
     inner = {
