@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 from typing import TYPE_CHECKING
 
@@ -29,6 +28,8 @@ def render_table(headers: list[str], rows: list[list[str]], *, shrink: int | Non
         for i, cell in enumerate(row):
             widths[i] = max(widths[i], len(cell))
     if shrink is not None and sys.stdout.isatty():
+        import shutil  # (with its archive modules) only for a terminal
+
         total = shutil.get_terminal_size((120, 24)).columns
         others = sum(w for i, w in enumerate(widths) if i != shrink) + 2 * (len(widths) - 1)
         widths[shrink] = max(len(headers[shrink]), min(widths[shrink], total - others))

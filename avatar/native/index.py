@@ -17,13 +17,12 @@ import contextlib
 import hashlib
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from avatar.fileio import append_line, atomic_write
 from avatar.ids import is_valid_id
-from avatar.native.writer import model_line
 from avatar.sessions.store import pick_one
 from avatar.times import recency
 
@@ -43,6 +42,14 @@ def project_slug(cwd: Path) -> str:
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(resolved).name).strip("-.") or "root"
     digest = hashlib.sha256(resolved.encode()).hexdigest()[:10]
     return f"{name[:40]}-{digest}"
+
+
+def _lines(records: Iterable[IndexRecord]) -> bytes:
+    # The writer (a thread, a queue, file locks) loads only when an index is written: a
+    # listing whose index is current never needs it.
+    from avatar.native.writer import model_line
+
+    return b"".join(model_line(r) for r in records)
 
 
 class SessionIndex:
@@ -89,7 +96,7 @@ class SessionIndex:
 
     def update_index(self, path: Path, record: IndexRecord) -> None:
         """Append `record` to the index of the file's project (one small atomic append)."""
-        append_line(path.parent / INDEX_NAME, model_line(record))
+        append_line(path.parent / INDEX_NAME, _lines([record]))
 
     def list(self, cwd: Path | None = None, *, newest_first: bool = True) -> _Records:
         """Sessions of project `cwd` (all projects when None), newest first unless told not."""
@@ -145,7 +152,7 @@ class SessionIndex:
                 record.__dict__["path"] = e.path
                 out.append(record)
         if repaired:
-            data = b"".join(model_line(r) for r in repaired)
+            data = _lines(repaired)
             with contextlib.suppress(OSError):
                 append_line(index_path, data)
         if lines > 2 * len(out) + 64:
@@ -156,7 +163,7 @@ class SessionIndex:
         # Drop superseded lines. A record appended by another process in between may be lost;
         # that is harmless, the next listing rescans that session's file.
         with contextlib.suppress(OSError):
-            atomic_write(index_path, b"".join(model_line(r) for r in records))
+            atomic_write(index_path, _lines(records))
 
     def find(self, prefix: str) -> _Records:
         """Sessions (any project) whose id starts with `prefix` (case-insensitive)."""
