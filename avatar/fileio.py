@@ -31,11 +31,16 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o600) -> None:
 def append_line(path: Path, line: bytes, *, mode: int = 0o600) -> None:
     """Append one line with a single `O_APPEND` write, so concurrent writers never interleave.
 
-    `line` must end with a newline. Creates the file (and its directory) when missing.
+    `line` must end with a newline. Creates the file (and its directory) when missing. A file
+    that ends in a torn line (its writer was killed mid-write) gets the newline it lacks
+    first: the torn piece stays a line of its own, skipped by readers, and `line` is whole.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, mode)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, mode)
     try:
+        end = os.fstat(fd).st_size
+        if end and os.pread(fd, 1, end - 1) != b"\n":
+            line = b"\n" + line
         append_all(fd, line)
     finally:
         os.close(fd)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import TYPE_CHECKING
 from avatar.errors import AvatarError, UsageError
 from avatar.search_hits import SearchHit, hit, query_words
 from avatar.sessions.filestore import JsonlSessionStore
-from avatar.sessions.types import SessionInfo, Transcript, TranscriptMessage
+from avatar.sessions.types import SessionInfo, Transcript
 
 if TYPE_CHECKING:
     from avatar.library import SessionLibrary
@@ -211,7 +210,9 @@ class SearchIndex:
             for key in known.keys() - now.keys():
                 self._drop(db, known[key][2])
             for key, info in now.items():
-                stamp = _session_stamp(info)
+                # The snapshot's stamp where it has one: a file is stat()ed once per update
+                # (one changed since is only stamped older, so the next update reads it again).
+                stamp = files.get(info.path or "") or _session_stamp(info)
                 old = known.get(key)
                 if old is not None and old[:2] == stamp:
                     self._refresh(db, old[2:], info)
@@ -370,18 +371,14 @@ def _in_memory() -> sqlite3.Connection:
 
 
 def _read(library: SessionLibrary, info: SessionInfo) -> str:
-    from avatar.sessions.native import NativeStore, transcript_steps
+    from avatar.sessions.native import NativeStore
 
     store = library.store(info.provider)
     try:
         # Straight from the listed file: `transcript(id)` would look the id up in the store
         # again, once per session.
-        if isinstance(store, JsonlSessionStore) and info.path:
+        if isinstance(store, (JsonlSessionStore, NativeStore)) and info.path:
             return document(store.read_transcript(info))
-        if isinstance(store, NativeStore) and info.path:
-            messages: list[TranscriptMessage] = []
-            deque(transcript_steps(Path(info.path), [], messages), maxlen=0)
-            return document(Transcript(info=info, messages=messages))
         return document(library.transcript(info))
     except (AvatarError, OSError, ValueError):
         return ""  # unreadable now: still found by its title, read again when it changes

@@ -30,7 +30,6 @@ ADD_DIR = click.option(
 class AppState:
     """The global options; each command builds its engine from them."""
 
-    # A plain class, not a dataclass: `dataclasses` (with `inspect`) is ~20 ms of `--help`.
     def __init__(
         self,
         provider: str | None = None,

@@ -51,7 +51,10 @@ class NativeStore(SessionStore):
 
     def transcript(self, session_id: str) -> Transcript:
         """The whole conversation, compacted parts included (marked where compacted)."""
-        info = self.locate(session_id, exact=True)
+        return self.read_transcript(self.locate(session_id, exact=True))
+
+    def read_transcript(self, info: SessionInfo) -> Transcript:
+        """The transcript of a listed session, read from its file (no lookup by id)."""
         warnings: builtins.list[str] = []
         messages: builtins.list[TranscriptMessage] = []
         deque(transcript_steps(Path(info.path or ""), warnings, messages), maxlen=0)
