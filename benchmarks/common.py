@@ -7,7 +7,8 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,23 +22,41 @@ def avatar_exe() -> str:
     return os.environ.get("AVATAR_BENCH_EXE") or str(VENV_BIN / "avatar")
 
 
+@dataclass(frozen=True)
+class Command:
+    """A command to time: its argv, and the environment and directory it runs in."""
+
+    argv: Sequence[str]
+    env: dict[str, str] | None = None
+    cwd: Path | None = None
+
+
+def interleaved(commands: Mapping[str, Command], runs: int) -> dict[str, float]:
+    """Median wall time in seconds of each command, run in turns (a, b, c, a, b, c, …) so that
+    a slow stretch of the machine hits them all alike (output discarded)."""
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, cmd in commands.items():
+            start = time.perf_counter()
+            subprocess.run(
+                cmd.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=cmd.env or os.environ.copy(),
+                cwd=cmd.cwd,
+                check=True,
+                timeout=120,
+            )
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
 def median_wall(
     cmd: Sequence[str], runs: int, env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> float:
     """Median wall time in seconds of running `cmd` to completion (output discarded)."""
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(
-            cmd,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=env or os.environ.copy(),
-            cwd=cwd,
-            check=True,
-        )
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return interleaved({"cmd": Command(cmd, env, cwd)}, runs)["cmd"]
 
 
 def row(

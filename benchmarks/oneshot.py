@@ -2,7 +2,8 @@
 
 - `avatar -p codex|claude-acp|gemini chat hello` vs a plain ACP client (`plain_acp`: spawn,
   initialize, new, prompt) over the same agent and fake model server (target ≤ 1.3×);
-- `avatar -p claude chat hello` vs `claude -p hello` (target ≤ 1.1×).
+- `avatar -p claude chat hello` vs `claude -p hello` (target ≤ 1.1×), with the floor any Python
+  wrapper of claude's stream-json process pays reported beside it (`plain_stream_json`).
 
 Runs are interleaved (avatar, baseline, avatar, …) so a slow stretch of the machine hits
 both; medians are reported.
@@ -10,47 +11,13 @@ both; medians are reported.
 
 from __future__ import annotations
 
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.common import ROOT, avatar_exe, row
+from benchmarks.common import ROOT, Command, avatar_exe, interleaved, row
 
 ACP = ("codex", "claude-acp", "gemini")
-
-
-def _timed(cmd: Sequence[str], env: dict[str, str], cwd: Path) -> float:
-    start = time.perf_counter()
-    subprocess.run(
-        cmd,
-        env=env,
-        cwd=cwd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        stdin=subprocess.DEVNULL,
-        check=True,
-        timeout=120,
-    )
-    return time.perf_counter() - start
-
-
-def _pair(
-    a: Sequence[str],
-    b: Sequence[str],
-    env: dict[str, str],
-    cwd: Path,
-    runs: int,
-    b_env: dict[str, str] | None = None,
-) -> tuple[float, float]:
-    first, second = [], []
-    for _ in range(runs):
-        first.append(_timed(a, env, cwd))
-        second.append(_timed(b, b_env or env, cwd))
-    return statistics.median(first), statistics.median(second)
 
 
 def run(quick: bool) -> list[dict[str, object]]:
@@ -65,6 +32,7 @@ def run(quick: bool) -> list[dict[str, object]]:
         home = AgentHome(Path(tmp), server)
         env = avatar_env(home)
         env.pop("OPENAI_BASE_URL", None)  # one-shots below name their provider
+        cwd = home.workdir
         for api in ("responses", "anthropic", "gemini"):
             server.queue(api).extend([Reply.text("hello back")] * 200)
         for provider in ACP:
@@ -75,14 +43,14 @@ def run(quick: bool) -> list[dict[str, object]]:
             plain = [sys.executable, "-m", "benchmarks.plain_acp", *agent, "--", "hello"]
             # The baseline runs the agent as avatar's provider table does (the same env).
             plain_env = {**env, **spec.env, "PYTHONPATH": str(ROOT)}
-            ours, base = _pair(
-                [avatar_exe(), "-p", provider, "chat", "hello"],
-                plain,
-                env,
-                home.workdir,
+            t = interleaved(
+                {
+                    "ours": Command([avatar_exe(), "-p", provider, "chat", "hello"], env, cwd),
+                    "base": Command(plain, plain_env, cwd),
+                },
                 runs,
-                plain_env,
             )
+            ours, base = t["ours"], t["base"]
             rows.append(row(f"plain ACP client on {provider} (baseline)", base, None, "-", True))
             rows.append(
                 row(
@@ -94,11 +62,27 @@ def run(quick: bool) -> list[dict[str, object]]:
                 )
             )
         if bridges_installed("claude"):
-            claude = [bridge_bin("claude"), "-p", "hello"]
-            ours, base = _pair(
-                [avatar_exe(), "-p", "claude", "chat", "hello"], claude, env, home.workdir, runs
+            claude = bridge_bin("claude")
+            floor = [sys.executable, "-m", "benchmarks.plain_stream_json", claude, "hello"]
+            t = interleaved(
+                {
+                    "ours": Command([avatar_exe(), "-p", "claude", "chat", "hello"], env, cwd),
+                    "base": Command([claude, "-p", "hello"], env, cwd),
+                    "floor": Command(floor, {**env, "PYTHONPATH": str(ROOT)}, cwd),
+                },
+                runs,
             )
+            ours, base = t["ours"], t["base"]
             rows.append(row("claude -p hello (baseline)", base, None, "-", True))
+            rows.append(
+                row(
+                    "plain stream-json client on claude (floor of a Python wrapper)",
+                    t["floor"],
+                    base,
+                    "(reported)",
+                    True,
+                )
+            )
             rows.append(
                 row(
                     "avatar -p claude chat hello", ours, base, "≤ 1.1× baseline", ours <= 1.1 * base
