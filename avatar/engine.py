@@ -1,9 +1,8 @@
 """The engine: avatar's public Python API (DESIGN §8), and the only thing the CLI and REPL call.
 
-It owns the provider registry, the session library (every provider's on-disk store) and the
-active bridge. Bridges start lazily; listing never spawns an agent; a session id is resolved
-once, to the provider that owns it, and the bridge receives the resolved session. Examples of
-its use are in `examples/`.
+It owns the provider registry, the session library (every provider's store) and the active
+bridge. Bridges load and start lazily: listing never spawns an agent. A session id is resolved
+once, to its provider, and the bridge receives the resolved session. Examples: `examples/`.
 """
 
 from __future__ import annotations
@@ -14,13 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Unpack
 
 from avatar.archive import Archives
-from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.config import Settings, avatar_home
 from avatar.conversation import Conversation
 from avatar.errors import AvatarError, NotSupportedError, UsageError
 from avatar.library import SessionLibrary
 from avatar.library_actions import LibraryActions
-from avatar.opening import plan_open
+from avatar.opening import OpenRequest, plan_open
 from avatar.permissions import PermissionGate, PermissionHandler
 from avatar.provider_facts import CapabilityCache
 from avatar.providers import ProviderRegistry, ProviderSpec
@@ -30,13 +28,14 @@ from avatar.sessions.types import SessionInfo, Transcript
 from avatar.switching import Switcher, SwitchHow
 
 if TYPE_CHECKING:
+    from avatar.bridges.base import BaseBridge
     from avatar.events import BaseEvent, OpenHow, SessionStarted
     from avatar.session_settings import SettingsSource
     from avatar.status import EngineStatus
 
 Listener = Callable[["BaseEvent"], None]
-"""Receives the events outside turns: session opened, notices, replayed history, errors of
-an agent that died between turns. A turn's own events are what `send()` yields."""
+"""Receives the events outside turns (`send()` yields a turn's own): session opened, notices,
+replayed history, errors of an agent that died between turns."""
 
 
 class Engine:
@@ -80,8 +79,7 @@ class Engine:
         self.search, self.reindex, self.rename = actions.search, actions.reindex, actions.rename
         self.prunable, self.prune = actions.prunable, actions.prune
         self.archives = Archives(self.library)  #: sessions packed to move between machines
-        self._gate = PermissionGate(self._emit)
-        self._gate.policy = settings.permission
+        self._gate = PermissionGate(self._emit, settings.permission)
         self._policy = SettingsPolicy(source, self.home)
         self._requested = self.spec(provider).name if provider else None
         self._thread = Conversation(self.library)
@@ -305,6 +303,8 @@ class Engine:
         if self._bridge is not None and self._bridge.name == provider and self._bridge.alive:
             return self._bridge
         await self._stop_bridge()
+        from avatar.bridges.base import BaseBridge, BridgeContext  # not needed to list
+
         spec = self.registry.spec(provider)
         ctx = BridgeContext(
             spec=spec,

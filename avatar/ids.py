@@ -12,6 +12,11 @@ import re
 
 from avatar.errors import UsageError
 
+try:  # CPython's own SHA-256: `hashlib` loads OpenSSL (~4 ms of every listing) for a digest
+    from _sha256 import sha256 as _sha256  # type: ignore[import-not-found]
+except ImportError:  # other Pythons (3.12 calls it _sha2)
+    from hashlib import sha256 as _sha256
+
 # Ids of every provider are UUIDs, ULIDs or similar; nothing that could name a path.
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 
@@ -36,3 +41,10 @@ def check_id(text: str, *, explain: bool = False) -> str:
         rule = f": {ID_RULE}" if explain else ""
         raise UsageError(f"invalid session id {text!r}{rule}")
     return text
+
+
+def sha256_hex(text: str) -> str:
+    """The SHA-256 of `text` (UTF-8), in hex: what names a project's directory (native
+    sessions, and Gemini CLI's older project directories)."""
+    digest: str = _sha256(text.encode()).hexdigest()
+    return digest

@@ -25,8 +25,8 @@ PermissionHandler = Callable[["PermissionRequested"], Awaitable["Answer | bool"]
 class PermissionGate:
     """Decides permission requests for one engine."""
 
-    def __init__(self, emit: Callable[[BaseEvent], None]) -> None:
-        self.policy: str = "ask"
+    def __init__(self, emit: Callable[[BaseEvent], None], policy: str = "ask") -> None:
+        self.policy = policy  # allow, deny or ask (then the handler answers)
         self.handler: PermissionHandler | None = None
         self._emit = emit
         self._always: set[tuple[str, str]] = set()  # (session id, kind) allowed for good

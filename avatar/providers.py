@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -212,6 +211,8 @@ def find_executable(program: str, path: str | None = None) -> str | None:
     if os.sep in program:
         p = Path(program).expanduser()
         return str(p) if p.is_file() and os.access(p, os.X_OK) else None
+    import shutil  # (with its archive modules) only when a program is looked for
+
     found = shutil.which(program, path=path)
     if found:
         return found

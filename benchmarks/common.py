@@ -6,6 +6,7 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -13,6 +14,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
+#: Seconds a timed command may take before it is killed (and the benchmark fails).
+TIMEOUT = 120.0
 
 
 def avatar_exe() -> str:
@@ -37,18 +40,27 @@ def interleaved(commands: Mapping[str, Command], runs: int) -> dict[str, float]:
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(runs):
         for name, cmd in commands.items():
+            env = cmd.env or os.environ.copy()
             start = time.perf_counter()
-            subprocess.run(
+            proc = subprocess.Popen(
                 cmd.argv,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-                env=cmd.env or os.environ.copy(),
+                env=env,
                 cwd=cmd.cwd,
-                check=True,
-                timeout=120,
             )
+            # Not `run(timeout=…)`: waiting with a timeout polls the child with sleeps of up
+            # to 50 ms, which rounds every time up to the next poll. A timer kills a hung one.
+            guard = threading.Timer(TIMEOUT, proc.kill)
+            guard.start()
+            try:
+                code = proc.wait()
+            finally:
+                guard.cancel()
             times[name].append(time.perf_counter() - start)
+            if code:
+                raise subprocess.CalledProcessError(code, cmd.argv)
     return {name: statistics.median(t) for name, t in times.items()}
 
 

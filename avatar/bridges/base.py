@@ -6,9 +6,13 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from avatar.errors import NotSupportedError
+
+# What a bridge is asked to open is part of its contract; it is defined with the open policy.
+from avatar.opening import OpenMode as OpenMode
+from avatar.opening import OpenRequest as OpenRequest
 
 if TYPE_CHECKING:
     from avatar.config import Settings
@@ -74,32 +78,6 @@ class BridgeContext:
     emit: EventSink = _drop
     #: A session another process holds: wait for it (True) or fail at once (`--no-wait`).
     wait_busy: bool = True
-
-
-OpenMode = Literal["new", "resume", "continue", "fork"]
-
-
-@dataclass(frozen=True)
-class OpenRequest:
-    """How to open a session: a new one (optionally with a chosen id), or an existing one.
-
-    For `resume` and `fork` the engine has already resolved the session: `info` is the one
-    the provider's store listed (or None when the store does not know the id and the agent
-    is asked anyway); bridges use it and never look the session up again.
-    """
-
-    mode: OpenMode = "new"
-    session_id: str | None = None
-    info: SessionInfo | None = None
-    #: The provider's own files of the session are gone; avatar has only its copy of the
-    #: turns. An agent may still claim to reopen it (codex-acp does, then fails every
-    #: prompt), so bridges open a new session, which the engine seeds from the copy.
-    files_gone: bool = False
-
-    @classmethod
-    def of(cls, mode: OpenMode, info: SessionInfo, files_gone: bool = False) -> OpenRequest:
-        """A request to reopen (or fork) a session the engine has resolved."""
-        return cls(mode, info.id, info, files_gone)
 
 
 class BaseBridge(ABC):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import hashlib
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from avatar.fileio import append_line, atomic_write
-from avatar.ids import is_valid_id
+from avatar.ids import is_valid_id, sha256_hex
 from avatar.sessions.store import pick_one
 from avatar.times import recency
 
@@ -40,7 +39,7 @@ def project_slug(cwd: Path) -> str:
     """A readable, collision-free directory name for a project: `<name>-<hash of path>`."""
     resolved = str(Path(cwd).resolve())
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(resolved).name).strip("-.") or "root"
-    digest = hashlib.sha256(resolved.encode()).hexdigest()[:10]
+    digest = sha256_hex(resolved)[:10]
     return f"{name[:40]}-{digest}"
 
 

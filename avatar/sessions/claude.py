@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -274,6 +273,8 @@ class ClaudeStore(JsonlSessionStore):
         path.unlink(missing_ok=True)
         side = path.with_suffix("")
         if side.is_dir() and not side.is_symlink():
+            import shutil  # only here: a listing need not load it
+
             shutil.rmtree(side, ignore_errors=True)
         self._cache.forget(str(path))
         self._cache.save()

@@ -11,7 +11,6 @@ versions wrote one pretty-printed `session-*.json` document instead; both are re
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from avatar.errors import SessionNotFoundError
+from avatar.ids import sha256_hex
 from avatar.sessions.filestore import (
     JsonlSessionStore,
     Summary,
@@ -195,7 +195,7 @@ class GeminiStore(JsonlSessionStore):
         if cwd is not None:
             keys = same_dir_keys(cwd)
             # Before short names, project directories were named by the path's SHA-256.
-            hashed = {hashlib.sha256(k.encode()).hexdigest() for k in keys}
+            hashed = {sha256_hex(k) for k in keys}
             owners = {
                 name: owner or os.path.normpath(str(cwd))
                 for name, owner in owners.items()
