@@ -6,6 +6,7 @@ served by the shared `ACPBridge`. Code lives in bridges only where behaviour dif
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass, field, replace
@@ -79,11 +80,33 @@ def _spec(name: str, entry: dict[str, Any]) -> ProviderSpec:
 @cache
 def shipped() -> dict[str, ProviderSpec]:
     """The providers of `providers.toml` (read once, on first use)."""
+    return {name: _spec(name, entry) for name, entry in _table().items()}
+
+
+def _table() -> dict[str, Any]:
+    # The TOML parser costs ~15 ms of every command (its import and the parse), a JSON copy
+    # in avatar's cache ~0.2: the copy is used while the data file is the one it was made
+    # from, and made again (where it can be written) when it is not. The file stays the truth.
+    from avatar.config import avatar_home
+
+    stat = DATA_FILE.stat()
+    key = [stat.st_size, stat.st_mtime_ns, str(DATA_FILE)]
+    copy = avatar_home() / "cache" / "providers.json"
+    try:
+        cached = json.loads(copy.read_bytes())
+        if cached["key"] == key:
+            return dict(cached["table"])
+    except (OSError, ValueError, TypeError, KeyError):
+        pass
     import tomllib
 
     with DATA_FILE.open("rb") as f:
         table = tomllib.load(f)
-    return {name: _spec(name, entry) for name, entry in table.items()}
+    from avatar.fileio import atomic_write
+
+    with contextlib.suppress(OSError):  # a read-only home: the file is parsed each time
+        atomic_write(copy, json.dumps({"key": key, "table": table}).encode())
+    return table
 
 
 def __getattr__(name: str) -> Any:
