@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
@@ -93,3 +94,17 @@ def row(
         "target": target,
         "ok": ok,
     }
+
+
+def measured_fresh(module: str, n: int, quick: bool) -> dict[str, float]:
+    """`benchmarks.<module>.measure(n, quick)`, run in a new interpreter (`benchmarks.fresh`)."""
+    argv = [sys.executable, "-m", "benchmarks.fresh", module, str(n)]
+    out = subprocess.run(
+        [*argv, "--quick"] if quick else argv,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,  # `-m` puts it first on the path, as for `python -m benchmarks`
+    )
+    figures: dict[str, float] = json.loads(out.stdout.splitlines()[-1])
+    return figures

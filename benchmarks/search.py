@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import avatar_exe, median_wall, row
+from benchmarks.common import avatar_exe, measured_fresh, median_wall, row
 from benchmarks.sessions import cli_env, growth_rows
 
 COLD_TARGET = 20.0
@@ -115,7 +115,7 @@ def run(quick: bool) -> list[dict[str, object]]:
     """Rows at 100 and 1,000 sessions per provider (and 10,000 unless quick), × 4 providers,
     with the targets judged at 1,000 and the growth between sizes."""
     sizes = (100, 1000) if quick else (100, 1000, 10000)
-    results = {n: measure(n, quick) for n in sizes}
+    results = {n: measured_fresh("search", n, quick) for n in sizes}
     rows = rows_at(1000, results[1000])
     for n in sizes:
         if n == 1000:

@@ -22,7 +22,8 @@ def test_growth_rows_judge_linear_and_sub_linear() -> None:
 
 def test_search_rows_per_size(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = {"cold": 1.0, "warm": 0.2, "floor": 0.15, "engine": 0.01, "touched": 1, "one": 0.1}
-    monkeypatch.setattr(search, "measure", lambda n, quick: {**fake, "started": 0.0})
+    figures = {**fake, "started": 0.0}
+    monkeypatch.setattr(search, "measured_fresh", lambda module, n, quick: figures)
     rows = search.run(quick=True)
     names = [str(r["name"]) for r in rows]
     assert "search index, first build, 100/provider × 4" in names
