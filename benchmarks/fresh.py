@@ -2,8 +2,10 @@
 
     python -m benchmarks.fresh MODULE N [--quick]
 
-The growth rows compare sizes: measured in one long process, a later (larger) size would
-also carry the heap that earlier sizes and suites left, which a person's command never does.
+The search benchmark measures each size so: a first index build is seconds of work, and in
+one long process a later (larger) size also carried the heap that earlier sizes and suites
+left, which a person's command never does. (The listing benchmark stays in-process: its
+sizes take milliseconds, and a fresh interpreter's cold caches would decide its growth rows.)
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import avatar_exe, measured_fresh, median_wall, row
+from benchmarks.common import avatar_exe, median_wall, row
 
 TARGET = 0.5
 AGENT_PROGRAMS = ("claude", "codex-acp", "gemini", "claude-agent-acp")
@@ -101,11 +101,12 @@ def measure(n: int, quick: bool) -> dict[str, float]:
         synth = populate(root, n, cwd=str(cwd))
         expect = 3 * n
         cold = []
-        for i in range(1 if quick else 3):
+        # Small sizes take milliseconds: --quick keeps the repeats that make them steady.
+        for i in range(3):
             cold.append(_list_all(synth.env, root / f"avatar-home-cold-{i}", cwd, expect))
         warm_home = root / "avatar-home-warm"
         _list_all(synth.env, warm_home, cwd, expect)
-        warm = [_list_all(synth.env, warm_home, cwd, expect) for _ in range(3 if quick else 7)]
+        warm = [_list_all(synth.env, warm_home, cwd, expect) for _ in range(7)]
         marks = root / "agents-started"
         env = cli_env(root, synth.env, marks)
         cli_first = _cli(env, cwd)
@@ -125,7 +126,7 @@ def measure(n: int, quick: bool) -> dict[str, float]:
 def run(quick: bool) -> list[dict[str, object]]:
     """Rows for 100 and 1,000 sessions per provider (and 10,000 unless quick)."""
     sizes = (100, 1000) if quick else (100, 1000, 10000)
-    results = {n: measured_fresh("sessions", n, quick) for n in sizes}
+    results = {n: measure(n, quick) for n in sizes}
     base = results[100]
     floor = cli_floor(quick)
     rows: list[dict[str, object]] = [

@@ -17,7 +17,7 @@ def test_measure_small_store() -> None:
 
 def test_rows_shape(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = {"cold": 0.3, "warm": 0.1, "cli_first": 0.6, "cli_warm": 0.4, "started": 0.0}
-    monkeypatch.setattr(sessions, "measured_fresh", lambda module, n, quick: dict(fake))
+    monkeypatch.setattr(sessions, "measure", lambda n, quick: dict(fake))
     monkeypatch.setattr(sessions, "cli_floor", lambda quick: 0.3)
     rows = sessions.run(quick=True)
     assert all(set(r) >= {"name", "value", "baseline", "ratio", "target", "ok"} for r in rows)
