@@ -25,7 +25,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
 AVATAR = str(Path(sys.executable).parent / "avatar")
 TURN_END = r"^─ \d+\.\ds"
-PROMPT = r"^›\s*$"
+# An empty prompt line with the status line drawn below it: the screen is read only then, so
+# `body()` never takes a prompt whose status line is not drawn yet for the status line.
+PROMPT = r"^›\s*$(?s:.*)^\S+ · "
 # The turn's end line and, below it, the fresh prompt (drawn a moment after that line).
 TURN_DONE = TURN_END + r"(?s:.*)" + PROMPT
 
