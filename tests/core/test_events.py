@@ -8,11 +8,14 @@ import sys
 import pytest
 
 from avatar.events import (
+    BaseEvent,
     Notice,
     Plan,
     PlanEntry,
     SessionStarted,
     TextDelta,
+    ToolCallStarted,
+    TurnFinished,
     Usage,
     parse_event,
 )
@@ -32,6 +35,35 @@ def test_an_event_survives_its_json_line(event: object) -> None:
     line = event.to_json()  # type: ignore[attr-defined]
     assert line.startswith('{"v":1,"replay":')
     assert parse_event(line) == event
+
+
+# The `chat --json` lines, byte for byte as the pydantic models wrote them before the events
+# became dataclasses (checked against those models when they changed): every field, in order.
+@pytest.mark.parametrize(
+    ("event", "line"),
+    [
+        (TextDelta(text="héllo"), '{"v":1,"replay":false,"type":"text","text":"héllo"}'),
+        (
+            ToolCallStarted(id="t1", name="Read", kind="read", input={"path": "a.py"}),
+            '{"v":1,"replay":false,"type":"tool_call_started","id":"t1","name":"Read",'
+            '"title":null,"kind":"read","input":{"path":"a.py"}}',
+        ),
+        (
+            Usage(input_tokens=3, cost_usd=0.5),
+            '{"v":1,"replay":false,"type":"usage","input_tokens":3,"output_tokens":null,'
+            '"cache_read_tokens":null,"cache_write_tokens":null,"cost_usd":0.5,'
+            '"context_used":null,"context_size":null}',
+        ),
+        (
+            Plan(entries=[PlanEntry(content="read", status="done")]),
+            '{"v":1,"replay":false,"type":"plan","entries":'
+            '[{"content":"read","status":"done","priority":null}]}',
+        ),
+        (TurnFinished(), '{"v":1,"replay":false,"type":"turn_finished","stop_reason":"end_turn"}'),
+    ],
+)
+def test_the_json_line_of_an_event_is_the_published_one(event: BaseEvent, line: str) -> None:
+    assert event.to_json() == line
 
 
 @pytest.mark.parametrize(
