@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import avatar_exe, measured_fresh, median_wall, row
+from benchmarks.common import Command, avatar_exe, interleaved, measured_fresh, median_wall, row
 from benchmarks.sessions import cli_env, growth_rows
 
 COLD_TARGET = 20.0
@@ -78,11 +78,16 @@ def measure(n: int, quick: bool) -> dict[str, float]:
                 raise RuntimeError(f"indexed {indexed} sessions, expected {4 * n}")
         cold = statistics.median(builds)
         runs = 5 if quick else 11
-        search = ["session", "search", "hello"]
-        search = [avatar_exe(), *search]
+        search = [avatar_exe(), "session", "search", "hello"]
         median_wall(search, 1, env, cwd)  # the index is warm after this one
-        warm = median_wall(search, runs, env, cwd)
-        floor = median_wall([avatar_exe(), "session", "list"], runs, env, cwd)
+        t = interleaved(
+            {
+                "warm": Command(search, env, cwd),
+                "floor": Command([avatar_exe(), "session", "list"], env, cwd),
+            },
+            runs,
+        )
+        warm, floor = t["warm"], t["floor"]
         warm_engine = engine()
         warm_engine.search("hello")
         in_process = []
