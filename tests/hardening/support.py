@@ -1,15 +1,11 @@
 """Helpers shared by the hardening tests: finding and reading session files (running `avatar`
-is `tests.support.drive`'s, imported here for them)."""
+is `tests.support.drive`'s)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import Any
-
-from tests.support.drive import SESSION_LINE, avatar, start
-
-__all__ = ["SESSION_LINE", "avatar", "json_lines", "message_texts", "session_file", "start"]
 
 
 def session_file(env: dict[str, str], session_id: str) -> Path:

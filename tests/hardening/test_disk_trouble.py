@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.hardening.support import avatar, json_lines, message_texts, session_file
+from tests.hardening.support import json_lines, message_texts, session_file
+from tests.support.drive import avatar
 from tests.support.homes import AgentHome, avatar_env
 from tests.support.model_server import FakeModelServer, Reply
 

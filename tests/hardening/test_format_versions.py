@@ -13,7 +13,8 @@ import pytest
 
 from avatar.native.store import SessionManager, read_state
 from avatar.native.versions import NewerFormatError
-from tests.hardening.support import avatar, json_lines, message_texts, session_file
+from tests.hardening.support import json_lines, message_texts, session_file
+from tests.support.drive import avatar
 from tests.support.homes import AgentHome
 from tests.support.model_server import FakeModelServer, Reply
 

@@ -29,6 +29,7 @@ from avatar.config import Settings
 from avatar.events import BaseEvent
 from avatar.providers import ProviderSpec
 from tests.hardening.fuzzing import JSON
+from tests.support.drive import avatar
 
 AGENT = Path(__file__).with_name("hostile_agent.py")
 SID = "hostile-1"
@@ -173,7 +174,6 @@ def test_fuzz_acp_messages_from_a_hostile_agent(
 def test_the_cli_shows_no_traceback_for_a_hostile_agent(
     tmp_path: Path, avatar_env: dict[str, str]
 ) -> None:
-    import subprocess
 
     junk = [b"not json", b"[]", b'{"jsonrpc":"2.0","method":"session/update","params":null}']
     junk_file = tmp_path / "junk.json"
@@ -181,14 +181,8 @@ def test_the_cli_shows_no_traceback_for_a_hostile_agent(
     config = Path(avatar_env["AVATAR_CONFIG"])
     command = json.dumps([sys.executable, str(AGENT)])
     config.write_text(f"providers:\n  hostile: {{transport: acp, command: {command}}}\n")
-    out = subprocess.run(
-        ["avatar", "-p", "hostile", "chat", "hi"],
-        env={**avatar_env, "HOSTILE_JUNK_FILE": str(junk_file)},
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    env = {**avatar_env, "HOSTILE_JUNK_FILE": str(junk_file)}
+    out = avatar(env, tmp_path, "-p", "hostile", "chat", "hi")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
     assert "Traceback" not in out.stderr and "ERROR" not in out.stderr, out.stderr

@@ -24,8 +24,8 @@ from avatar.bridges.base import OpenRequest
 from avatar.errors import ProviderError
 from avatar.events import Error, TurnFinished
 from tests.acp.conftest import REPO, Harness, build, text_of
-from tests.hardening.support import avatar
 from tests.support.acp_agent import command
+from tests.support.drive import avatar
 
 pytestmark = pytest.mark.slow  # about a minute: one agent start per kill
 

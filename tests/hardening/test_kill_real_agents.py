@@ -25,7 +25,7 @@ import pytest
 from avatar.engine import Engine
 from avatar.errors import AvatarError
 from avatar.events import BaseEvent, Error, TextDelta
-from tests.hardening.support import avatar, start
+from tests.support.drive import avatar, start
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
 

@@ -6,7 +6,7 @@ import pytest
 
 from avatar.errors import UsageError
 from avatar.native.models import ModelRegistry, ModelResolver
-from tests.hardening.support import avatar
+from tests.support.drive import avatar
 from tests.support.homes import AgentHome
 from tests.support.model_server import FakeModelServer
 

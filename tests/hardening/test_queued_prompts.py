@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pexpect
 
-from tests.hardening.support import avatar, json_lines, message_texts, session_file, start
+from tests.hardening.support import json_lines, message_texts, session_file
+from tests.support.drive import avatar, start
 from tests.support.homes import AgentHome
 from tests.support.model_server import FakeModelServer, RecordedRequest, Reply
 

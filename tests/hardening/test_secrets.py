@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hardening.support import SESSION_LINE, avatar
+from tests.support.drive import SESSION_LINE, avatar
 from tests.support.homes import AgentHome
 from tests.support.model_server import FakeModelServer, Reply
 

@@ -14,7 +14,7 @@ import pytest
 from avatar.engine import Engine
 from avatar.errors import UsageError
 from avatar.native.store import SessionManager
-from tests.hardening.support import avatar
+from tests.support.drive import avatar
 
 BAD = ["a/b", "../x", "..", "a*", "[ab]", "a?", ".hidden", "x.jsonl", "-rf", "a\nb", "a\x1bb"]
 HOSTILE = Path(__file__).with_name("hostile_agent.py")

@@ -10,7 +10,6 @@ agent, configured as a `transport: acp` provider, covers file refusals and permi
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,45 +18,11 @@ import pytest
 
 from avatar.bridges import acp_quirks
 from tests.support.acp_agent import command as fake_agent_command
+from tests.support.drive import Avatar
 from tests.support.homes import REPO_ROOT, AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
-
-SESSION_LINE = re.compile(r"^session: (\S+) \(([\w-]+), (new|loaded|resumed|continued|forked)\)$")
-
-
-class Avatar:
-    """Runs `avatar …` in the agent home's work dir and parses the session line."""
-
-    def __init__(self, home: AgentHome, env: dict[str, str]) -> None:
-        self.home = home
-        self.env = env
-
-    def __call__(self, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run(
-            ["avatar", *args],
-            env=self.env,
-            cwd=self.home.workdir,
-            capture_output=True,
-            text=True,
-            timeout=150,
-            stdin=subprocess.DEVNULL,
-        )
-        assert proc.returncode == code, f"avatar {' '.join(args)}:\n{proc.stdout}\n{proc.stderr}"
-        return proc
-
-    @staticmethod
-    def session(proc: subprocess.CompletedProcess[str]) -> tuple[str, str, str]:
-        """(id, provider, how) from the one `session:` line on stderr."""
-        lines = [m for line in proc.stderr.splitlines() if (m := SESSION_LINE.match(line))]
-        assert len(lines) == 1, proc.stderr
-        sid, provider, how = lines[0].groups()
-        return sid, provider, how
-
-    @staticmethod
-    def notices(proc: subprocess.CompletedProcess[str]) -> list[str]:
-        return [line for line in proc.stderr.splitlines() if line.startswith("notice: ")]
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ import pytest
 
 from avatar.engine import Engine
 from avatar.events import TextDelta
+from tests.support.drive import avatar
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer
 
@@ -124,14 +125,7 @@ def test_not_logged_in_is_one_line_with_the_fix(agent_home: AgentHome) -> None:
     require_bridges("gemini")
     env = avatar_env(agent_home)
     env.pop("GEMINI_API_KEY", None)
-    out = subprocess.run(
-        [str(Path(sys.executable).parent / "avatar"), "-p", "gemini", "chat", "hi"],
-        env=env,
-        cwd=agent_home.workdir,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    out = avatar(env, agent_home.workdir, "-p", "gemini", "chat", "hi", timeout=120)
     assert out.returncode == 1 and out.stdout == ""
     [line] = out.stderr.splitlines()
     assert line.startswith("avatar: gemini requires authentication")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import signal
 import subprocess
 import time
@@ -33,12 +32,11 @@ from avatar.events import (
 )
 from avatar.providers import BUILTIN
 from avatar.sessions.claude import ClaudeStore, project_slug
+from tests.support.drive import SESSION_LINE, avatar
 from tests.support.homes import AgentHome, require_bridges
 from tests.support.model_server import FakeModelServer, RecordedRequest, Reply
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
-
-SESSION_LINE = re.compile(r"^session: (\S+) \((\S+), (\w+)\)$", re.M)
 
 
 @pytest.fixture(autouse=True)
@@ -329,14 +327,6 @@ async def test_project_slug_matches_claude(
 
 
 # ----- through the avatar CLI -------------------------------------------------------------------
-
-
-def avatar(
-    env: dict[str, str], cwd: Path, *args: str, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["avatar", *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout
-    )
 
 
 def session_line(stderr: str) -> tuple[str, str, str]:

@@ -9,57 +9,28 @@ session/load and session/list on (its replies count the history it was given).
 from __future__ import annotations
 
 import json
-import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.support import drive
 from tests.support.acp_agent import command as fake_agent_command
+from tests.support.drive import Avatar
 from tests.support.homes import REPO_ROOT, AgentHome, avatar_env
 from tests.support.model_server import FakeModelServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
-SESSION_LINE = re.compile(r"^session: (\S+) \(([\w-]+), (\w+)\)$", re.M)
-
-
-class Avatar:
-    def __init__(self, home: AgentHome) -> None:
-        self.home = home
-        self.env = avatar_env(home)
-        self.state = home.root / "fake-state"
-        argv = fake_agent_command({"state_dir": str(self.state), "load": True, "list": True})
-        config = {
-            "providers": {
-                "fake": {"transport": "acp", "command": argv, "env": {"PYTHONPATH": str(REPO_ROOT)}}
-            }
-        }
-        Path(self.env["AVATAR_CONFIG"]).write_text(json.dumps(config))
-
-    def __call__(self, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run(
-            ["avatar", *args],
-            env=self.env,
-            cwd=self.home.workdir,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
-        )
-        assert proc.returncode == code, f"avatar {' '.join(args)}:\n{proc.stdout}\n{proc.stderr}"
-        return proc
-
-    @staticmethod
-    def session(proc: subprocess.CompletedProcess[str]) -> tuple[str, str, str]:
-        found = SESSION_LINE.findall(proc.stderr)
-        assert len(found) == 1, proc.stderr
-        return found[0]
-
 
 @pytest.fixture
 def avatar(agent_home: AgentHome, model_server: FakeModelServer) -> Avatar:
-    return Avatar(agent_home)
+    """avatar with the fake ACP agent (load and list) as provider `fake`, from config."""
+    env = avatar_env(agent_home)
+    state = agent_home.root / "fake-state"
+    argv = fake_agent_command({"state_dir": str(state), "load": True, "list": True})
+    fake = {"transport": "acp", "command": argv, "env": {"PYTHONPATH": str(REPO_ROOT)}}
+    Path(env["AVATAR_CONFIG"]).write_text(json.dumps({"providers": {"fake": fake}}))
+    return Avatar(agent_home, env, timeout=120)
 
 
 def test_sessions_of_a_config_agent_list_resolve_and_show_without_it(avatar: Avatar) -> None:
@@ -103,13 +74,8 @@ def test_refresh_adds_sessions_the_agent_lists_that_avatar_did_not_open(
     # A session opened by another client of the same agent (here: avatar with another home,
     # whose records this one does not share).
     other = dict(avatar.env, AVATAR_HOME=str(agent_home.root / "elsewhere"))
-    proc = subprocess.run(
-        ["avatar", "-p", "fake", "chat", "made elsewhere"],
-        env=other,
-        cwd=agent_home.workdir,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    proc = drive.avatar(
+        other, agent_home.workdir, "-p", "fake", "chat", "made elsewhere", timeout=120
     )
     assert proc.returncode == 0, proc.stderr
     sid = Avatar.session(proc)[0]

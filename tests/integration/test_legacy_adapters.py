@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_acp_cli import Avatar, last_request
+from tests.integration.test_acp_cli import last_request
+from tests.support.drive import Avatar
 from tests.support.homes import REPO_ROOT, AgentHome, avatar_env
 from tests.support.model_server import FakeModelServer
 

@@ -34,6 +34,7 @@ import pytest
 
 from avatar.bridges import acp_quirks
 from tests.support import mcp_server
+from tests.support.drive import avatar
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, RecordedRequest, Reply
 
@@ -107,15 +108,8 @@ def backdate_gemini_files(home: AgentHome, session_id: str) -> None:
 
 def chat(home: AgentHome, provider: str, *args: str) -> subprocess.CompletedProcess[str]:
     """`avatar -p PROVIDER chat --permission allow ARGS…` in the project; must succeed."""
-    proc = subprocess.run(
-        ["avatar", "-p", provider, "chat", "--permission", "allow", *args],
-        env=avatar_env(home),
-        cwd=home.workdir,
-        capture_output=True,
-        text=True,
-        timeout=150,
-        stdin=subprocess.DEVNULL,
-    )
+    cmd = ("-p", provider, "chat", "--permission", "allow", *args)
+    proc = avatar(avatar_env(home), home.workdir, *cmd, timeout=150)
     assert proc.returncode == 0, f"{proc.stdout}\n{proc.stderr}"
     return proc
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ import avatar.opening
 import avatar.sessions.store
 from avatar.engine import Engine
 from avatar.events import TextDelta
+from tests.support.drive import avatar as run
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer
 
@@ -34,14 +33,7 @@ def test_resume_by_prefix_walks_the_claude_store_once(
     env.pop("OPENAI_BASE_URL", None)
     env.pop("OPENAI_API_KEY", None)
     model_server.script("anthropic", "First: PUFFIN.", "Still PUFFIN.")
-    first = subprocess.run(
-        [str(Path(sys.executable).parent / "avatar"), "-p", "claude", "chat", "remember PUFFIN"],
-        env=env,
-        cwd=agent_home.workdir,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    first = run(env, agent_home.workdir, "-p", "claude", "chat", "remember PUFFIN", timeout=120)
     assert first.returncode == 0, first.stderr
     sid = re.search(r"session: (\S+) \(claude, new\)", first.stderr).group(1)  # type: ignore[union-attr]
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ import pytest
 from avatar.sessions.claude import ClaudeStore
 from avatar.sessions.codex import CodexStore
 from avatar.sessions.gemini import GeminiStore
+from tests.support import drive
 from tests.support.homes import AgentHome, avatar_env, bridges_installed, require_bridges
 from tests.support.model_server import FakeModelServer
 
@@ -45,15 +45,7 @@ class Project:
         return self.home.workdir
 
     def avatar(self, *args: str, stdin: str | None = None, env: dict[str, str] | None = None):
-        return subprocess.run(
-            ["avatar", *args],
-            env=env or self.env,
-            cwd=self.cwd,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        return drive.avatar(env or self.env, self.cwd, *args, stdin=stdin, timeout=120)
 
     def store_env(self) -> dict[str, str]:
         return self.home.env
@@ -71,14 +63,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
         prompts: dict[str, str] = {}
         for provider in PROVIDERS:
             prompt = f"first words for {provider}"
-            p = subprocess.run(
-                ["avatar", "-p", provider, "chat", prompt],
-                env=env,
-                cwd=home.workdir,
-                capture_output=True,
-                text=True,
-                timeout=120,
-            )
+            p = drive.avatar(env, home.workdir, "-p", provider, "chat", prompt, timeout=120)
             assert p.returncode == 0, f"{provider}: {p.stderr}"
             match = SESSION_LINE.search(p.stderr)
             assert match and match.group(2) == provider, p.stderr

@@ -17,6 +17,7 @@ from avatar.engine import Engine
 from avatar.errors import UsageError
 from avatar.sessions.claude import ClaudeStore
 from tests.library.helpers import Library, make_library
+from tests.support.drive import avatar
 
 
 @pytest.fixture
@@ -116,15 +117,7 @@ def _avatar(lib: Library, *args: str) -> subprocess.CompletedProcess[str]:
         "AVATAR_HOME": str(lib.avatar_home),
         "AVATAR_CONFIG": str(lib.root / "no-config.yaml"),
     }
-    return subprocess.run(
-        ["avatar", *args],
-        env=env,
-        cwd=lib.cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    return avatar(env, lib.cwd, *args)
 
 
 def test_cli_search_rename_and_prune(lib: Library) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import drive
 from tests.support.model_server import FakeModelServer, Reply
 
 SESSION_LINE = re.compile(r"^session: (\S+) \(native, (new|resumed|continued|forked)\)$", re.M)
@@ -17,15 +18,8 @@ SESSION_LINE = re.compile(r"^session: (\S+) \(native, (new|resumed|continued|for
 def avatar(
     env: dict[str, str], cwd: Path, *args: str, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["avatar", "-p", "native", *args],
-        env=env,
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    """`avatar -p native ARGS`."""
+    return drive.avatar(env, cwd, "-p", "native", *args, stdin=stdin)
 
 
 @pytest.fixture
@@ -103,14 +97,7 @@ def test_resuming_another_provider_s_session_is_a_usage_error(
 ) -> None:
     first = avatar(avatar_env, project, "chat", "hello")
     sid = SESSION_LINE.search(first.stderr).group(1)  # type: ignore[union-attr]
-    out = subprocess.run(
-        ["avatar", "-p", "codex", "chat", "--resume", sid[:12], "go on"],
-        env=avatar_env,
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    out = drive.avatar(avatar_env, project, "-p", "codex", "chat", "--resume", sid[:12], "go on")
     assert out.returncode == 2
     [line] = out.stderr.splitlines()
     assert f"session {sid} belongs to native" in line and f"--from {sid}" in line
@@ -145,14 +132,7 @@ def test_session_list_shows_native_sessions(
     avatar_env: dict[str, str], project: Path, model_server: FakeModelServer
 ) -> None:
     avatar(avatar_env, project, "chat", "list me")
-    out = subprocess.run(
-        ["avatar", "session", "list", "--json", "--provider", "native"],
-        env=avatar_env,
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    out = drive.avatar(avatar_env, project, "session", "list", "--json", "--provider", "native")
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)
     assert rows[0]["provider"] == "native" and rows[0]["title"] == "list me"

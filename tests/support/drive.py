@@ -20,19 +20,48 @@ def avatar(
     cwd: Path,
     *args: str,
     timeout: float = 60,
+    stdin: str | None = None,
     preexec: Callable[[], None] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run the installed `avatar` with `args` and wait for it (`preexec` runs in the child)."""
+    """Run the installed `avatar` with `args` and wait for it: `stdin` is its input (none when
+    None), `preexec` runs in the child."""
     return subprocess.run(
         ["avatar", *args],
         env=env,
         cwd=cwd,
-        stdin=subprocess.DEVNULL,
+        input=stdin,
+        stdin=subprocess.DEVNULL if stdin is None else None,
         capture_output=True,
         text=True,
         timeout=timeout,
         preexec_fn=preexec,
     )
+
+
+class Avatar:
+    """`avatar …` run again and again in one agent home's project, with one environment: each
+    call asserts its exit code, and the session line and notices are read off stderr."""
+
+    def __init__(self, home: AgentHome, env: dict[str, str], timeout: float = 150) -> None:
+        self.home, self.env, self.timeout = home, env, timeout
+
+    def __call__(self, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
+        proc = avatar(self.env, self.home.workdir, *args, timeout=self.timeout)
+        assert proc.returncode == code, f"avatar {' '.join(args)}:\n{proc.stdout}\n{proc.stderr}"
+        return proc
+
+    @staticmethod
+    def session(proc: subprocess.CompletedProcess[str]) -> tuple[str, str, str]:
+        """(id, provider, how) from the one `session:` line on stderr."""
+        found = SESSION_LINE.findall(proc.stderr)
+        assert len(found) == 1, proc.stderr
+        sid, provider, how = found[0]
+        return sid, provider, how
+
+    @staticmethod
+    def notices(proc: subprocess.CompletedProcess[str]) -> list[str]:
+        """The `notice:` lines on stderr."""
+        return [line for line in proc.stderr.splitlines() if line.startswith("notice: ")]
 
 
 def start(env: dict[str, str], cwd: Path, *args: str) -> subprocess.Popen[str]:
@@ -50,15 +79,7 @@ def start(env: dict[str, str], cwd: Path, *args: str) -> subprocess.Popen[str]:
 
 def run_avatar(home: AgentHome, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     """`avatar ARGS` in the home's project directory, with its environment."""
-    return subprocess.run(
-        ["avatar", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=avatar_env(home),
-        cwd=home.workdir,
-        timeout=120,
-    )
+    return avatar(avatar_env(home), home.workdir, *args, stdin=stdin, timeout=120)
 
 
 def talk(home: AgentHome, provider: str, prompts: Iterable[str]) -> str:
