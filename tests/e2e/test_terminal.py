@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_acp_cli import backdate_gemini_files
+from tests.support.drive import backdate_gemini
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
 from tests.support.tmux import Terminal
@@ -180,18 +180,7 @@ def test_an_agent_turn_and_its_resume_on_screen(
         assert status[0] == provider, status
         prefix = status[2]  # provider · model · session id · …
         term.type("/quit")
-    if provider == "gemini":
-        found = subprocess.run(
-            [AVATAR, "session", "list", "--provider", "gemini", "--json"],
-            env=avatar_env(agent_home),
-            cwd=agent_home.workdir,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        import json
-
-        backdate_gemini_files(agent_home, json.loads(found.stdout)[0]["id"])
+    backdate_gemini(agent_home, provider, prefix)
     with repl(agent_home, "-p", provider, "repl", "--resume", prefix) as term:
         lines = body(term.wait_for("── earlier in this session", timeout=90))
         assert "› say the word" in lines and "The word is HERON." in lines

@@ -25,7 +25,7 @@ import pytest
 from avatar.engine import Engine
 from avatar.errors import AvatarError
 from avatar.events import BaseEvent, Error, TextDelta
-from tests.support.drive import avatar, start
+from tests.support.drive import avatar, backdate_gemini, start
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
 
@@ -132,6 +132,7 @@ def test_sigkill_the_real_agent_at_random_points(
             assert listed >= KILLS // 6 or provider not in LISTS, (SEED, listed)
             if provider in WAITS_FOR_THE_MINUTE:
                 await engine.close()
+                backdate_gemini(agent_home, provider, sid)
                 await engine.resume(sid)
             # (The reply is the default one: a side request may take a scripted one.)
             events = await asyncio.wait_for(_turn(engine, "still there?"), 60)
@@ -175,6 +176,8 @@ def test_sigkill_avatar_mid_turn_leaves_no_real_agent_behind(
     model_server.script(api, Reply.text("first answer"))
     first = avatar(env, cwd, "-p", provider, "chat", "hello", timeout=120)
     assert first.returncode == 0, first.stderr
+    sid = first.stderr.split("session: ")[1].split()[0]
+    backdate_gemini(agent_home, provider, sid)  # no wait for Gemini's same-minute reload
     model_server.script(api, Reply.text("a long slow answer " * 20).with_delay(0.3))
     proc = start(env, cwd, "-p", provider, "chat", "--continue", "a long answer please")
     assert proc.stdout is not None
@@ -188,7 +191,8 @@ def test_sigkill_avatar_mid_turn_leaves_no_real_agent_behind(
         time.sleep(0.05)
     assert not _processes_with(marker), "an agent outlived avatar"
     model_server.script(api, Reply.text("still here"))
+    backdate_gemini(agent_home, provider, sid)
     again = avatar(env, cwd, "-p", provider, "chat", "--continue", "still there?", timeout=120)
     assert again.returncode == 0, again.stderr
     assert "still here" in again.stdout, again.stdout
-    assert first.stderr.split("session: ")[1].split()[0] in again.stderr, again.stderr
+    assert f"session: {sid} " in again.stderr, again.stderr

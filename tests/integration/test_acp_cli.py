@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from avatar.bridges import acp_quirks
 from tests.support.acp_agent import command as fake_agent_command
-from tests.support.drive import Avatar
+from tests.support.drive import Avatar, backdate_gemini
 from tests.support.homes import REPO_ROOT, AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
 
@@ -32,19 +31,6 @@ def avatar(agent_home: AgentHome) -> Avatar:
 
 def last_request(server: FakeModelServer, api: str) -> str:
     return [r for r in server.requests_for(api) if r.is_main][-1].all_text()
-
-
-def backdate_gemini_files(home: AgentHome, session_id: str) -> None:
-    """Rename the session's files as if created a few minutes ago.
-
-    Gemini's same-minute load bug makes avatar wait for the clock minute to turn (proven in
-    test_acp_real.py); this CLI test is about the command's plumbing, so it skips the wait.
-    Gemini finds sessions by their content, not their file names.
-    """
-    for path in acp_quirks.gemini_session_files(home.env, session_id):
-        minute = acp_quirks.created_minute(path)
-        assert minute is not None
-        path.rename(path.with_name(path.name.replace(minute, "2001-01-01T00-00")))
 
 
 @pytest.mark.parametrize(("provider", "api"), [("codex", "responses"), ("gemini", "gemini")])
@@ -68,8 +54,7 @@ def test_chat_resume_continue_list(
     rows = json.loads(listed.stdout)
     assert [(r["id"], r["provider"]) for r in rows] == [(sid, provider)]
 
-    if provider == "gemini":
-        backdate_gemini_files(avatar.home, sid)
+    backdate_gemini(avatar.home, provider, sid)
     again = avatar("-p", provider, "chat", "--resume", sid, "again")
     assert again.stdout == "Scripted reply number two.\n"
     assert avatar.session(again) == (sid, provider, "loaded")

@@ -25,6 +25,7 @@ from avatar.events import BaseEvent, SessionStarted, TextDelta, TurnFinished, Us
 from avatar.providers import BUILTIN
 from avatar.registry import load_class
 from avatar.sessions.store import SessionStore
+from tests.support.drive import rename_gemini_files
 from tests.support.homes import AgentHome, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
 
@@ -169,21 +170,6 @@ def gemini_files(home: AgentHome, session_id: str) -> dict[Path, bytes]:
     return {p: p.read_bytes() for p in acp_quirks.gemini_session_files(home.env, session_id)}
 
 
-def rename_gemini_files(home: AgentHome, session_id: str, minute: str) -> dict[Path, bytes]:
-    """Rename the session's files as if their recording had started in `minute`.
-
-    Gemini finds a session by the content of its files; the minute in their names is what its
-    load bug depends on. Renaming makes both cases deterministic: the current minute forces
-    the bug, an earlier one stands for "created before this minute" without waiting for the
-    clock (the wait itself is covered with the fake agent in tests/acp/test_quirks.py).
-    """
-    for path in acp_quirks.gemini_session_files(home.env, session_id):
-        old = acp_quirks.created_minute(path)
-        assert old is not None
-        path.rename(path.with_name(path.name.replace(old, minute)))
-    return gemini_files(home, session_id)
-
-
 async def test_gemini_history_survives_the_same_minute_and_resumes(
     agent_home: AgentHome, model_server: FakeModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -203,7 +189,8 @@ async def test_gemini_history_survives_the_same_minute_and_resumes(
         await bridge.start()
         if 60 - time.time() % 60 < 3:
             await asyncio.sleep(60 - time.time() % 60 + 0.2)
-        history = rename_gemini_files(agent_home, sid, acp_quirks.current_minute())
+        rename_gemini_files(agent_home, sid, acp_quirks.current_minute())
+        history = gemini_files(agent_home, sid)
         monkeypatch.setattr(acp_quirks, "current_minute", lambda: "1999-01-01T00-00")
         started = await bridge.open(OpenRequest("resume", sid))
         monkeypatch.undo()

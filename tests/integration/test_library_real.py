@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from avatar.bridges import acp_quirks
 from avatar.sessions.claude import claude_dir, project_slug
-from tests.support.drive import SESSION_LINE, avatar
+from tests.support.drive import SESSION_LINE, avatar, backdate_gemini
 from tests.support.homes import AgentHome, avatar_env, bridges_installed, require_bridges
 from tests.support.model_server import FakeModelServer
 
@@ -61,15 +60,6 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
         yield proj
 
 
-def _backdate_gemini(home: AgentHome, session_id: str) -> None:
-    # Gemini's same-minute load bug would make avatar wait for the minute to turn (covered in
-    # test_acp_real.py); Gemini finds a session by content, not by its file name.
-    for path in acp_quirks.gemini_session_files(home.env, session_id):
-        minute = acp_quirks.created_minute(path)
-        assert minute is not None
-        path.rename(path.with_name(path.name.replace(minute, "2001-01-01T00-00")))
-
-
 @pytest.mark.parametrize("provider", list(WORDS))
 def test_search_finds_each_and_its_id_resumes_it(project: Project, provider: str) -> None:
     word = WORDS[provider]
@@ -78,8 +68,7 @@ def test_search_finds_each_and_its_id_resumes_it(project: Project, provider: str
     [hit] = json.loads(p.stdout)
     assert (hit["provider"], hit["id"]) == (provider, project.sessions[provider])
     assert word in hit["snippet"]
-    if provider == "gemini":
-        _backdate_gemini(project.home, hit["id"])
+    backdate_gemini(project.home, provider, hit["id"])
     again = project.avatar("chat", "--resume", hit["id"], "which animal was it?")
     assert again.returncode == 0, again.stderr
     match = SESSION_LINE.search(again.stderr)

@@ -32,9 +32,8 @@ from typing import Any
 
 import pytest
 
-from avatar.bridges import acp_quirks
 from tests.support import mcp_server
-from tests.support.drive import avatar
+from tests.support.drive import avatar, backdate_gemini
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, RecordedRequest, Reply
 
@@ -97,15 +96,6 @@ def exposed(request: RecordedRequest, provider: str, name: str, namespace: str |
     )
 
 
-def backdate_gemini_files(home: AgentHome, session_id: str) -> None:
-    """Rename the session's files as if created minutes ago, so `--continue` need not wait
-    for the clock minute to turn (Gemini's same-minute load bug, see test_acp_real.py)."""
-    for path in acp_quirks.gemini_session_files(home.env, session_id):
-        minute = acp_quirks.created_minute(path)
-        assert minute is not None
-        path.rename(path.with_name(path.name.replace(minute, "2001-01-01T00-00")))
-
-
 def chat(home: AgentHome, provider: str, *args: str) -> subprocess.CompletedProcess[str]:
     """`avatar -p PROVIDER chat --permission allow ARGS…` in the project; must succeed."""
     cmd = ("-p", provider, "chat", "--permission", "allow", *args)
@@ -160,8 +150,7 @@ def test_config_mcp_server_reaches_the_agent(
     assert log.is_file(), f"the MCP tool never ran:\n{first.stderr}"
     assert log.read_text().splitlines() == [TEXT]
 
-    if provider == "gemini":
-        backdate_gemini_files(home, sid)
+    backdate_gemini(home, provider, sid)
     seen = len(model_server.requests_for(api))
     model_server.script(api, Reply.tool_call(name, {"text": AGAIN}, namespace=namespace), FINAL)
     again = chat(home, provider, "--continue", "once more")

@@ -103,15 +103,22 @@ def talk(home: AgentHome, provider: str, prompts: Iterable[str]) -> str:
     return asyncio.run(go())
 
 
-def backdate_gemini(home: AgentHome, provider: str, session_id: str) -> None:
-    """Name a Gemini session's files after an earlier minute, as if it were started before
-    this one: reopening it then needs no wait for Gemini's same-minute load bug (that wait
-    is tested in tests/acp/test_quirks.py)."""
+def rename_gemini_files(home: AgentHome, session_id: str, minute: str) -> None:
+    """Name a Gemini session's files as if their recording had started in `minute`
+    (`YYYY-MM-DDTHH-MM`). Gemini finds a session by its files' content; the minute in their
+    names is all its same-minute load bug depends on, so a test can force the bug (the
+    current minute) or stand for "started before this minute" without waiting for the clock
+    (that wait is tested in tests/acp/test_quirks.py)."""
     from avatar.bridges import acp_quirks
 
-    if provider != "gemini":
-        return
     for path in acp_quirks.gemini_session_files(home.env, session_id):
-        minute = acp_quirks.created_minute(path)
-        assert minute is not None
-        path.rename(path.with_name(path.name.replace(minute, "2001-01-01T00-00")))
+        old = acp_quirks.created_minute(path)
+        assert old is not None
+        path.rename(path.with_name(path.name.replace(old, minute)))
+
+
+def backdate_gemini(home: AgentHome, provider: str, session_id: str) -> None:
+    """For Gemini, name the session's files after an earlier minute, so reopening it needs
+    no wait for Gemini's same-minute load bug; other providers are left alone."""
+    if provider == "gemini":
+        rename_gemini_files(home, session_id, "2001-01-01T00-00")
