@@ -325,8 +325,8 @@ def load_file(path: Path) -> dict[str, Any]:
     try:
         parse_settings(data)
     except InvalidSettings as e:
-        line = _nearest_line(lines, e.loc)
-        raise ConfigError(f"config error: {path}:{line}: {key_path(e.loc)}: {e.problem}") from None
+        at = _nearest_line(lines, e.loc)
+        raise ConfigError(f"config error: {path}:{at}: {key_path(e.loc)}: {e.problem}") from None
     return data
 
 

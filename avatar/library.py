@@ -43,7 +43,8 @@ class SessionLibrary:
             if spec.store:
                 from avatar.sessions.store import SessionStore
 
-                cls = load_class(spec.store, SessionStore)
+                # An abstract base is what the loaded class is checked against (mypy#4717).
+                cls = load_class(spec.store, SessionStore)  # type: ignore[type-abstract]
             elif spec.transport == "acp":
                 from avatar.records import RecordStore
 

@@ -18,7 +18,8 @@ from avatar.errors import AvatarError
 if TYPE_CHECKING:
     from avatar.library import SessionLibrary
     from avatar.providers import ProviderSpec
-    from avatar.search_index import SearchHit, SearchIndex
+    from avatar.search_hits import SearchHit
+    from avatar.search_index import SearchIndex
     from avatar.sessions.types import SessionInfo
 
 

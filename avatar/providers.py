@@ -68,7 +68,7 @@ _LIST_KEYS = ("command", "login_env", "login_files", "capabilities")
 
 
 def _spec(name: str, entry: dict[str, Any]) -> ProviderSpec:
-    data = {k: tuple(v) if k in _LIST_KEYS else v for k, v in entry.items()}
+    data: dict[str, Any] = {k: tuple(v) if k in _LIST_KEYS else v for k, v in entry.items()}
     env = dict(data.pop("env", {}))
     as_root = data.pop("env_as_root", {})
     if as_root and hasattr(os, "geteuid") and os.geteuid() == 0:

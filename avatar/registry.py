@@ -4,7 +4,7 @@ only when first used, so naming a bridge or a reader costs nothing at start-up."
 from __future__ import annotations
 
 import importlib
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -25,4 +25,4 @@ def load_class(path: str, base: type[T]) -> type[T]:
     obj = load_object(path)
     if not (isinstance(obj, type) and issubclass(obj, base)):
         raise ImportError(f"{path} is not a {base.__name__}")
-    return cast("type[T]", obj)
+    return obj

@@ -8,7 +8,9 @@ context, not the whole log.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from avatar.native.entries import (
     CompactionEntry,
@@ -154,7 +156,8 @@ class SessionState:
         return repair_tool_pairs(self.messages)
 
 
-_APPLY = {
+# Each method takes its own entry type; the table pairs them, which mypy cannot express.
+_APPLY: dict[type[Entry], Callable[[SessionState, Any], None]] = {
     MessageEntry: SessionState._message,
     ToolCallEntry: SessionState._tool_call,
     ToolResultEntry: SessionState._tool_result,

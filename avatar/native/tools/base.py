@@ -54,9 +54,21 @@ class AgentTool(Protocol):
     """What the agent needs of a tool: a `Tool`, or a built-in one offered from the catalog
     before its code is imported (`avatar.native.tools.catalog.CatalogTool`)."""
 
-    name: str
-    kind: ToolKind
-    description: str
+    # Read-only: a `Tool` declares them on its class, a `CatalogTool` on the instance.
+    @property
+    def name(self) -> str:
+        """The name the model calls the tool by."""
+        ...
+
+    @property
+    def kind(self) -> ToolKind:
+        """What the tool does (read, edit, execute, …), for permissions and the UI."""
+        ...
+
+    @property
+    def description(self) -> str:
+        """What the model reads about the tool."""
+        ...
 
     def parameters(self) -> dict[str, Any]:
         """The JSON Schema of the arguments."""
@@ -179,7 +191,7 @@ def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
             return [walk(v) for v in node]
         return node
 
-    out = walk(schema)
+    out: dict[str, Any] = walk(schema)
     out.pop("description", None)  # the args model's docstring; the tool has its own
     out.setdefault("properties", {})
     out["additionalProperties"] = False
