@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from avatar.errors import AvatarError, UsageError
+from avatar.errors import AvatarError, SessionNotFoundError, UsageError
 from avatar.search_hits import SearchHit, hit, query_words
 from avatar.sessions.filestore import JsonlSessionStore
 from avatar.sessions.types import SessionInfo, Transcript
@@ -371,14 +371,13 @@ def _in_memory() -> sqlite3.Connection:
 
 
 def _read(library: SessionLibrary, info: SessionInfo) -> str:
-    from avatar.sessions.native import NativeStore
-
     store = library.store(info.provider)
     try:
         # Straight from the listed file: `transcript(id)` would look the id up in the store
         # again, once per session.
-        if isinstance(store, (JsonlSessionStore, NativeStore)) and info.path:
-            return document(store.read_transcript(info))
+        if store is not None and info.path:
+            with contextlib.suppress(SessionNotFoundError):  # then avatar's copy, if any
+                return document(store.read_transcript(info))
         return document(library.transcript(info))
     except (AvatarError, OSError, ValueError):
         return ""  # unreadable now: still found by its title, read again when it changes

@@ -72,6 +72,12 @@ class SessionStore(ABC):
     def transcript(self, session_id: str) -> Transcript:
         """The canonical transcript of one session (full id); SessionNotFoundError if absent."""
 
+    def read_transcript(self, info: SessionInfo) -> Transcript:
+        """The transcript of a session this store listed. Stores that can read it straight
+        from where it lives (no lookup by id, which the search index would pay per session)
+        override this; the others look it up."""
+        return self.transcript(info.id)
+
     def find(self, prefix: str) -> _Sessions:
         """Sessions (any cwd) whose id starts with `prefix`."""
         return [s for s in self.list(None) if s.id.startswith(prefix)]
