@@ -15,6 +15,15 @@ from tests.support.homes import avatar_env as build_avatar_env
 from tests.support.model_server import FakeModelServer
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_avatar_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Code run inside the test process writes under a throwaway `$AVATAR_HOME`, never the
+    user's (the provider table's cache, for one, is written wherever `avatar_home()` is)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AVATAR_HOME", str(tmp_path_factory.mktemp("avatar-home")))
+        yield
+
+
 @pytest.fixture
 def model_server() -> Iterator[FakeModelServer]:
     """A fresh :class:`FakeModelServer` per test (starting one takes about a millisecond)."""
