@@ -4,7 +4,7 @@ Bridges translate their agent's wire format into these events; the CLI renders t
 looks at provider payloads. `chat --json` writes `event.to_json()` per line (`{"v": 1, "type": …}`)
 and `parse_event` reads such a line back, checked by pydantic (unknown keys or types refused).
 The events themselves are dataclasses made in-process: importing this module loads no
-pydantic, which was ~90 ms of every one-shot before the agent could even start.
+pydantic, whose import (70–130 ms here) every one-shot paid before its agent could start.
 """
 
 from __future__ import annotations

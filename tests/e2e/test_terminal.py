@@ -180,7 +180,7 @@ def test_an_agent_turn_and_its_resume_on_screen(
         assert status[0] == provider, status
         prefix = status[2]  # provider · model · session id · …
         term.type("/quit")
-    backdate_gemini(agent_home, provider, prefix)
+    backdate_gemini(agent_home, provider, prefix)  # its files are found by an id prefix too
     with repl(agent_home, "-p", provider, "repl", "--resume", prefix) as term:
         lines = body(term.wait_for("── earlier in this session", timeout=90))
         assert "› say the word" in lines and "The word is HERON." in lines
