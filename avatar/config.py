@@ -145,12 +145,21 @@ class ModelConfig:
 @_strict
 @dataclass
 class Scope:
-    """What native tools (and ACP file callbacks) may touch, relative to the project."""
+    """What agents, their tools and the commands they run may touch (DESIGN §4, §10)."""
 
     read: list[str] = field(default_factory=lambda: ["."])
     write: list[str] = field(default_factory=lambda: ["."])
-    deny: list[str] = field(default_factory=lambda: [".git/**", "**/.env"])
+    # `.git` is not denied: git must read it, and its dangerous files are protected paths
+    # (`avatar.policy.protected`), refused for writes whatever this list says.
+    deny: list[str] = field(default_factory=lambda: ["**/.env", "**/.env.*"])
     shell_commands: list[str] = field(default_factory=list)
+    #: Protected paths (or their patterns) the user lets agents change anyway.
+    allow_protected: list[str] = field(default_factory=list)
+    #: Which processes run inside the kernel's walls: agent processes and the commands avatar
+    #: runs (`agents`), only the commands (`commands`), or none (`off`).
+    sandbox: Literal["agents", "commands", "off"] = "agents"
+    #: Paths outside the project that sandboxed commands may read besides the system's own.
+    read_outside: list[str] = field(default_factory=list)
 
 
 @_strict

@@ -37,12 +37,13 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import sys
 from collections.abc import Iterable, Mapping, Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from avatar.config import user_config_path
+from avatar.policy.patterns import pattern_matches
+from avatar.policy.protected import protected_by
 from avatar.scope_programs import program_name, refuse_hard_link
 
 if TYPE_CHECKING:
@@ -50,117 +51,9 @@ if TYPE_CHECKING:
 
 Mode = Literal["read", "write"]
 
-_FLAGS = re.DOTALL | (re.IGNORECASE if sys.platform in ("darwin", "win32") else 0)
-_GLOB_CHARS = frozenset("*?[\\")
-_NEVER = re.compile(r"(?!)")
-
 
 class ScopeDenied(Exception):
     """A path or command the scope refuses; the message is written for the agent to read."""
-
-
-# -- patterns -------------------------------------------------------------------------------
-
-
-def _translate(body: str) -> str:
-    """Regex source for a glob body: `*`/`?` within a name, `/**/` across directories."""
-    out: list[str] = []
-    i, n = 0, len(body)
-    while i < n:
-        c = body[i]
-        if c == "\\" and i + 1 < n:
-            out.append(re.escape(body[i + 1]))
-            i += 2
-        elif body.startswith("/**/", i):
-            out.append("/(?:.*/)?")
-            i += 4
-        elif body.startswith("**", i):
-            out.append("[^/]*")  # as git: `**` not between slashes is a plain `*`
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[" and (j := body.find("]", i + 2)) != -1:
-            inner = body[i + 1 : j]
-            negate = inner[:1] in ("!", "^")
-            inner = "".join("\\" + ch if ch in "\\[]^" else ch for ch in inner[negate:])
-            out.append(f"[^/{inner}]" if negate else f"[{inner}]")
-            i = j + 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return "".join(out)
-
-
-@lru_cache(maxsize=512)
-def _compile(pattern: str) -> tuple[re.Pattern[str], re.Pattern[str], bool] | None:
-    """(matches the path itself, matches something below it, directories only) for a scope
-    pattern, or None when the pattern is the whole project."""
-    pat = pattern.strip()
-    if not pat:
-        return _NEVER, _NEVER, False
-    anchored = False
-    while pat.startswith("./"):
-        anchored, pat = True, pat[2:]
-    if pat.startswith("/"):
-        anchored, pat = True, pat.lstrip("/")
-    dir_only = pat.endswith("/")
-    pat = pat.rstrip("/")
-    while pat.endswith("/**"):
-        anchored, pat = True, pat[:-3].rstrip("/")
-    if pat.startswith("**/"):
-        anchored = False
-        while pat.startswith("**/"):
-            pat = pat[3:]
-    elif "/" in pat:
-        anchored = True
-    if pat in ("", ".", "**"):
-        return None
-    prefix = "" if anchored else "(?:.*/)?"
-    try:
-        body = _translate(pat)
-        itself = re.compile(prefix + body + r"\Z", _FLAGS)
-        below = re.compile(prefix + body + "/", _FLAGS)
-    except re.error:  # a malformed class: match the text literally
-        itself = re.compile(prefix + re.escape(pat) + r"\Z", _FLAGS)
-        below = re.compile(prefix + re.escape(pat) + "/", _FLAGS)
-    return itself, below, dir_only
-
-
-def pattern_matches(pattern: str, rel: str, is_dir: bool = False) -> bool:
-    """Does root-relative POSIX path `rel` (`.` for the root) fall under scope `pattern`?"""
-    compiled = _compile(pattern)
-    if compiled is None:
-        return True
-    if rel in ("", "."):
-        return False
-    itself, below, dir_only = compiled
-    if below.match(rel) is not None:
-        return True
-    return itself.match(rel) is not None and (is_dir or not dir_only)
-
-
-@lru_cache(maxsize=256)
-def _search_regex(pattern: str) -> re.Pattern[str]:
-    pat = pattern.strip().removeprefix("./").strip("/")
-    if not _GLOB_CHARS.intersection(pat):  # a plain path: itself and what is below it
-        return re.compile("" if pat in ("", ".") else re.escape(pat) + r"(?:/.*)?\Z", _FLAGS)
-    head, pat = ("(?:.*/)?", pat[3:]) if pat.startswith("**/") else ("", pat)
-    tail, pat = ("(?:/.*)?", pat[:-3]) if pat.endswith("/**") else ("", pat)
-    try:
-        return re.compile(head + _translate(pat) + tail + r"\Z", _FLAGS)
-    except re.error:
-        return re.compile(re.escape(pattern) + r"\Z", _FLAGS)
-
-
-def glob_match(pattern: str, rel: str) -> bool:
-    """A search filter (the `glob` of grep, the pattern of find), not a scope pattern: does
-    the whole of `rel` match? `*` stays within a name, `**/` and `/**` span directories, and a
-    plain path also matches what is below it."""
-    return _search_regex(pattern).match(rel) is not None
 
 
 # -- the policy -----------------------------------------------------------------------------
@@ -194,8 +87,13 @@ class ScopePolicy:
         self.write_patterns = list(scope.write)
         self.deny_patterns = list(scope.deny)
         self.shell_commands = list(scope.shell_commands)
+        self.allow_protected = list(scope.allow_protected)
         patterns = [*self.read_patterns, *self.write_patterns, *self.deny_patterns]
         self._dir_only = any(p.strip().endswith("/") for p in patterns)  # stat only then
+
+    @staticmethod
+    def _user_config() -> Path:
+        return Path(os.path.realpath(user_config_path()))
 
     def _homes(self, path: Path, lexical: bool = False) -> list[tuple[str, bool]]:
         """(relative path, under the project root?) for every root `path` lies in."""
@@ -237,6 +135,16 @@ class ScopePolicy:
             pattern = self.denied_by(rel, is_dir)
             if pattern is not None:
                 raise ScopeDenied(f"{refused}: denied by the scope (deny pattern {pattern!r})")
+            guard = protected_by(
+                rel, mode, rel == ".git" and os.path.isdir(real), self.allow_protected
+            )
+            if guard is not None:
+                raise ScopeDenied(
+                    f"{refused}: a protected path ({guard}); the user can allow it with "
+                    "scope.allow_protected"
+                )
+        if mode == "write" and real == self._user_config():
+            raise ScopeDenied(f"{refused}: avatar's own config file is a protected path")
         refuse_hard_link(real, mode, refused)
         patterns = self.read_patterns if mode == "read" else self.write_patterns
         if not self._allowed(homes, patterns, is_dir):

@@ -35,12 +35,21 @@ def test_reads_inside_the_cwd(tree: Path) -> None:
 
 @pytest.mark.parametrize(
     "path",
-    ["../outside.txt", "/etc/passwd", "link", ".git/config", ".env", "src/.env", ""],
+    ["../outside.txt", "/etc/passwd", "link", ".env", "src/.env", ".env.local", ""],
 )
 def test_refusals(tree: Path, path: str) -> None:
     files = FileAccess(tree, [], Scope())
     with pytest.raises(AccessDenied):
         files.read(path)
+
+
+@pytest.mark.parametrize("path", [".git/config", ".git/hooks/pre-commit", ".avatar.yaml"])
+def test_protected_paths_are_refused_for_writes(tree: Path, path: str) -> None:
+    files = FileAccess(tree, [], Scope())
+    before = {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()}
+    with pytest.raises(AccessDenied, match="protected path"):
+        files.write(path, "[core]\n\tfsmonitor = touch /tmp/pwned\n")
+    assert {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()} == before
 
 
 def test_additional_dirs_are_allowed(tree: Path) -> None:

@@ -28,7 +28,7 @@ def test_example_config_loads_as_it_is() -> None:
     assert settings.providers["my-agent"].transport == "acp"
     assert settings.presets["reviewer"].permission == "deny"
     assert settings.models[0].id == "local-llama"
-    assert settings.scope.deny == [".git/**", "**/.env"]
+    assert settings.scope.deny == ["**/.env", "**/.env.*"]
 
 
 def test_every_top_level_key_is_documented_in_the_example() -> None:

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext, ToolError
 from avatar.native.tools.walk import search, walk
-from avatar.scope import glob_match
+from avatar.policy.patterns import glob_match
 
 
 class FindArgs(ToolArgs):
