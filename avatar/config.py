@@ -66,6 +66,19 @@ class Bounds:
         return core_schema.no_info_after_validator_function(check, handler(source))
 
 
+class OffIsFalse:
+    """`Annotated` marker: YAML reads a bare `off` as false, so false means "off" here."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Callable[[Any], Any]) -> Any:
+        """Turn `False` into `"off"` before the field's own check."""
+        from pydantic_core import core_schema
+
+        def off(value: Any) -> Any:
+            return "off" if value is False else value
+
+        return core_schema.no_info_before_validator_function(off, handler(source))
+
+
 @_strict
 @dataclass
 class SessionDefaults:
@@ -110,6 +123,8 @@ class ProviderConfig:
     login_env: list[str] | None = None
     login_files: list[str] | None = None
     quirks: list[str] | None = None
+    state_dirs: list[str] | None = None  # where the agent writes its own state (its sandbox)
+    walled_mode: str | None = None  # the agent's own mode while avatar's walls confine it
     # native only
     auto_compact: bool | None = None
     compact_threshold: Annotated[float | None, Bounds(0, 1)] = None
@@ -157,7 +172,7 @@ class Scope:
     allow_protected: list[str] = field(default_factory=list)
     #: Which processes run inside the kernel's walls: agent processes and the commands avatar
     #: runs (`agents`), only the commands (`commands`), or none (`off`).
-    sandbox: Literal["agents", "commands", "off"] = "agents"
+    sandbox: Annotated[Literal["agents", "commands", "off"], OffIsFalse()] = "agents"
     #: Paths outside the project that sandboxed commands may read besides the system's own.
     read_outside: list[str] = field(default_factory=list)
 

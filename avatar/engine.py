@@ -80,6 +80,7 @@ class Engine:
         self.prunable, self.prune = actions.prunable, actions.prune
         self.archives = Archives(self.library)  #: sessions packed to move between machines
         self._gate = PermissionGate(self._emit, settings.permission)
+        self._walls_told: set[str] = set()
         self._policy = SettingsPolicy(source, self.home)
         self._requested = self.spec(provider).name if provider else None
         self._thread = Conversation(self.library)
@@ -323,6 +324,12 @@ class Engine:
         bridge = load_class(spec.bridge, BaseBridge)(ctx)  # type: ignore[type-abstract]
         await bridge.start()
         self._bridge = bridge
+        if provider not in self._walls_told:  # what the kernel cannot confine here, once
+            from avatar.policy import sandbox  # asyncio and ctypes: not for a listing
+
+            self._walls_told.add(provider)
+            for message in sandbox.notices(self.settings.scope.sandbox):
+                self._notice(message, "warning")
         if spec.transport != "native":  # what the agent says it can do, for `providers`
             CapabilityCache(self.home).learned(spec, ctx.env, bridge.session_capabilities)
         return bridge
@@ -410,7 +417,17 @@ class Engine:
             spec: ProviderSpec | None = self.registry.spec(self.chosen_provider())
         except AvatarError:
             spec = None
-        return describe(spec, self.model, self._bridge, self.session, self._thread.pending)
+        walls = self.walls(spec.name) if spec is not None and self._bridge is not None else None
+        pending = self._thread.pending
+        return describe(spec, self.model, self._bridge, self.session, pending, walls)
+
+    def walls(self, provider: str) -> str:
+        """What the kernel confines for `provider` here: `agent`, `commands`, `off` or
+        `unavailable` (`avatar.policy.sandbox.walls`)."""
+        from avatar.policy.sandbox import walls  # ctypes and asyncio: not for a listing
+
+        spec = self.registry.spec(provider)
+        return walls(self.settings.scope.sandbox, spec.transport, spec.state_dirs)
 
     # ----- switching provider -------------------------------------------------------------
 

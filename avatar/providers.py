@@ -49,6 +49,12 @@ class ProviderSpec:
     model: str | None = None
     # The agent's own mode in which it asks before changing anything (ACP `mode` option).
     permission_mode: str | None = None
+    # Where the agent keeps its own state (sessions, config): the only places outside the
+    # project its sandbox lets it write (`~` and `$VARS` expanded; unset variables skipped).
+    state_dirs: tuple[str, ...] = ()
+    # The agent's own mode to use when avatar's walls confine it: an agent whose own sandbox
+    # cannot run inside Landlock (codex's bubblewrap needs mounts) leaves confinement to them.
+    walled_mode: str | None = None
     builtin: bool = True  # one of the five providers always offered (others: when found)
 
     @property
@@ -64,7 +70,7 @@ CORE = ("native", "claude", "claude-acp", "codex", "gemini")
 # Order in which agent CLIs are tried when no provider is named and native has no credentials.
 AUTO_ORDER = ("claude", "codex", "gemini")
 
-_LIST_KEYS = ("command", "login_env", "login_files", "capabilities")
+_LIST_KEYS = ("command", "login_env", "login_files", "capabilities", "state_dirs")
 
 
 def _spec(name: str, entry: dict[str, Any]) -> ProviderSpec:
@@ -153,6 +159,8 @@ def resolve_spec(name: str, cfg: ProviderConfig | None) -> ProviderSpec | None:
         login_files=tuple(cfg.login_files) if cfg.login_files is not None else base.login_files,
         quirks=frozenset(cfg.quirks) if cfg.quirks is not None else base.quirks,
         permission_mode=cfg.permission_mode or base.permission_mode,
+        state_dirs=tuple(cfg.state_dirs) if cfg.state_dirs is not None else base.state_dirs,
+        walled_mode=cfg.walled_mode or base.walled_mode,
         builtin=True,
     )
 

@@ -88,6 +88,8 @@ class ScopePolicy:
         self.deny_patterns = list(scope.deny)
         self.shell_commands = list(scope.shell_commands)
         self.allow_protected = list(scope.allow_protected)
+        self.sandbox_mode = scope.sandbox
+        self.read_outside = list(scope.read_outside)
         patterns = [*self.read_patterns, *self.write_patterns, *self.deny_patterns]
         self._dir_only = any(p.strip().endswith("/") for p in patterns)  # stat only then
 

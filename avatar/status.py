@@ -32,8 +32,10 @@ def describe(
     bridge: BaseBridge | None,
     session: SessionStarted | None,
     handoff: str | None = None,
+    sandbox: str | None = None,
 ) -> EngineStatus:
-    """The status of an engine whose chosen provider is `spec` (None when none is usable)."""
+    """The status of an engine whose chosen provider is `spec` (None when none is usable);
+    `sandbox` is what the kernel confines for it (`avatar.policy.sandbox.walls`)."""
     model = (
         requested_model
         or (bridge.model_in_use if bridge else None)
@@ -46,7 +48,7 @@ def describe(
         session_id=session.session_id if session else None,
         how=session.how if session else None,
         capabilities=bridge.session_capabilities.names() if bridge else [],
-        facts=bridge.status() if bridge else {},
+        facts={**(bridge.status() if bridge else {}), **({"sandbox": sandbox} if sandbox else {})},
         steers=spec is not None and spec.transport == "native",
         handoff=handoff,
     )

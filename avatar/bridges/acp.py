@@ -51,6 +51,7 @@ from avatar.events import (
     TurnFinished,
 )
 from avatar.ids import is_valid_id
+from avatar.policy import sandbox
 from avatar.sessions.types import SessionInfo
 
 __all__ = ["ACPBridge", "session_capabilities"]
@@ -108,6 +109,7 @@ class ACPBridge(BaseBridge):
         self.config_options: list[Any] = []
         self._opener: SessionOpener | None = None
         self._terminals: TerminalManager | None = None
+        self._walled = False  # the agent runs inside avatar's kernel walls
         self._model: str | None = None  # set through session/set_model (no option to read)
         self._background: set[asyncio.Future[Any]] = set()  # fire-and-forget, kept referenced
 
@@ -132,7 +134,15 @@ class ACPBridge(BaseBridge):
         env = agent_env(ctx)
         argv = agent_argv(ctx.spec, env)
         files = FileAccess(ctx.cwd, ctx.additional_dirs, ctx.settings.scope)
-        terminals = TerminalManager(files, env, ctx.settings.scope.shell_commands)
+        terminals = TerminalManager(
+            files,
+            env,
+            ctx.settings.scope.shell_commands,
+            sandbox.for_commands(files.policy, env),
+        )
+
+        walls = sandbox.for_agent(files.policy, ctx.spec.state_dirs, env)
+        self._walled = walls is not None and sandbox.support().walls
 
         def make_client() -> Any:
             from avatar.bridges.acp_client import AvatarClient
@@ -148,6 +158,7 @@ class ACPBridge(BaseBridge):
             make_client=make_client,
             on_exit=self._agent_exited,
             emit=ctx.emit,
+            sandbox=walls,
         )
         self.agent, self._terminals = agent, terminals
         self.session_id, self.config_options = None, []
@@ -305,6 +316,8 @@ class ACPBridge(BaseBridge):
         # The agent's own mode first: the one in which it asks before changing anything, so
         # avatar's scope and policy decide (claude-agent-acp starts in one that asks nothing).
         mode = self.ctx.spec.permission_mode
+        if self._walled and self.ctx.spec.walled_mode:
+            mode = self.ctx.spec.walled_mode
         if mode and self.agent is not None and self.session_id is not None:
             self.config_options, problem = await set_option(
                 self.agent, self.session_id, self.config_options, "mode", mode

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from acp.core import ClientSideConnection
 
     from avatar.bridges.base import BridgeContext, EventSink
+    from avatar.policy.sandbox import Sandbox
     from avatar.providers import ProviderSpec
 
 T = TypeVar("T")
@@ -111,6 +112,9 @@ class AgentConnection:
         self._emit = emit
         self._closing = False
         self._calls_in_flight = 0
+        self._idle = asyncio.Event()  # set while no request is under way
+        self._idle.set()
+        self._death_told = False  # a failing request has reported the agent's death
         self._watch = asyncio.get_running_loop().create_task(self._watch_exit())
 
     @classmethod
@@ -125,9 +129,11 @@ class AgentConnection:
         make_client: Callable[[], Any],
         on_exit: ExitHandler,
         emit: EventSink,
+        sandbox: Sandbox | None = None,
     ) -> AgentConnection:
-        """Spawn `argv`, connect `make_client()` to it and `initialize`; closed on failure."""
-        process = await AgentProcess.spawn(name, argv, env, cwd, install_hint)
+        """Spawn `argv` (inside `sandbox` when given), connect `make_client()` to it and
+        `initialize`; closed on failure."""
+        process = await AgentProcess.spawn(name, argv, env, cwd, install_hint, sandbox)
         try:
             # The agent boots in parallel with this import (~0.65 s of pydantic schema building).
             import acp
@@ -208,9 +214,11 @@ class AgentConnection:
                 aw.close()
             raise ProviderError(f"{self.name} is not running")
         self._calls_in_flight += 1
+        self._idle.clear()
         try:
             return await asyncio.wait_for(aw, timeout)
         except ConnectionError:
+            self._death_told = True
             await self.settle_death()
             raise ProviderError(
                 f"{self.name} exited during {what} ({self.process.describe_exit()})",
@@ -222,6 +230,8 @@ class AgentConnection:
             ) from None
         finally:
             self._calls_in_flight -= 1
+            if not self._calls_in_flight:
+                self._idle.set()
 
     async def notify_cancel(self, session_id: str) -> None:
         """`session/cancel` (a notification: nothing to wait for, and failures do not matter)."""
@@ -249,9 +259,11 @@ class AgentConnection:
         await asyncio.shield(self.process.exited)
         if self._closing or self._on_exit():
             return
-        if self._calls_in_flight:
-            return  # the failing request reports it, with the same stderr tail
-        self._emit(await self.death_error())
+        # A request under way reports the death itself, with the same stderr tail — unless its
+        # answer came just before the death, and it succeeds: then the death is told here.
+        await self._idle.wait()
+        if not (self._closing or self._death_told):
+            self._emit(await self.death_error())
 
     # -- shutdown ---------------------------------------------------------------------------
 

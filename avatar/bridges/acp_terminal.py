@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from avatar.bridges.acp_fs import AccessDenied, FileAccess
+from avatar.policy.sandbox import Sandbox, command_ended, start_command
 from avatar.scope import ScopeDenied, check_argv, check_env
 
 DEFAULT_OUTPUT_LIMIT = 1024 * 1024
@@ -80,9 +81,12 @@ class TerminalManager:
         files: FileAccess,
         env: Mapping[str, str],
         allowed_commands: Sequence[str] | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.files = files
         self.env = dict(env)
+        #: The kernel's walls for the commands (None: `scope.sandbox: off`).
+        self.sandbox = sandbox
         # The allow-list: by default the scope's own `shell_commands` (empty = any command).
         self.allowed = list(
             files.scope.shell_commands if allowed_commands is None else allowed_commands
@@ -118,17 +122,13 @@ class TerminalManager:
         argv = self._argv(command, args)
         self._check_allowed(argv, env or {})
         try:
-            process = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                cwd=str(workdir),
-                env={**self.env, **(env or {})},
-                start_new_session=True,
+            process = await start_command(
+                argv, cwd=workdir, env={**self.env, **(env or {})}, sandbox=self.sandbox
             )
         except OSError as e:
             raise AccessDenied(f"cannot run {argv[0]}: {e.strerror or e}") from None
+        except ValueError as e:  # a NUL byte in an argument
+            raise AccessDenied(f"cannot run {argv[0]}: {e}") from None
         limit = DEFAULT_OUTPUT_LIMIT if output_byte_limit is None else max(output_byte_limit, 0)
         term = Terminal(id=f"term-{next(self._ids)}", process=process, limit=limit)
         term.reader = asyncio.get_running_loop().create_task(self._pump(term))
@@ -174,6 +174,7 @@ class TerminalManager:
                 os.killpg(term.process.pid, signal.SIGKILL)
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(term.process.wait(), 2.0)
+        command_ended(term.process)
 
     async def release(self, terminal_id: str) -> None:
         """Kill the command if still running and forget the terminal."""
@@ -183,6 +184,8 @@ class TerminalManager:
             term.reader.cancel()
 
     async def close(self) -> None:
-        """Release every terminal (the bridge is stopping)."""
+        """Release every terminal (the bridge is stopping) and the sandbox's temp dir."""
         for terminal_id in list(self._terminals):
             await self.release(terminal_id)
+        if self.sandbox is not None:
+            self.sandbox.close()

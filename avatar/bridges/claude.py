@@ -38,7 +38,9 @@ from avatar.bridges.claude_stream import StreamTranslator, build_argv, mcp_env, 
 from avatar.bridges.turn import Turn, TurnSignal
 from avatar.errors import ProviderError, SessionNotFoundError, UsageError
 from avatar.events import BaseEvent, Error, Notice, OpenHow, SessionStarted, TurnFinished
+from avatar.policy import sandbox
 from avatar.providers import find_executable
+from avatar.scope import ScopePolicy
 from avatar.sessions.claude import UUID_RE
 from avatar.times import newest
 
@@ -147,14 +149,17 @@ class ClaudeBridge(BaseBridge):
             add_dirs=[str(d) for d in self.ctx.additional_dirs],
             session_args=session_args,
         )
+        env = self._env()
+        policy = ScopePolicy(self.ctx.settings.scope, cwd, self.ctx.additional_dirs)
         self._proc = await ClaudeProcess.spawn(
             self.name,
             argv,
-            self._env(),
+            env,
             cwd,
             install_hint=self.ctx.spec.install_hint,
             model=self.model,
             on_control=self._on_control,
+            sandbox=sandbox.for_agent(policy, self.ctx.spec.state_dirs, env),
         )
         self._translator, self._cwd = self._proc.translator, cwd
 

@@ -19,13 +19,16 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from avatar.bridges.claude_stream import StreamTranslator, control_request
 from avatar.bridges.process import AgentProcess
 from avatar.bridges.turn import Turn, TurnSignal
 from avatar.errors import ProviderError
 from avatar.events import TurnFinished
+
+if TYPE_CHECKING:
+    from avatar.policy.sandbox import Sandbox
 
 # How long a control request (interrupt, set_model) may wait for its answer.
 CONTROL_TIMEOUT = 10.0
@@ -78,9 +81,11 @@ class ClaudeProcess:
         install_hint: str = "",
         model: str | None,
         on_control: ControlHandler,
+        sandbox: Sandbox | None = None,
     ) -> ClaudeProcess:
-        """Start claude with exactly `env` in `cwd`; a ProviderError when it cannot run."""
-        agent = await AgentProcess.spawn(name, argv, env, cwd, install_hint)
+        """Start claude with exactly `env` in `cwd` (inside `sandbox` when given); a
+        ProviderError when it cannot run."""
+        agent = await AgentProcess.spawn(name, argv, env, cwd, install_hint, sandbox)
         return cls(name, agent, cwd, model, on_control)
 
     @property

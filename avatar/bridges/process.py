@@ -14,8 +14,13 @@ import sys
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from avatar.errors import ProviderError
+from avatar.policy.guard import guard
+
+if TYPE_CHECKING:
+    from avatar.policy.sandbox import Sandbox
 
 # The SDK's own default: ACP messages (a replayed history, a big file) can be long lines.
 STDOUT_LIMIT = 50 * 1024 * 1024
@@ -75,18 +80,26 @@ def with_bundled_node(program: str, env: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
-def _die_with_parent() -> Callable[[], None] | None:
-    """What the child runs before exec (Linux): ask the kernel to SIGTERM it when avatar dies.
-    Its own process group keeps it from a terminal's Ctrl-C, so without this an agent that
-    ignores its stdin closing (Claude Code mid-turn) outlives an avatar killed with SIGKILL.
-    libc is loaded here, in the parent: importing after fork could deadlock."""
+def _child_setup(sandbox: Sandbox | None) -> Callable[[], None] | None:
+    """What the child runs before exec (Linux): ask the kernel to SIGTERM it when avatar dies,
+    then raise the sandbox's walls. Its own process group keeps it from a terminal's Ctrl-C, so
+    without the signal an agent that ignores its stdin closing (Claude Code mid-turn) would
+    outlive an avatar killed with SIGKILL (the guard then ends what it started). libc is loaded
+    here, in the parent: importing after fork could deadlock."""
     if sys.platform != "linux":
         return None
     import ctypes
 
     prctl = ctypes.CDLL(None, use_errno=True).prctl
     pr_set_pdeathsig = 1
-    return lambda: prctl(pr_set_pdeathsig, int(signal.SIGTERM))
+    walls = sandbox.preexec() if sandbox is not None else None
+
+    def setup() -> None:
+        prctl(pr_set_pdeathsig, int(signal.SIGTERM))
+        if walls is not None:
+            walls()
+
+    return setup
 
 
 class AgentProcess:
@@ -96,9 +109,12 @@ class AgentProcess:
     cancels the turn) rather than killing the agent, and `stop()` can end the agent's children.
     """
 
-    def __init__(self, name: str, process: asyncio.subprocess.Process) -> None:
+    def __init__(
+        self, name: str, process: asyncio.subprocess.Process, sandbox: Sandbox | None = None
+    ) -> None:
         self.name = name
         self.process = process
+        self.sandbox = sandbox
         self.stderr = StderrTail()
         self._drain = asyncio.get_running_loop().create_task(self._read_stderr())
         self.exited = asyncio.get_running_loop().create_task(process.wait())
@@ -111,28 +127,32 @@ class AgentProcess:
         env: Mapping[str, str],
         cwd: Path,
         install_hint: str = "",
+        sandbox: Sandbox | None = None,
     ) -> AgentProcess:
-        """Start `argv` with exactly `env`; a missing or unrunnable program is a ProviderError."""
+        """Start `argv` with exactly `env` (inside `sandbox`'s walls when given); a missing or
+        unrunnable program is a ProviderError."""
         if not cwd.is_dir():
             raise ProviderError(f"{name}: working directory {cwd} does not exist")
+        env = with_bundled_node(argv[0], env)
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env=with_bundled_node(argv[0], env),
+                env=sandbox.env(env) if sandbox else env,
                 cwd=str(cwd),
                 limit=STDOUT_LIMIT,
                 start_new_session=True,
-                preexec_fn=_die_with_parent(),
+                preexec_fn=_child_setup(sandbox),
             )
         except (FileNotFoundError, PermissionError, NotADirectoryError) as e:
             hint = f" (install: {install_hint})" if install_hint else ""
             raise ProviderError(f"{name}: cannot run {argv[0]}: {e.strerror or e}{hint}") from None
         except OSError as e:
             raise ProviderError(f"{name}: cannot start {argv[0]}: {e}") from None
-        return cls(name, process)
+        guard().watch(process.pid)
+        return cls(name, process, sandbox)
 
     @property
     def pid(self) -> int:
@@ -196,6 +216,9 @@ class AgentProcess:
                 await self._wait(term_grace)
         # Children (npm shims, relaunched node) may outlive the leader; end them too.
         self._signal(signal.SIGKILL)
+        guard().release(self.pid)
+        if self.sandbox is not None:
+            self.sandbox.close()
         await self.stderr_settled(0.5)
         if not self._drain.done():
             self._drain.cancel()

@@ -16,7 +16,17 @@ if TYPE_CHECKING:
     from avatar.engine import Engine
     from avatar.providers import ProviderSpec
 
-PUBLIC = ("name", "transport", "found", "path", "version", "capabilities", "logged_in", "hint")
+PUBLIC = (
+    "name",
+    "transport",
+    "found",
+    "path",
+    "version",
+    "capabilities",
+    "logged_in",
+    "hint",
+    "sandbox",
+)
 
 
 def detect(engine: Engine, spec: ProviderSpec, cache: CapabilityCache) -> dict[str, Any]:
@@ -45,6 +55,7 @@ def detect(engine: Engine, spec: ProviderSpec, cache: CapabilityCache) -> dict[s
         "capabilities": capabilities,
         "logged_in": logged,
         "hint": hint(spec, found, logged),
+        "sandbox": engine.walls(spec.name),
         "install": spec.install_hint,
         "auth": spec.auth_hint,
     }
@@ -81,13 +92,16 @@ def show_providers(state: AppState, *, json_out: bool) -> int:
             "yes" if r["found"] else "no",
             r["version"] or "-",
             _login(r),
+            r["sandbox"],
             _capabilities(r),
         ]
         for r in rows
     ]
     sys.stdout.write(
         render_table(
-            ["provider", "transport", "found", "version", "logged in", "sessions"], table, shrink=5
+            ["provider", "transport", "found", "version", "logged in", "sandbox", "sessions"],
+            table,
+            shrink=6,
         )
     )
     todo = [r for r in rows if r["hint"]]

@@ -49,6 +49,7 @@ from avatar.native.store import SessionManager, index_record, read_state
 from avatar.native.tools import default_tools
 from avatar.native.tools.base import AgentTool, AgentToolResult, ToolContext, ToolKind
 from avatar.native.tools.scope import ToolScope
+from avatar.policy import sandbox
 
 if TYPE_CHECKING:
     from avatar.bridges.base import PermissionHandler
@@ -101,6 +102,7 @@ class AgentSession:
         self.writer: SessionWriter | None = None
         self.agent: Agent | None = None
         self._clients: list[LLMClient] = []
+        self._sandbox: sandbox.Sandbox | None = None
         self._turn: asyncio.Task[None] | None = None
         self._emit_to: Callable[[BaseEvent], None] | None = None
         self._aborting = False
@@ -167,7 +169,9 @@ class AgentSession:
         self.model = model
         scope = ToolScope(self.config.scope, self.config.cwd, self.config.additional_dirs)
         tool_env = self.redactor.tool_env(self.config.env)
-        tool_context = ToolContext(scope=scope, ask=self._ask, env=tool_env)
+        if self._sandbox is None:
+            self._sandbox = sandbox.for_commands(scope, tool_env)
+        tool_context = ToolContext(scope=scope, ask=self._ask, env=tool_env, sandbox=self._sandbox)
         self.agent = Agent(
             self._new_client(model), self.tools, tool_context, self.system_prompt, self
         )
@@ -389,6 +393,9 @@ class AgentSession:
             with contextlib.suppress(Exception):
                 await client.aclose()
         self._clients.clear()
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
 
     def status(self) -> dict[str, Any]:
         """Facts for `/status`."""

@@ -77,12 +77,14 @@ def build(
     permission: PermissionHandler | None = None,
     additional_dirs: list[Path] | None = None,
     env: dict[str, str] | None = None,
+    writes: tuple[str, ...] = (),
     **config: Any,
 ) -> Harness:
     """A harness (not started) whose fake agent keeps its state under `root/state`.
 
     `store=True` hands the bridge a `FakeStore` as the engine's reader of the provider's
-    sessions (the on-disk listing continue-last falls back to)."""
+    sessions (the on-disk listing continue-last falls back to); `writes` are more paths its
+    sandbox lets it write (files it plays another agent writing)."""
     root.mkdir(parents=True, exist_ok=True)
     cwd = root / "work"
     cwd.mkdir(exist_ok=True)
@@ -94,6 +96,8 @@ def build(
         quirks=quirks,
         install_hint="pip install fake",
         auth_hint="run fake login",
+        # Its state (and what it plays another agent writing): its only writes outside the project.
+        state_dirs=(config["state_dir"] + "/", *writes),
     )
     emitted: list[BaseEvent] = []
     harness_ref: list[Harness] = []

@@ -85,6 +85,7 @@ async def test_failed_gemini_load_restores_the_history(fake: Factory, tmp_path: 
         quirks=GEMINI,
         env={**os.environ, "HOME": str(home)},
         damage_on_load=str(victim),
+        writes=(str(home / ".gemini"),),
     )
     started = await h.bridge.open(OpenRequest("resume", sid))
     assert started.how == "new"

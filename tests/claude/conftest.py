@@ -118,8 +118,11 @@ def fake(tmp_path: Path) -> FakeClaude:
     cwd = tmp_path / "proj"
     cwd.mkdir()
     home = tmp_path / "home"
-    home.mkdir()
-    return FakeClaude(root=tmp_path, home=home, cwd=cwd, log=tmp_path / "fake.log", bin=bin_dir)
+    (home / ".claude").mkdir(parents=True)
+    # The log lies in claude's own state directory: the only place outside the project the
+    # sandbox lets claude (and so the fake) write.
+    log = home / ".claude" / "fake.log"
+    return FakeClaude(root=tmp_path, home=home, cwd=cwd, log=log, bin=bin_dir)
 
 
 async def collect(events: AsyncIterator[BaseEvent]) -> list[BaseEvent]:

@@ -140,10 +140,19 @@ def test_providers_json_shape(env: dict[str, str]) -> None:
     assert names[:5] == ["native", "claude", "claude-acp", "codex", "gemini"]
     keys = {"name", "transport", "found", "path", "version", "capabilities", "logged_in", "hint"}
     for r in rows:
-        assert set(r) == keys
+        assert set(r) == {*keys, "sandbox"}
         assert r["logged_in"] in (True, False, None) and isinstance(r["hint"], str)
     native = rows[0]
     assert native["found"] and "fork" in native["capabilities"]
+    # The kernel's walls: around the agent process, or the commands the native agent runs.
+    assert [r["sandbox"] for r in rows[:5]] == ["commands", "agent", "agent", "agent", "agent"]
+
+
+def test_providers_say_when_the_sandbox_is_off(env: dict[str, str], tmp_path: Path) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("scope:\n  sandbox: off\n")
+    rows = json.loads(avatar(env, "-c", str(cfg), "providers", "--json").stdout)
+    assert {r["sandbox"] for r in rows} == {"off"}
 
 
 def test_config_acp_agent_appears_in_providers(env: dict[str, str], tmp_path: Path) -> None:

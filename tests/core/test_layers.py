@@ -75,10 +75,12 @@ def test_importing_avatar_imports_nothing_heavy() -> None:
     assert out.stdout.strip() == "[]"
 
 
-def test_no_module_is_over_450_lines() -> None:
+def test_no_module_is_over_600_lines() -> None:
+    """Modules are split by responsibility, never trimmed to a number: CI prints those over 400
+    lines as a warning band (`.ci/run`) and this fails only past 600."""
     big = {
         str(p.relative_to(AVATAR)): n
         for p in AVATAR.rglob("*.py")
-        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 450
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600
     }
     assert not big, f"split these by responsibility: {big}"

@@ -91,9 +91,11 @@ async def test_sigkill_the_agent_at_random_points(tmp_path: Path) -> None:
             while h.bridge.alive:  # a death outside a request is noticed (and reported) too
                 assert time.monotonic() - killed < 2.0, "the agent's death went unnoticed"
                 await asyncio.sleep(0.01)
-            if sent:  # every kill is told, in the request it hit or to the listeners
+            if sent:  # every kill is told, in the request it hit or to the listeners, in 2 s
                 kills += 1
-                assert told or len(_errors(h)) > told_before, f"kill {i} ({phase}) went untold"
+                while not told and len(_errors(h)) == told_before:
+                    assert time.monotonic() - killed < 2.0, f"kill {i} ({phase}) went untold"
+                    await asyncio.sleep(0.01)
             await _restart(h, sid)
         events = await h.turn("after every kill")
         assert isinstance(events[-1], TurnFinished) and "after every kill" in text_of(events)
@@ -136,7 +138,8 @@ def test_sigkill_avatar_mid_turn_leaves_no_agent_behind(
     state = tmp_path / "state"
     argv = command({"state_dir": str(state), "chunk_delay": 0.5}, "load,list")
     config = Path(avatar_env["AVATAR_CONFIG"])
-    config.write_text(f"providers:\n  fake: {{transport: acp, command: {json.dumps(argv)}}}\n")
+    fake = {"transport": "acp", "command": argv, "state_dirs": [f"{state}/"]}
+    config.write_text(json.dumps({"providers": {"fake": fake}}))
     env = {**avatar_env, "PYTHONPATH": str(REPO)}
     cwd = tmp_path / "work"
     cwd.mkdir()

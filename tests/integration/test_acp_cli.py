@@ -104,12 +104,15 @@ def test_real_permission_request_denied_in_chat(
 
 def write_fake_provider(home: AgentHome, **options: object) -> None:
     """A `transport: acp` config entry running the fake ACP agent with `options`."""
-    argv = fake_agent_command({"state_dir": str(home.root / "fake-state"), **options})
-    config = {
-        "providers": {
-            "fake": {"transport": "acp", "command": argv, "env": {"PYTHONPATH": str(REPO_ROOT)}}
-        }
+    state = home.root / "fake-state"
+    argv = fake_agent_command({"state_dir": str(state), **options})
+    fake = {
+        "transport": "acp",
+        "command": argv,
+        "env": {"PYTHONPATH": str(REPO_ROOT)},
+        "state_dirs": [f"{state}/"],
     }
+    config = {"providers": {"fake": fake}}
     (home.root / "avatar-config.yaml").write_text(json.dumps(config))
 
 

@@ -28,7 +28,12 @@ def avatar(agent_home: AgentHome, model_server: FakeModelServer) -> Avatar:
     env = avatar_env(agent_home)
     state = agent_home.root / "fake-state"
     argv = fake_agent_command({"state_dir": str(state), "load": True, "list": True})
-    fake = {"transport": "acp", "command": argv, "env": {"PYTHONPATH": str(REPO_ROOT)}}
+    fake = {
+        "transport": "acp",
+        "command": argv,
+        "env": {"PYTHONPATH": str(REPO_ROOT)},
+        "state_dirs": [f"{state}/"],
+    }
     Path(env["AVATAR_CONFIG"]).write_text(json.dumps({"providers": {"fake": fake}}))
     return Avatar(agent_home, env, timeout=120)
 

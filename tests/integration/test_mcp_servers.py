@@ -137,7 +137,8 @@ def test_config_mcp_server_reaches_the_agent(
     ACP session/load or resume, Claude Code restarted with `--resume`)."""
     binary, api, (name, namespace) = PROVIDERS[provider]
     require_bridges(binary)
-    log = home.root / "stamp.log"
+    # In the project: the server runs inside the agent's sandbox, which writes nowhere else.
+    log = home.workdir / "stamp.log"
     write_project_config(home, log)
     # Scripted run by run: claude-agent-acp asks the model for a prompt suggestion after each
     # turn, which must get the default reply, not the next run's tool call.

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 if TYPE_CHECKING:
     from avatar.native.tools.scope import ToolScope
+    from avatar.policy.sandbox import Sandbox
 
 ToolKind = Literal["read", "edit", "execute", "search"]
 
@@ -43,6 +44,8 @@ class ToolContext:
     scope: ToolScope
     ask: AskPermission
     env: Mapping[str, str] = field(default_factory=dict)
+    #: The kernel's walls for the commands tools run (None: `scope.sandbox: off`).
+    sandbox: Sandbox | None = None
 
     @property
     def root(self) -> Path:

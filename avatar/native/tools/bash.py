@@ -15,6 +15,7 @@ from pydantic import Field
 
 from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext
 from avatar.native.tools.truncate import MAX_BYTES, truncate_tail
+from avatar.policy.sandbox import command_ended, start_command
 
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 1800.0
@@ -52,16 +53,8 @@ class BashTool(Tool, name="bash", kind="execute", args=BashArgs):
         await self.require_permission(ctx, self.title({"command": args.command}))
         timeout = min(args.timeout or DEFAULT_TIMEOUT, MAX_TIMEOUT)
         env = dict(ctx.env) if ctx.env else dict(os.environ)
-        proc = await asyncio.create_subprocess_exec(
-            "bash",
-            "-c",
-            args.command,
-            cwd=str(ctx.root),
-            env=env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
+        proc = await start_command(
+            ["bash", "-c", args.command], cwd=ctx.root, env=env, sandbox=ctx.sandbox
         )
         sink = _Tail()
         assert proc.stdout is not None
@@ -82,6 +75,7 @@ class BashTool(Tool, name="bash", kind="execute", args=BashArgs):
             reader.cancel()
             if not waiter.done():
                 waiter.cancel()
+            command_ended(proc)
             # Release the pipe a background job may still hold (no public API for this).
             transport = getattr(proc, "_transport", None)
             if transport is not None and proc.returncode is not None:

@@ -1,0 +1,167 @@
+"""The sandbox's parts on their own: what a command may read and write, the covered paths kept
+up to date as the tree changes, the scrubbed environment, state directories, and what is said
+about the walls. The end-to-end proofs are tests/hardening/test_sandbox_walls.py (native bash),
+tests/integration/test_agent_walls.py (agents) and test_kill_sandboxed_command.py."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from avatar.config import Scope
+from avatar.policy.hidden_paths import CoveredTree
+from avatar.policy.sandbox import (
+    Sandbox,
+    command_env,
+    for_agent,
+    for_commands,
+    notices,
+    program_prefixes,
+    state_dirs,
+    support,
+    walls,
+)
+from avatar.scope import ScopePolicy
+
+
+def _run(box: Sandbox, command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-c", command],
+        cwd=cwd,
+        env=box.env({"PATH": os.environ["PATH"], "HOME": str(cwd)}),
+        preexec_fn=box.preexec(),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("print('a')\n")
+    (root / ".env").write_text("SECRET=1\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+def test_a_command_reads_and_writes_the_project_and_nothing_outside(
+    tree: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("outside\n")
+    box = Sandbox("commands", tree)
+    try:
+        ok = _run(box, "cat src/a.py && echo b > src/b.py && cat src/b.py", tree)
+        assert ok.returncode == 0 and ok.stdout == "print('a')\nb\n", ok.stderr
+        read = _run(box, f"cat {outside}", tree)
+        assert read.returncode != 0 and "outside" not in read.stdout
+        write = _run(box, f"echo x > {tmp_path}/new.txt", tree)
+        assert write.returncode != 0 and not (tmp_path / "new.txt").exists()
+        secret = _run(box, "cat .env /etc/shadow", tree)
+        assert "SECRET" not in secret.stdout and "root:" not in secret.stdout
+    finally:
+        box.close()
+
+
+def test_a_command_sees_only_its_own_processes(tree: Path) -> None:
+    box = Sandbox("commands", tree)
+    try:
+        out = _run(box, "ls /proc | grep -c '^[0-9]'; echo $$", tree)
+        count, pid = out.stdout.split()
+        assert int(count) <= 3 and pid == "1", out.stdout  # bash, ls, grep: nothing of ours
+    finally:
+        box.close()
+
+
+def test_an_agents_walls_are_for_writes(tree: Path, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    outside = tmp_path / "outside.txt"
+    outside.write_text("readable\n")
+    box = Sandbox("agent", tree, state_dirs=[state])
+    try:
+        state.mkdir()
+        out = _run(box, f"cat {outside} && echo s > {state}/s && echo x > {tmp_path}/x", tree)
+        assert out.stdout == "readable\n"
+        assert (state / "s").read_text() == "s\n" and not (tmp_path / "x").exists()
+    finally:
+        box.close()
+
+
+def test_the_covered_tree_follows_changes_and_rescans_only_changed_directories(
+    tree: Path,
+) -> None:
+    covered = CoveredTree(tree, ["**/.env", "*.pem"], [])
+    hidden, read_only = covered.refresh()
+    assert hidden == [tree / ".env"]
+    assert read_only == []  # the root `.git` is the sandbox's own business, not the walk's
+    (tree / "src" / "key.pem").write_text("k")
+    (tree / "vendor" / "lib").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(tree / "vendor" / "lib")], check=True)
+    hidden, read_only = covered.refresh()
+    assert sorted(hidden) == [tree / ".env", tree / "src" / "key.pem"]
+    assert read_only == [tree / "vendor" / "lib" / ".git"]
+    (tree / ".env").unlink()
+    assert covered.refresh()[0] == [tree / "src" / "key.pem"]
+
+
+def test_allow_protected_lifts_a_protection(tree: Path) -> None:
+    covered = CoveredTree(tree, [], ["**/.env"])
+    assert covered.refresh() == ([], [])
+
+
+def test_the_environment_is_an_allow_list() -> None:
+    env = {
+        "PATH": "/bin",
+        "HOME": "/h",
+        "LC_ALL": "C",
+        "OPENAI_API_KEY": "sk-x",
+        "GITHUB_TOKEN": "ghp_x",
+        "AWS_SECRET_ACCESS_KEY": "x",
+        "HTTPS_PROXY": "http://u:p@proxy",
+    }
+    assert command_env(env) == {"PATH": "/bin", "HOME": "/h", "LC_ALL": "C"}
+
+
+def test_state_dirs_expand_and_make_missing_directories(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path), "CODEX_HOME": str(tmp_path / "cx")}
+    paths = state_dirs(["$CODEX_HOME/", "~/.claude/", "~/.claude.json", "$UNSET_VAR/"], env)
+    assert paths == [tmp_path / "cx", tmp_path / ".claude", tmp_path / ".claude.json"]
+    assert (tmp_path / "cx").is_dir() and (tmp_path / ".claude").is_dir()
+    assert not (tmp_path / ".claude.json").exists()  # a file is the agent's to make
+
+
+def test_program_prefixes_cover_a_venv_but_never_the_home(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    venv_bin = tmp_path / "proj" / ".venv" / "bin"
+    local_bin = home / ".local" / "bin"
+    venv_bin.mkdir(parents=True)
+    local_bin.mkdir(parents=True)
+    found = program_prefixes(f"{venv_bin}:{local_bin}:/usr/bin", home)
+    assert venv_bin.parent in found and local_bin in found
+    assert home not in found and home / ".local" not in found  # ~/.local/share: avatar's data
+    assert Path("/usr") not in found
+
+
+def test_sandbox_modes_choose_what_is_walled(tree: Path) -> None:
+    env = {"PATH": "/bin", "HOME": str(tree)}
+    agents = ScopePolicy(Scope(), tree)
+    commands = ScopePolicy(Scope(sandbox="commands"), tree)
+    off = ScopePolicy(Scope(sandbox="off"), tree)
+    assert for_agent(agents, [], env) is not None and for_commands(agents, env) is not None
+    assert for_agent(commands, [], env) is None and for_commands(commands, env) is not None
+    assert for_agent(off, [], env) is None and for_commands(off, env) is None
+
+
+def test_what_the_walls_are_called_and_what_is_told() -> None:
+    assert support().walls  # the kernel here offers Landlock (ABI 7)
+    assert walls("agents", "acp", ["~/.codex/"]) == "agent"
+    assert walls("agents", "acp") == "agent (no state_dirs)"
+    assert walls("agents", "native") == "commands"
+    assert walls("commands", "stream-json") == "commands"
+    assert walls("off", "acp") == "off"
+    assert notices("agents") == [] and notices("off") == []  # nothing is missing here
