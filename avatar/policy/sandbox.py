@@ -37,6 +37,14 @@ from avatar.policy import landlock, namespaces
 from avatar.policy.guard import guard
 from avatar.policy.hidden_paths import CoveredTree
 from avatar.policy.protected import protected_by
+from avatar.policy.readable import (
+    HOME_READABLE,
+    SYSTEM_ROOTS,
+    etc_around_secrets,
+    etc_secrets,
+    expand,
+    program_prefixes,
+)
 from avatar.scope import ScopePolicy
 
 Kind = Literal["commands", "agent"]
@@ -52,16 +60,6 @@ COMMAND_ENV = frozenset(
 )  # fmt: skip
 COMMAND_ENV_PREFIXES = ("LC_",)
 
-#: The system's read-only roots, readable by every command.
-SYSTEM_ROOTS = (
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/proc", "/sys",
-    "/dev", "/run/systemd/resolve", "/nix/store", "/home/linuxbrew/.linuxbrew",
-)  # fmt: skip
-#: What of `/etc` stays unreadable: password hashes, host keys, sudo rules.
-ETC_SECRETS = ("shadow", "shadow-", "gshadow", "gshadow-", "ssh", "sudoers", "sudoers.d",
-               "ssl/private", "security/opasswd", "krb5.keytab")  # fmt: skip
-#: Files in the home directory commands may read (git needs its config, or it warns).
-HOME_READABLE = (".gitconfig", ".config/git", ".gitignore_global")
 #: Devices every sandboxed process may write to.
 WRITABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts", "/dev/shm",
                     "/dev/ptmx")  # fmt: skip
@@ -93,19 +91,6 @@ def support() -> Support:
     """What this machine's kernel offers, probed once."""
     abi = landlock.abi_version()
     return Support(abi, abi > 0 and namespaces.available())
-
-
-def expand(path: str, env: Mapping[str, str]) -> Path | None:
-    """`~` and `$VARS` expanded against `env`; None when a variable is unset."""
-    text = path
-    if text.startswith("~"):
-        text = env.get("HOME", str(Path.home())) + text[1:]
-    if "$" in text:
-        for name in sorted({*env, *os.environ}, key=len, reverse=True):
-            text = text.replace(f"${name}", env.get(name, ""))
-        if "$" in text:
-            return None
-    return Path(text) if os.path.isabs(text) else None
 
 
 class Sandbox:
@@ -206,14 +191,14 @@ class Sandbox:
         paths += [Path(p) for p in SYSTEM_ROOTS]
         # `/etc` whole when its secrets can be covered in the mount namespace, else entry by
         # entry around them (Landlock allows by path).
-        paths += [Path("/etc")] if support().namespaces else _etc_around_secrets()
+        paths += [Path("/etc")] if support().namespaces else etc_around_secrets()
         paths += [self.home / name for name in HOME_READABLE]
         paths += program_prefixes(self.search_path, self.home)
         return paths
 
     def _covered(self) -> tuple[list[Path], list[Path], list[Path]]:
         """(hidden, read-only, pinned) paths for the next child."""
-        hidden: list[Path] = _etc_secrets() if self.kind == "commands" else []
+        hidden: list[Path] = etc_secrets() if self.kind == "commands" else []
         read_only: list[Path] = []
         for tree in self._trees:
             h, r = tree.refresh()
@@ -271,70 +256,6 @@ def _child(
             ruleset.restrict()
 
     return apply
-
-
-@cache
-def _etc_around_secrets() -> tuple[Path, ...]:
-    """Everything in `/etc` but `ETC_SECRETS`, as the fewest paths: the entries of each
-    directory on the way to a secret, the other directories whole."""
-    out: list[Path] = []
-
-    def around(directory: Path, secrets: list[str]) -> None:
-        try:
-            names = sorted(os.listdir(directory))
-        except OSError:
-            return
-        for name in names:
-            below = [s.partition("/")[2] for s in secrets if s.partition("/")[0] == name]
-            if name in secrets:
-                continue
-            if below and (directory / name).is_dir():
-                around(directory / name, below)
-            else:
-                out.append(directory / name)
-
-    around(Path("/etc"), list(ETC_SECRETS))
-    return tuple(out)
-
-
-def _etc_secrets() -> list[Path]:
-    return [p for p in (Path("/etc", s) for s in ETC_SECRETS) if p.exists()]
-
-
-@cache
-def program_prefixes(search_path: str, home: Path) -> tuple[Path, ...]:
-    """Directories a command needs to read to run the programs on `search_path`: each `PATH`
-    directory and, for a `bin`/`shims` directory, the install prefix above it (a virtualenv, a
-    node_modules, a pyenv version) — but never the home directory, what lies above it, or a
-    directory right in it.
-    Symlinked programs (a venv's `python` → pyenv) add their target's prefix too."""
-    out: list[Path] = []
-
-    def add(directory: Path) -> None:
-        out.append(directory)
-        if directory.name in ("bin", "sbin", "shims", ".bin"):
-            prefix = directory.parent
-            # Not the home, nor what lies above it or right in it (`~/.local` holds avatar's
-            # own data and the user's keyrings, `~/.cargo` credentials).
-            if not home.is_relative_to(prefix) and prefix.parent != home:
-                out.append(prefix)
-
-    for entry in filter(None, search_path.split(os.pathsep)):
-        directory = Path(os.path.realpath(entry))
-        if not directory.is_dir() or any(
-            directory.is_relative_to(root) for root in map(Path, SYSTEM_ROOTS)
-        ):
-            continue
-        add(directory)
-        try:
-            links = [e for e in os.scandir(directory) if e.is_symlink()]
-        except OSError:
-            continue
-        for link in links[:200]:
-            target = Path(os.path.realpath(link.path)).parent
-            if target != directory and target.is_dir():
-                add(target)
-    return tuple(dict.fromkeys(out))
 
 
 def state_dirs(entries: Iterable[str], env: Mapping[str, str]) -> list[Path]:

@@ -13,13 +13,13 @@ import pytest
 
 from avatar.config import Scope
 from avatar.policy.hidden_paths import CoveredTree
+from avatar.policy.readable import program_prefixes
 from avatar.policy.sandbox import (
     Sandbox,
     command_env,
     for_agent,
     for_commands,
     notices,
-    program_prefixes,
     state_dirs,
     support,
     walls,

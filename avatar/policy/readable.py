@@ -1,0 +1,100 @@
+"""What a sandboxed command may read outside the project (DESIGN §10): the system's read-only
+roots, `/etc` without its secrets, the install prefixes of the programs it runs, and git's
+config in the home directory. Everything else outside — the rest of the home, other projects,
+avatar's own data — stays unreadable."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+
+#: The system's read-only roots, readable by every command.
+SYSTEM_ROOTS = (
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/proc", "/sys",
+    "/dev", "/run/systemd/resolve", "/nix/store", "/home/linuxbrew/.linuxbrew",
+)  # fmt: skip
+#: What of `/etc` stays unreadable: password hashes, host keys, sudo rules.
+ETC_SECRETS = ("shadow", "shadow-", "gshadow", "gshadow-", "ssh", "sudoers", "sudoers.d",
+               "ssl/private", "security/opasswd", "krb5.keytab")  # fmt: skip
+#: Files in the home directory commands may read (git needs its config, or it warns).
+HOME_READABLE = (".gitconfig", ".config/git", ".gitignore_global")
+
+
+def expand(path: str, env: Mapping[str, str]) -> Path | None:
+    """`~` and `$VARS` expanded against `env`; None when a variable is unset."""
+    text = path
+    if text.startswith("~"):
+        text = env.get("HOME", str(Path.home())) + text[1:]
+    if "$" in text:
+        for name in sorted({*env, *os.environ}, key=len, reverse=True):
+            text = text.replace(f"${name}", env.get(name, ""))
+        if "$" in text:
+            return None
+    return Path(text) if os.path.isabs(text) else None
+
+
+@cache
+def etc_around_secrets() -> tuple[Path, ...]:
+    """Everything in `/etc` but `ETC_SECRETS`, as the fewest paths: the entries of each
+    directory on the way to a secret, the other directories whole."""
+    out: list[Path] = []
+
+    def around(directory: Path, secrets: list[str]) -> None:
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            return
+        for name in names:
+            below = [s.partition("/")[2] for s in secrets if s.partition("/")[0] == name]
+            if name in secrets:
+                continue
+            if below and (directory / name).is_dir():
+                around(directory / name, below)
+            else:
+                out.append(directory / name)
+
+    around(Path("/etc"), list(ETC_SECRETS))
+    return tuple(out)
+
+
+def etc_secrets() -> list[Path]:
+    """The `ETC_SECRETS` this machine has."""
+    return [p for p in (Path("/etc", s) for s in ETC_SECRETS) if p.exists()]
+
+
+@cache
+def program_prefixes(search_path: str, home: Path) -> tuple[Path, ...]:
+    """Directories a command needs to read to run the programs on `search_path`: each `PATH`
+    directory and, for a `bin`/`shims` directory, the install prefix above it (a virtualenv, a
+    node_modules, a pyenv version) — but never the home directory, what lies above it, or a
+    directory right in it.
+    Symlinked programs (a venv's `python` → pyenv) add their target's prefix too."""
+    out: list[Path] = []
+
+    def add(directory: Path) -> None:
+        out.append(directory)
+        if directory.name in ("bin", "sbin", "shims", ".bin"):
+            prefix = directory.parent
+            # Not the home, nor what lies above it or right in it (`~/.local` holds avatar's
+            # own data and the user's keyrings, `~/.cargo` credentials).
+            if not home.is_relative_to(prefix) and prefix.parent != home:
+                out.append(prefix)
+
+    for entry in filter(None, search_path.split(os.pathsep)):
+        directory = Path(os.path.realpath(entry))
+        if not directory.is_dir() or any(
+            directory.is_relative_to(root) for root in map(Path, SYSTEM_ROOTS)
+        ):
+            continue
+        add(directory)
+        try:
+            links = [e for e in os.scandir(directory) if e.is_symlink()]
+        except OSError:
+            continue
+        for link in links[:200]:
+            target = Path(os.path.realpath(link.path)).parent
+            if target != directory and target.is_dir():
+                add(target)
+    return tuple(dict.fromkeys(out))
