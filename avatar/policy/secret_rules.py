@@ -328,7 +328,7 @@ def _rules() -> tuple[_Rule, ...]:
         # a shape cut short (`sk-proj-abc…` in a title or a preview): what is left of it
         _Rule(
             # (the look-behind stops a run of prefixes (`sk-sk-sk-…`) being scanned from each)
-            rf"(?<![\w+/-])(?:{'|'.join(_PREFIXES)})[\w-]{{4,}}+ ?(?:…|\.\.\.)",
+            rf"(?<![\w+/-])(?:{'|'.join(_PREFIXES)})[\w-]{{8,}}+ ?(?:…|\.\.\.)",
             _whole,
             needles=_ELLIPSES,
         ),

@@ -103,7 +103,7 @@ ORDINARY = [
     "desk-lamp-abcdefghijklmnopqrstuvwxyz0123456789 and risk-assessment-module-long",
     "The secret to good tests is that they can fail. Tokens are counted per turn.",
     "Authorization: Bearer …",
-    "keys start with sk-... and the token: …",
+    "keys start with sk-... and the token: …; Anthropic's are sk-ant-…",
     "PATH=/usr/local/bin:/usr/bin:/bin HOME=/home/dev",
     "ssh git@github.com:org/repo.git && https://github.com/org/repo/pull/12",
     "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUZ\n-----END CERTIFICATE-----",
