@@ -13,7 +13,12 @@ An archive is a gzipped tar of:
 Importing restores each file where the provider running in the new project directory looks
 for it, rewriting the paths it keys on; it refuses to overwrite a session that exists, an
 archive of a newer format, and any member that is not a plain file under those names.
-The values of key variables in the environment are masked in everything packed.
+
+Secrets are masked in everything packed (`avatar.policy.secrets`: key variables' values, key
+shapes, password assignments, private keys): an archive moves a session to another machine,
+and a key the model saw must not travel with it. JSON (a line of a JSONL file, or a whole
+file) has each string masked and is written again only where something changed; other text
+is masked as text. The session resumes as before, with `[redacted]` where a secret was.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from avatar.errors import UsageError
 
 if TYPE_CHECKING:
     from avatar.library import SessionLibrary
+    from avatar.policy.secrets import SecretDetector
     from avatar.sessions.types import SessionInfo
 
 ARCHIVE_FORMAT = 1
@@ -47,8 +53,6 @@ class Archives:
     def pack(self, session: SessionInfo | str, target: Path) -> Path:
         """Write the archive of `session` (a listed one, or an id or prefix) to `target`."""
         from avatar.archive_stores import kind_of, provider_files
-        from avatar.handoff.secrets import SecretFilter
-        from avatar.native.redaction import MASK
 
         info = self.library.info(session)
         store = self.library.store(info.provider)
@@ -65,11 +69,8 @@ class Archives:
             "session": info.to_public(),
         }
         members = {MANIFEST: json.dumps(manifest, indent=1).encode(), **members}
-        masks = [v for v in SecretFilter(self.library.registry.env).values if _json_safe(v)]
-        for name, data in members.items():
-            for value in masks:  # a key the model saw must not travel with the session
-                data = data.replace(value.encode(), MASK.encode())
-            members[name] = data
+        secrets = self.library.registry.secrets()
+        members = {name: masked(data, secrets) for name, data in members.items()}
         _write_tar(target, members)
         return target
 
@@ -106,9 +107,41 @@ class Archives:
         return self.library.find(sid, provider)
 
 
-def _json_safe(value: str) -> bool:
-    # Masking edits the files' bytes: only a value that JSON writes as itself can be found.
-    return value.isprintable() and '"' not in value and "\\" not in value
+def masked(data: bytes, secrets: SecretDetector) -> bytes:
+    """A file's bytes with every secret masked: JSON (the whole file, else each JSONL line)
+    string by string, rewritten only where something changed; other lines as text. Bytes that
+    are not UTF-8 pass through as they were."""
+    text = data.decode("utf-8", "surrogateescape")
+    new = _masked_json(text, secrets, indent=1)
+    if new is None:
+        lines = []
+        for line in text.splitlines(keepends=True):
+            body = line.rstrip("\r\n")
+            done = _masked_json(body, secrets)
+            lines.append((secrets.mask(body) if done is None else done) + line[len(body) :])
+        new = "".join(lines)
+    return new.encode("utf-8", "surrogateescape")
+
+
+def _masked_json(text: str, secrets: SecretDetector, indent: int | None = None) -> str | None:
+    """`text` as JSON with its strings masked (`text` itself when nothing changed); None when
+    it is not one JSON object or array (or one nested too deep to walk)."""
+    if not text.lstrip().startswith(("{", "[")):
+        return None
+    try:
+        value = json.loads(text)
+        new = secrets.mask_data(value)
+        if new == value:
+            return text
+        compact = (",", ":") if indent is None else None
+        out = json.dumps(new, ensure_ascii=False, indent=indent, separators=compact)
+        try:
+            out.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # a lone surrogate (`"\\ud800"` in the file): escaped
+            out = json.dumps(new, indent=indent, separators=compact)
+        return out
+    except (ValueError, RecursionError):
+        return None
 
 
 # -- avatar's own records -------------------------------------------------------------------

@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from avatar.events import BaseEvent
-    from avatar.handoff.secrets import SecretFilter
     from avatar.library import SessionLibrary
+    from avatar.policy.secrets import SecretDetector
 
 
 class LiveTranscript:
@@ -196,7 +196,7 @@ class Conversation:
         *,
         delta: bool = False,
         cwd: Path | None = None,
-        secrets: SecretFilter | None = None,
+        secrets: SecretDetector | None = None,
         transcript: Transcript | None = None,
     ) -> str | None:
         """The handoff text of the conversation (None when nothing was said); with `delta`,

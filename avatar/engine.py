@@ -72,9 +72,7 @@ class Engine:
         self.registry = ProviderRegistry(settings, self.env)
         self.library = SessionLibrary(self.registry, self.home)
         current = lambda: self.session.session_id if self.session else None  # noqa: E731
-        actions = LibraryActions(
-            self.library, self.cwd, self.env, self.home, self.spec, current, self.delete
-        )
+        actions = LibraryActions(self.library, self.cwd, self.home, self.spec, current, self.delete)
         #: Search, name and prune sessions (DESIGN §8): see `avatar.library_actions`.
         self.search, self.reindex, self.rename = actions.search, actions.reindex, actions.rename
         self.prunable, self.prune = actions.prunable, actions.prune
@@ -178,7 +176,7 @@ class Engine:
         """A session's transcript as `md`, `html` or `json`, secrets masked (`avatar.export`)."""
         from avatar.export import render  # (this and the two below load when first used)
 
-        return render(self.transcript(session), fmt, self.env)
+        return render(self.transcript(session), fmt, self.registry.secrets())
 
     async def delete(self, session: SessionInfo | str) -> SessionInfo:
         """Delete a session: through its agent where the agent offers `session/delete`, else

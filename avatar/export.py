@@ -3,19 +3,20 @@ a person can read or a script can parse (DESIGN §3).
 
 Every format carries the messages numbered as `session show` numbers them, the tool calls with
 their arguments, the tool results (cut to `RESULT_CHARS`), times, model and provider. Secrets
-(the values of key variables in the environment, key-shaped strings) are masked in all of
-them, in the session facts as much as in the messages. The HTML page is `avatar.export_html`.
+(`avatar.policy.secrets`: the values of key variables in the environment, key shapes,
+password assignments, private keys) are masked in all of them, in the session facts as much
+as in the messages. The HTML page is `avatar.export_html`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from avatar.policy.secrets import SecretDetector
     from avatar.sessions.types import Transcript, TranscriptMessage
 
 FORMATS = ("md", "html", "json")
@@ -63,17 +64,17 @@ class ExportDoc:
         return str(self.session.get("title") or f"{self.session['provider']} session")
 
 
-def prepare(transcript: Transcript, env: Mapping[str, str] | None = None) -> ExportDoc:
-    """Number, redact and cut a transcript; tool results are attached to their calls too."""
-    from avatar.handoff.secrets import SecretFilter
+def prepare(transcript: Transcript, secrets: SecretDetector | None = None) -> ExportDoc:
+    """Number, mask and cut a transcript; tool results are attached to their calls too."""
+    if secrets is None:
+        from avatar.policy.secrets import SecretDetector
 
-    secrets = SecretFilter(env)
-    session = transcript.info.to_public()
-    session["title"] = secrets.redact(session["title"]) if session["title"] else None
+        secrets = SecretDetector()
+    session = secrets.mask_data(transcript.info.to_public())
     calls: dict[str, tuple[ExportCall, int]] = {}
     out: list[ExportMessage] = []
     for n, m in enumerate(transcript.messages, 1):
-        out.append(_message(n, m, secrets.redact))
+        out.append(_message(n, m, secrets))
         for call in out[-1].calls:
             if call.id:
                 calls[call.id] = (call, n)
@@ -83,8 +84,8 @@ def prepare(transcript: Transcript, env: Mapping[str, str] | None = None) -> Exp
     return ExportDoc(session, out, transcript.skipped_lines)
 
 
-def _message(n: int, m: TranscriptMessage, redact: Any) -> ExportMessage:
-    text, cut = redact(m.text), 0
+def _message(n: int, m: TranscriptMessage, secrets: SecretDetector) -> ExportMessage:
+    text, cut = secrets.mask(m.text), 0
     if m.role == "tool" and len(text) > RESULT_CHARS:
         text, cut = text[:RESULT_CHARS], len(text) - RESULT_CHARS
     return ExportMessage(
@@ -92,31 +93,20 @@ def _message(n: int, m: TranscriptMessage, redact: Any) -> ExportMessage:
         role=m.role,
         text=text,
         time=m.timestamp,
-        calls=[ExportCall(c.id, c.name, _redact_value(c.input, redact)) for c in m.tool_calls],
+        calls=[ExportCall(c.id, c.name, secrets.mask_data(c.input)) for c in m.tool_calls],
         tool_call_id=m.tool_call_id,
         is_error=m.is_error,
         truncated=cut,
     )
 
 
-def _redact_value(value: Any, redact: Any) -> Any:
-    """Every string inside a tool call's arguments, masked (keys included)."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {redact(str(k)): _redact_value(v, redact) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact_value(v, redact) for v in value]
-    return value
-
-
-def render(transcript: Transcript, fmt: str, env: Mapping[str, str] | None = None) -> str:
+def render(transcript: Transcript, fmt: str, secrets: SecretDetector | None = None) -> str:
     """The transcript as `md`, `html` or `json` text, secrets masked."""
     if fmt not in FORMATS:
         from avatar.errors import UsageError
 
         raise UsageError(f"unknown export format {fmt!r} (use one of: {', '.join(FORMATS)})")
-    doc = prepare(transcript, env)
+    doc = prepare(transcript, secrets)
     if fmt == "json":
         return to_json(doc)
     if fmt == "html":

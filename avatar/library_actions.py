@@ -8,7 +8,7 @@ each is a thin call into the module doing the work (`avatar.search_index`, `avat
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,14 +30,13 @@ class LibraryActions:
         self,
         library: SessionLibrary,
         cwd: Path,
-        env: Mapping[str, str],
         home: Path,
         spec: Callable[[str], ProviderSpec],
         current: Callable[[], str | None],
         delete: Callable[[SessionInfo], Awaitable[SessionInfo]],
     ) -> None:
         self.library = library
-        self.cwd, self.env, self.home = cwd, env, home
+        self.cwd, self.home = cwd, home
         self.spec = spec  # a provider name (or alias) to its spec
         self.current = current  # the id of the open session, if any
         self.delete = delete  # deletes through the agent where it can (the engine's delete)
@@ -74,10 +73,9 @@ class LibraryActions:
     @contextlib.contextmanager
     def _index(self) -> Iterator[SearchIndex]:
         """The search cache, secrets masked in what it stores; closed after use."""
-        from avatar.handoff.secrets import SecretFilter
         from avatar.search_index import SearchIndex
 
-        index = SearchIndex(self.home, SecretFilter(self.env).redact)
+        index = SearchIndex(self.home, self.library.registry.secrets().mask)
         try:
             yield index
         finally:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from avatar.config import ProviderConfig, Settings
+    from avatar.policy.secrets import SecretDetector
 
 Transport = Literal["acp", "stream-json", "native"]
 
@@ -175,6 +176,8 @@ class ProviderRegistry:
         specs = (resolve_spec(name, settings.provider_config(name)) for name in names)
         self._specs = {spec.name: spec for spec in specs if spec is not None}
         self.env = env
+        self._settings = settings
+        self._secrets: SecretDetector | None = None
 
     def __contains__(self, name: object) -> bool:
         return name in self._specs
@@ -199,6 +202,20 @@ class ProviderRegistry:
             raise UsageError(
                 f"unknown provider {name!r} ({hint}`avatar providers` lists them)"
             ) from None
+
+    def secrets(self) -> SecretDetector:
+        """The secret detector of every output (DESIGN §10, `avatar.policy.secrets`): the
+        values of the native models' key variables and of every key-named variable in the
+        environment and in the providers' configured `env`, then every secret shape. Made
+        when first asked for: a listing never needs it."""
+        if self._secrets is None:
+            from avatar.native.models import ModelRegistry
+            from avatar.policy.secrets import SecretDetector
+
+            names = ModelRegistry.from_settings(self._settings).key_variables()
+            envs = [self.env, *(spec.env for spec in self.specs())]
+            self._secrets = SecretDetector(*envs, names=names)
+        return self._secrets
 
     def env_for(self, spec: ProviderSpec) -> dict[str, str]:
         """The full environment the provider's process runs with."""

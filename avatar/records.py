@@ -28,6 +28,7 @@ from avatar.errors import SessionNotFoundError
 from avatar.fileio import append_line
 from avatar.handoff.marker import strip_handoff
 from avatar.ids import is_valid_id
+from avatar.policy.secrets import title_source
 from avatar.sessions.store import SessionStore
 from avatar.sessions.types import SessionInfo, ToolCall, Transcript, TranscriptMessage
 from avatar.times import parse_time
@@ -37,7 +38,9 @@ _PROVIDER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
 def _title(text: str) -> str:
-    words = " ".join(text.split())
+    """A title from a user's words or an agent's title for a session: secrets masked, one
+    line, cut to `TITLE_CHARS`."""
+    words = " ".join(title_source(text).split())
     return words if len(words) <= TITLE_CHARS else words[: TITLE_CHARS - 1] + "…"
 
 
@@ -176,7 +179,10 @@ class SessionRecords:
             return False
         stamp = (info.updated or datetime.now(UTC)).isoformat()
         record = {"provider": info.provider, "id": info.id, "created": stamp, "updated": stamp}
-        record |= {k: v for k, v in (("cwd", info.cwd), ("title", info.title)) if v}
+        if info.cwd:
+            record["cwd"] = info.cwd
+        if info.title:  # the agent's own title: it may hold what the user first typed
+            record["title"] = _title(info.title)
         self.put(record)
         return True
 

@@ -9,9 +9,10 @@ the last full update (cheap stores, like the native index, are simply listed). A
 corrupt or other-version database is rebuilt from the stores.
 
 Indexed: user and assistant text and tool-call titles (the tool and its short arguments), not
-tool output, plus the session's title and name. Text passes through a secret filter first, so
-no key reaches the file. Every word of a query must occur (a word's start counts); results
-come best match first (FTS5's bm25), the newest first among equal matches.
+tool output, plus the session's title and name. Text passes through the secret detector first
+(`avatar.policy.secrets`), so no secret reaches the file or a snippet. Every word of a query
+must occur (a word's start counts); results come best match first (FTS5's bm25), the newest
+first among equal matches.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ from avatar.sessions.types import SessionInfo, Transcript
 if TYPE_CHECKING:
     from avatar.library import SessionLibrary
 
-#: Bump when what is stored changes: an index of another version is rebuilt.
-SCHEMA_VERSION = 2
+#: Bump when what is stored changes: an index of another version is rebuilt (its file is
+#: deleted first). 3: every secret shape masked, not only keys and a few token shapes.
+SCHEMA_VERSION = 3
 FILE_NAME = "search.sqlite"
 # SQLite page cache of a connection, in KiB (see `_open`).
 CACHE_KIB = 32 * 1024
@@ -64,17 +66,18 @@ def match_query(text: str) -> str:
     return " ".join(f'"{w}"*' for w in words)
 
 
-def document(transcript: Transcript) -> str:
-    """The searchable text of a session: user and assistant messages and tool-call titles."""
+def document(transcript: Transcript, redact: Callable[[str], str] = str) -> str:
+    """The searchable text of a session: user and assistant messages and tool-call titles,
+    each passed through `redact` (before a title is cut, so no secret is cut in two)."""
     parts: list[str] = []
     for m in transcript.messages:
         if m.role not in ("user", "assistant"):
             continue  # tool output is large and rarely what people look for
         if m.text.strip():
-            parts.append(m.text.strip())
+            parts.append(redact(m.text.strip()))
         for call in m.tool_calls:
             args = call.input if isinstance(call.input, dict) else {}
-            said = [str(args[k])[:_TITLE_ARG_CHARS] for k in _TITLE_ARGS if args.get(k)]
+            said = [redact(str(args[k]))[:_TITLE_ARG_CHARS] for k in _TITLE_ARGS if args.get(k)]
             parts.append(" ".join([call.name, *said]))
     return "\n".join(parts)
 
@@ -288,7 +291,7 @@ class SearchIndex:
                 when.timestamp() if when else 0.0,
             ),
         )
-        body = self.redact(_utf8(_read(library, info)))
+        body = _utf8(_read(library, info, self.redact))
         heading = _heading(title, name)
         db.execute(
             "INSERT INTO text (rowid, title, body) VALUES (?, ?, ?)", (cur.lastrowid, heading, body)
@@ -370,15 +373,15 @@ def _in_memory() -> sqlite3.Connection:
     return db
 
 
-def _read(library: SessionLibrary, info: SessionInfo) -> str:
+def _read(library: SessionLibrary, info: SessionInfo, redact: Callable[[str], str]) -> str:
     store = library.store(info.provider)
     try:
         # Straight from the listed file: `transcript(id)` would look the id up in the store
         # again, once per session.
         if store is not None and info.path:
             with contextlib.suppress(SessionNotFoundError):  # then avatar's copy, if any
-                return document(store.read_transcript(info))
-        return document(library.transcript(info))
+                return document(store.read_transcript(info), redact)
+        return document(library.transcript(info), redact)
     except (AvatarError, OSError, ValueError):
         return ""  # unreadable now: still found by its title, read again when it changes
 

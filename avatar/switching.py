@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from avatar.conversation import Conversation
     from avatar.engine import Engine
     from avatar.events import SessionStarted
-    from avatar.handoff.secrets import SecretFilter
+    from avatar.policy.secrets import SecretDetector
     from avatar.sessions.types import SessionInfo, Transcript
 
 Notify = Callable[[str, str], None]
@@ -51,7 +51,6 @@ class Switcher:
         self.notify = notify
         #: The session this engine last left on each provider (returns go back to it).
         self.left: dict[str, str] = {}
-        self._secrets: SecretFilter | None = None
         thread.redact = self._redact  # avatar's copy of the turns holds no secret
 
     def budget(self, provider: str) -> int:
@@ -63,17 +62,13 @@ class Switcher:
         window = context_window(provider, model, e.settings, e.env)
         return handoff_budget(window, e.settings.handoff_share)
 
-    def secrets(self) -> SecretFilter:
-        """The filter masking this environment's secrets in handoffs (made when first
-        needed: a listing never needs it)."""
-        if self._secrets is None:
-            from avatar.handoff.secrets import SecretFilter
-
-            self._secrets = SecretFilter(self.engine.env)
-        return self._secrets
+    def secrets(self) -> SecretDetector:
+        """The engine's secret detector, masking handoffs and avatar's copy of the turns
+        (made when first needed: a listing never needs it)."""
+        return self.engine.registry.secrets()
 
     def _redact(self, text: str) -> str:
-        return self.secrets().redact(text)
+        return self.secrets().mask(text)
 
     async def to(
         self,
@@ -129,7 +124,7 @@ class Switcher:
                 said.append(event.text)
             elif isinstance(event, Error):
                 problem = event.message
-        summary = self.secrets().redact("".join(said).strip())
+        summary = self.secrets().mask("".join(said).strip())
         if not summary:
             self.notify(f"no summary from {provider} ({problem}); handing over without", "warning")
             return handoff

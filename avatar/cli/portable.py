@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     "--archive",
     type=click.Path(dir_okay=False, path_type=Path),
     metavar="FILE",
-    help="Pack the session's own files (and avatar's records) into FILE.tar.gz instead.",
+    help="Pack the session's own files (and avatar's records) into FILE.tar.gz instead, "
+    "secrets masked inside them.",
 )
 @click.pass_obj
 def export_command(
@@ -43,7 +44,8 @@ def export_command(
     output: Path | None,
     archive: Path | None,
 ) -> int:
-    """A session's transcript as Markdown, HTML or JSON (secrets masked), or an archive."""
+    """A session's transcript as Markdown, HTML or JSON, or an archive of its files; secrets
+    are masked in each."""
     if archive is not None and (fmt or output):
         raise UsageError("--archive writes its own file: leave out --format and -o")
     engine = state.engine()

@@ -1,7 +1,7 @@
-"""The REPL's input line: history (persistent, Ctrl-R), completion, multi-line input
-(Alt-Enter or Esc-Enter; a pasted block stays one message), single-key permission answers,
-Ctrl-O to read a handoff in full before it is sent, and the status line, redrawn several
-times a second so the spinner moves."""
+"""The REPL's input line: history (persistent, Ctrl-R; secrets masked in its file),
+completion, multi-line input (Alt-Enter or Esc-Enter; a pasted block stays one message),
+single-key permission answers, Ctrl-O to read a handoff in full before it is sent, and the
+status line, redrawn several times a second so the spinner moves."""
 
 from __future__ import annotations
 
@@ -15,7 +15,22 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from avatar.cli.complete import ReplCompleter
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from avatar.cli.repl import Repl
+
+
+class MaskedHistory(FileHistory):
+    """Input history whose file holds no secret (`mask` masks each entry written); this run's
+    own entries stay as typed in memory, for the up arrow."""
+
+    def __init__(self, filename: str, mask: Callable[[str], str]) -> None:
+        super().__init__(filename)
+        self.mask = mask
+
+    def store_string(self, string: str) -> None:
+        """Append one entry to the file, masked."""
+        super().store_string(self.mask(string))
 
 
 def make_prompt(repl: Repl) -> PromptSession[str]:
@@ -44,7 +59,7 @@ def make_prompt(repl: Repl) -> PromptSession[str]:
     history.parent.mkdir(parents=True, exist_ok=True)
     session: PromptSession[str] = PromptSession(
         message=lambda: "allow? [y/a/n] › " if repl.permission is not None else "› ",
-        history=FileHistory(str(history)),
+        history=MaskedHistory(str(history), lambda text: repl.engine.registry.secrets().mask(text)),
         completer=ReplCompleter(repl.engine, lambda: repl.engine.sessions()),
         complete_while_typing=False,
         key_bindings=bindings,

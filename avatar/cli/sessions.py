@@ -100,6 +100,7 @@ def show_info(state: AppState, ref: str, *, json_out: bool) -> int:
     data = _public(info, engine.library.lineage())
     if info.path:
         data["path"] = info.path
+    data = engine.registry.secrets().mask_data(data)
     if json_out:
         sys.stdout.write(json.dumps(data, indent=1) + "\n")
         return 0
@@ -127,12 +128,12 @@ def render_transcript(transcript: Transcript) -> str:
 
 
 def show_transcript(state: AppState, ref: str) -> int:
-    """Print a session's transcript."""
+    """Print a session's transcript, secrets masked."""
     engine, info = _find(state, ref)
     transcript = engine.transcript(info)
     _warn(engine)
     title = f"{info.provider} session {info.id}" + (f" — {info.title}" if info.title else "")
-    sys.stdout.write(title + "\n\n" + render_transcript(transcript))
+    sys.stdout.write(engine.registry.secrets().mask(title + "\n\n" + render_transcript(transcript)))
     return 0
 
 

@@ -3,8 +3,9 @@ another provider (DESIGN §3, `--from` and `/provider`).
 
 Deterministic, no model call: `facts` reads the goal, decisions, files, failures and plan from
 the canonical transcript; `render` lays them out with the newest turns verbatim, fitted to a
-share of the target model's context window (`window`); `secrets` masks keys; `marker` fences
-the handed-over text inside a prompt so it never becomes a title and never nests.
+share of the target model's context window (`window`); secrets are masked by the detector
+of `avatar.policy.secrets`; `marker` fences the handed-over text inside a prompt so it never
+becomes a title and never nests.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from avatar.handoff.window import DEFAULT_SHARE, DEFAULT_WINDOW, handoff_budget
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from avatar.handoff.secrets import SecretFilter
+    from avatar.policy.secrets import SecretDetector
     from avatar.sessions.types import Transcript
 
 #: The budget when no target is known: a share of the default window.
@@ -32,7 +33,7 @@ def build_handoff(
     *,
     since: int | None = None,
     cwd: Path | None = None,
-    secrets: SecretFilter | None = None,
+    secrets: SecretDetector | None = None,
 ) -> str:
     """The structured handoff of `transcript` within `budget_tokens` estimated tokens.
 
@@ -45,6 +46,12 @@ def build_handoff(
     from avatar.handoff.git import diff_stat
     from avatar.handoff.render import Source, render
 
+    if secrets is None:
+        from avatar.policy.secrets import SecretDetector
+
+        secrets = SecretDetector()
+    # Masked before anything is cut to fit (a secret cut in two would no longer be found).
+    transcript = transcript.masked(secrets)
     info = transcript.info
     messages = transcript.messages[since:] if since is not None else transcript.messages
     # A delta goes back to where the pasted context came from: nothing of it is repeated.

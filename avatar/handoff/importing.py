@@ -15,7 +15,7 @@ from avatar.errors import AvatarError
 from avatar.handoff.marker import strip_handoff
 
 if TYPE_CHECKING:
-    from avatar.handoff.secrets import SecretFilter
+    from avatar.policy.secrets import SecretDetector
     from avatar.sessions.store import SessionStore
     from avatar.sessions.types import Transcript
 
@@ -26,13 +26,14 @@ _TOOL_OUTPUT = 500
 IMPORTABLE = ("native", "claude", "codex")
 
 
-def turns(transcript: Transcript, secrets: SecretFilter) -> list[tuple[str, str]]:
+def turns(transcript: Transcript, secrets: SecretDetector) -> list[tuple[str, str]]:
     """`(role, text)` of the conversation, alternating user/assistant, tool calls and their
-    results as text, handed-over blocks left out (the messages themselves are here)."""
+    results as text, handed-over blocks left out (the messages themselves are here); secrets
+    masked before anything is cut."""
     out: list[tuple[str, str]] = []
 
     def put(role: str, text: str) -> None:
-        text = secrets.redact(text.strip())
+        text = text.strip()
         if not text:
             return
         if out and out[-1][0] == role:  # both APIs want the roles to alternate
@@ -40,7 +41,7 @@ def turns(transcript: Transcript, secrets: SecretFilter) -> list[tuple[str, str]
         else:
             out.append((role, text))
 
-    for msg in transcript.messages:
+    for msg in transcript.masked(secrets).messages:
         if msg.role == "user":
             put("user", strip_handoff(msg.text))
         elif msg.role == "assistant":
@@ -63,7 +64,7 @@ def import_native(
     cwd: Path,
     env: Mapping[str, str],
     model: str | None,
-    secrets: SecretFilter,
+    secrets: SecretDetector,
 ) -> str:
     """Write the conversation as a new native session; its id (checked by reading it back)."""
     from avatar.native.entries import MessageEntry
@@ -87,7 +88,7 @@ def import_native(
 
 
 def import_claude(
-    transcript: Transcript, store: SessionStore, cwd: Path, secrets: SecretFilter
+    transcript: Transcript, store: SessionStore, cwd: Path, secrets: SecretDetector
 ) -> str:
     """Write the conversation as a new Claude Code transcript (`store` is the ClaudeStore
     where `claude --resume` looks); its id, checked by reading it back."""
@@ -133,7 +134,7 @@ def import_claude(
 
 
 def import_codex(
-    transcript: Transcript, store: SessionStore, cwd: Path, secrets: SecretFilter
+    transcript: Transcript, store: SessionStore, cwd: Path, secrets: SecretDetector
 ) -> str:
     """Write the conversation as a new Codex rollout (`store` is the CodexStore, whose root
     is `$CODEX_HOME/sessions`, where codex-acp looks); its id, checked by reading it back."""

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 from avatar.handoff.facts import HandoffFacts, section
 from avatar.handoff.marker import END, START
-from avatar.handoff.secrets import SecretFilter
 from avatar.handoff.window import estimate_tokens
+from avatar.policy.secrets import SecretDetector
 
 _FILES = 300  # file names listed at most per list (the rest counted)
 
@@ -91,10 +91,10 @@ def render(
     budget_tokens: int,
     *,
     git_stat: str | None = None,
-    secrets: SecretFilter | None = None,
+    secrets: SecretDetector | None = None,
 ) -> str:
     """The handoff text within `budget_tokens` (estimated), secrets masked."""
-    clean = (secrets or SecretFilter()).redact
+    clean = (secrets or SecretDetector()).mask
     fixed = clean("\n\n".join(_sections(facts, git_stat, source)))
     tail = "\n\n" + END
     heading = "\n\n## Most recent turns, verbatim"

@@ -25,6 +25,7 @@ from avatar.native.entries import (
     ToolResultEntry,
 )
 from avatar.native.llm.types import Message, ToolCall
+from avatar.policy.secrets import title_source
 
 SUMMARY_PREFIX = "The earlier part of this conversation was compacted. Summary:\n\n"
 INTERRUPTED_RESULT = "(no result: the tool call was interrupted)"
@@ -170,10 +171,10 @@ _APPLY: dict[type[Entry], Callable[[SessionState, Any], None]] = {
 
 
 def derive_title(text: str | None, limit: int = 60) -> str | None:
-    """A one-line title from a user message."""
+    """A one-line title from a user message (its first line), secrets masked."""
     if not text:
         return None
-    for line in text.splitlines():
+    for line in title_source(text).splitlines():
         line = line.strip()
         if line:
             return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"

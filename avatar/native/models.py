@@ -193,6 +193,11 @@ class ModelRegistry:
         """Every model, config entries last."""
         return list(self._models.values())
 
+    def key_variables(self) -> set[str]:
+        """The environment variables holding the models' API keys (built-in and config)."""
+        names = {p.api_key_env for p in PROVIDERS.values() if p.api_key_env}
+        return names | {name for m in self.all() if (name := m.key_env())}
+
     def get(self, full_id: str) -> ModelInfo | None:
         """The model named exactly `provider/id`."""
         return self._models.get(full_id)

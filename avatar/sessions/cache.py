@@ -16,7 +16,7 @@ from typing import Any
 from avatar.fileio import atomic_write
 
 # Bump when a reader's summary logic changes, so old entries are recomputed.
-CACHE_VERSION = 3  # 3: summaries carry `name`
+CACHE_VERSION = 4  # 3: summaries carry `name`; 4: secrets masked in titles
 
 
 class ListingCache:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from avatar.handoff.marker import strip_handoff
+from avatar.policy.secrets import title_source
 from avatar.times import parse_time as iso_time
 
 # Listing parses only lines up to this size; longer ones are huge tool outputs or garbage and
@@ -193,10 +194,12 @@ _SPACE = re.compile(r"\s+")
 
 
 def title_from(text: str | None, limit: int = TITLE_MAX) -> str | None:
-    """A one-line title: whitespace collapsed, cut to `limit` characters with an ellipsis."""
+    """A one-line title: whitespace collapsed, secrets masked, cut to `limit` characters with
+    an ellipsis."""
     if not text:
         return None
-    line = _SPACE.sub(" ", strip_handoff(text)).strip()  # handed-over context is no title
+    # Handed-over context is no title.
+    line = _SPACE.sub(" ", title_source(strip_handoff(text))).strip()
     if not line:
         return None
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from avatar.times import parse_time
+
+if TYPE_CHECKING:
+    from avatar.policy.secrets import SecretDetector
 
 
 @dataclass(slots=True)
@@ -113,3 +116,19 @@ class Transcript:
     info: SessionInfo
     messages: list[TranscriptMessage] = field(default_factory=list)
     skipped_lines: int = 0  # unknown or broken lines the reader ignored
+
+    def masked(self, secrets: SecretDetector) -> Transcript:
+        """This conversation with every secret masked, in the messages' text and the tool
+        calls' input: what anything that cuts or condenses it (a handoff) starts from, so
+        no secret is cut in two with a piece of it left showing."""
+        return replace(
+            self,
+            messages=[
+                replace(
+                    m,
+                    text=secrets.mask(m.text),
+                    tool_calls=[replace(c, input=secrets.mask_data(c.input)) for c in m.tool_calls],
+                )
+                for m in self.messages
+            ],
+        )

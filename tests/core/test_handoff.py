@@ -7,8 +7,8 @@ import subprocess
 from pathlib import Path
 
 from avatar.handoff import build_handoff, seed_prompt, strip_handoff
-from avatar.handoff.secrets import SecretFilter
 from avatar.handoff.window import context_window, estimate_tokens, handoff_budget
+from avatar.policy.secrets import SecretDetector
 from avatar.sessions.types import SessionInfo, ToolCall, Transcript, TranscriptMessage
 
 GOAL = "TASK: port the parser from C to Rust"
@@ -122,7 +122,7 @@ def test_secrets_are_masked() -> None:
     env_secret = "hunter2hunter2"
     text = build_handoff(
         transcript(user(f"my key is {key}, password={env_secret}; token: {env_secret}x")),
-        secrets=SecretFilter({"MY_DB_PASSWORD": env_secret}),
+        secrets=SecretDetector({"MY_DB_PASSWORD": env_secret}),
     )
     assert key not in text and env_secret not in text
     assert "[redacted]" in text

@@ -44,6 +44,7 @@ def test_version_help_and_listing_import_nothing_heavy(args: list[str], tmp_path
         "from avatar.cli import main\n"
         f"try:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
         f"print('HEAVY', sorted(m for m in {HEAVY!r} if m in sys.modules))\n"
+        "print('SECRETS', 'avatar.policy.secrets' in sys.modules)\n"
     )
     env = {
         "PATH": os.environ["PATH"],
@@ -62,6 +63,8 @@ def test_version_help_and_listing_import_nothing_heavy(args: list[str], tmp_path
     )
     assert out.returncode == 0, out.stderr
     assert "HEAVY []" in out.stdout
+    if args[0] != "session":  # the secret detector loads where titles are made, no sooner
+        assert "SECRETS False" in out.stdout
     expected = {"--version": "avatar 0.", "--help": "session", "session": "HEAVY"}[args[0]]
     assert expected in out.stdout
     if args[0] == "session":

@@ -15,6 +15,7 @@ import pexpect
 
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
+from tests.support.secret_shapes import SHAPES, leaks
 
 AVATAR = shutil.which("avatar", path=str(Path(sys.executable).parent)) or "avatar"
 ULID = r"[0-9A-HJKMNP-TV-Z]{26}"
@@ -75,6 +76,24 @@ def test_repl_chat_sessions_new_resume_status_quit(
     # Input history persists across runs (prompt-toolkit's file history in AVATAR_HOME).
     history = Path(avatar_env(agent_home)["AVATAR_HOME"]) / "history"
     assert "remember the pelican" in history.read_text()
+
+
+def test_the_input_history_file_holds_no_secret(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    key = SHAPES[0].text
+    model_server.chat.append(Reply.text("Noted."))
+    child = spawn(agent_home, "-p", "native", "repl")
+    child.sendline(f"deploy with {key} please")
+    child.expect("Noted.")
+    child.expect(TURN_END)
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    child.close()
+    history = (Path(avatar_env(agent_home)["AVATAR_HOME"]) / "history").read_text()
+    assert "deploy with [redacted] please" in history and leaks(history) == []
+    # The live conversation is the user's own: the model got what was typed.
+    assert key in model_server.requests_for("chat")[-1].all_text()
 
 
 def test_ctrl_c_interrupts_the_turn_not_the_repl(

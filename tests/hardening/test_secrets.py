@@ -2,8 +2,8 @@
 `--json` output or exports — not even inside provider error messages that echo them, or in
 what a tool reads (a log file holding the key; the shell, which never gets the variable).
 
-Text the user types is theirs: a key pasted into a prompt is not masked (decision recorded in
-docs/reliability.md)."""
+Every other secret shape, in what the user typed as much as in what a tool or the model wrote,
+is tested output by output in tests/hardening/test_secret_outputs.py."""
 
 from __future__ import annotations
 

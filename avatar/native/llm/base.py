@@ -239,9 +239,10 @@ class LLMClient(ABC):
 
     def redact(self, text: str) -> str:
         """`text` with the API key (should a server echo it) masked."""
-        if self._key and len(self._key) >= 8:
-            text = text.replace(self._key, "[redacted]")
-        return text
+        from avatar.policy.secrets import MIN_SECRET_LENGTH, mask_values
+
+        key = self._key or ""
+        return mask_values(text, [key] if len(key) >= MIN_SECRET_LENGTH else [])
 
     def _http_error(self, status: int, raw: bytes) -> ProviderError:
         detail: str | None = None
