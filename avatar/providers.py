@@ -231,9 +231,12 @@ class ProviderRegistry:
 
 def find_executable(program: str, path: str | None = None) -> str | None:
     """Config path, then PATH, then the checkout's `bridges/node_modules/.bin` (DESIGN §2)."""
+    if not program:
+        return None
     if os.sep in program:
         p = Path(program).expanduser()
-        return str(p) if p.is_file() and os.access(p, os.X_OK) else None
+        # Absolute: `./agent` as a string would become `agent`, which exec looks up on PATH.
+        return os.path.abspath(p) if p.is_file() and os.access(p, os.X_OK) else None
     import shutil  # (with its archive modules) only when a program is looked for
 
     found = shutil.which(program, path=path)
