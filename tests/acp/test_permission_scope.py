@@ -12,10 +12,9 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from avatar.bridges.base import OpenRequest
 from avatar.config import Scope, Settings
 from avatar.events import Notice, PermissionRequested
-from tests.acp.conftest import Harness, build, text_of
+from tests.acp.conftest import Harness, build, opened, text_of
 from tests.support.protected import ORIGINAL, PROTECTED, plant
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -36,10 +35,8 @@ async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Harn
     (h.cwd / "private").mkdir()
     (h.cwd / "private/key.txt").write_text(ORIGINAL)
     (root / "outside.txt").write_text(ORIGINAL)
-    await h.bridge.start()
-    await h.bridge.open(OpenRequest("new"))
-    yield h
-    await h.bridge.stop()
+    async with opened(h):
+        yield h
 
 
 @pytest_asyncio.fixture(loop_scope="module")
@@ -109,12 +106,8 @@ async def test_allow_protected_lets_the_named_path_through(tmp_path: Path) -> No
     hook, config = h.cwd / ".git/hooks/pre-commit", h.cwd / ".git/config"
     hook.parent.mkdir(parents=True)
     config.write_text(ORIGINAL)
-    await h.bridge.start()
-    try:
-        await h.bridge.open(OpenRequest("new"))
+    async with opened(h):
         answer, _ = await edit(h, path=str(hook), text="#!/bin/sh\n")
         assert "edit answer: yes" in answer and hook.read_text() == "#!/bin/sh\n"
         answer, _ = await edit(h, path=str(config), text="pwned\n")
         assert "edit answer: no" in answer and config.read_text() == ORIGINAL
-    finally:
-        await h.bridge.stop()
