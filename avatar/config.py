@@ -1,8 +1,9 @@
 """Configuration (DESIGN §4): layered YAML + environment + flags, checked by pydantic.
 
 Layers, lowest first: built-in defaults < user file (`$AVATAR_CONFIG`, `-c FILE`, or
-`~/.config/avatar/config.yaml`) < `<project>/.avatar.yaml` < environment < command-line flags.
-A bad file is reported as `<file>:<line>: <key>: <problem>`.
+`~/.config/avatar/config.yaml`) < `<project>/.avatar.yaml` < environment < command-line flags;
+`avatar.config_layers` merges them (and restricts a project file nobody trusted). This module
+holds the schema and reads one file. A bad file is reported as `<file>:<line>: <key>: <problem>`.
 """
 
 from __future__ import annotations
@@ -282,11 +283,12 @@ def find_project_config(cwd: Path) -> Path | None:
     return None
 
 
-def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`base` with `over` laid on it: mappings merge key by key, anything else is replaced."""
     out = dict(base)
     for key, value in over.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
+            out[key] = deep_merge(out[key], value)
         else:
             out[key] = value
     return out
@@ -319,15 +321,25 @@ def _line_map(
             _line_map(item, (*path, i), out, seen)
 
 
-def load_file(path: Path) -> dict[str, Any]:
-    """Read and check one config file on its own, so errors name this file and line."""
+def read_file(path: Path) -> bytes:
+    """A config file's bytes; a `ConfigError` naming it when it cannot be read."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"config error: {path}: file not found") from None
+    except OSError as e:
+        raise ConfigError(f"config error: {path}: cannot read: {e}") from None
+
+
+def load_file(path: Path, raw: bytes | None = None) -> dict[str, Any]:
+    """Read and check one config file on its own, so errors name this file and line.
+
+    `raw`: the file's bytes, already read (what was hashed is then what is parsed)."""
     import yaml
 
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"config error: {path}: file not found") from None
-    except (OSError, UnicodeDecodeError) as e:
+        text = (read_file(path) if raw is None else raw).decode("utf-8")
+    except UnicodeDecodeError as e:
         raise ConfigError(f"config error: {path}: cannot read: {e}") from None
     try:
         node = yaml.compose(text)
@@ -368,41 +380,3 @@ def _nearest_line(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...]) -> in
             return lines[loc]
         loc = loc[:-1]
     return 1
-
-
-def _from_env(env: dict[str, str] | os._Environ[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if env.get("AVATAR_PROVIDER"):
-        out["provider"] = env["AVATAR_PROVIDER"]
-    if env.get("AVATAR_MODEL"):
-        out["model"] = env["AVATAR_MODEL"]
-    if env.get("AVATAR_PERMISSION"):
-        out["permission"] = env["AVATAR_PERMISSION"]
-    return out
-
-
-def load_settings(
-    cwd: Path,
-    config_file: Path | None = None,
-    flags: dict[str, Any] | None = None,
-    preset: str | None = None,
-) -> Settings:
-    """Merge every layer into validated `Settings`; raises `ConfigError` with file and line."""
-    data: dict[str, Any] = {}
-    user = config_file if config_file is not None else user_config_path()
-    if config_file is not None or user.is_file():
-        data = _deep_merge(data, load_file(user))
-    project = find_project_config(cwd)
-    if project is not None and project != user:
-        data = _deep_merge(data, load_file(project))
-    data = _deep_merge(data, _from_env(os.environ))
-    # No layer at all is the common case of a one-shot command: the defaults need no check,
-    # and pydantic is not even loaded.
-    settings = Settings() if not data else parse_settings(data)
-    chosen = preset or settings.preset
-    if chosen:
-        settings = settings.apply_preset(chosen)
-    clean = {k: v for k, v in (flags or {}).items() if v is not None}
-    if clean:
-        settings = parse_settings({**asdict(settings), **clean})
-    return settings

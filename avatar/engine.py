@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Unpack
 
 from avatar.archive import Archives
 from avatar.config import Settings, avatar_home
+from avatar.config_layers import project_config
 from avatar.conversation import Conversation
 from avatar.errors import AvatarError, NotSupportedError, UsageError
 from avatar.library import SessionLibrary
@@ -29,13 +30,9 @@ from avatar.switching import Switcher, SwitchHow
 
 if TYPE_CHECKING:
     from avatar.bridges.base import BaseBridge
-    from avatar.events import BaseEvent, OpenHow, SessionStarted
+    from avatar.events import BaseEvent, Listener, OpenHow, SessionStarted
     from avatar.session_settings import SettingsSource
     from avatar.status import EngineStatus
-
-Listener = Callable[["BaseEvent"], None]
-"""Receives the events outside turns (`send()` yields a turn's own): session opened, notices,
-replayed history, errors of an agent that died between turns."""
 
 
 class Engine:
@@ -81,6 +78,7 @@ class Engine:
         self._walls_told: set[str] = set()
         self._policy = SettingsPolicy(source, self.home)
         self._requested = self.spec(provider).name if provider else None
+        self.untrusted_config = source.untrusted if source else None  #: keys ignored: `notice()`
         self._thread = Conversation(self.library)
         self._switch = Switcher(self, self._thread, self._notice)
         self._listeners.append(self._thread.replayed)  # it keeps the history agents replay
@@ -98,18 +96,20 @@ class Engine:
         add_dirs: Sequence[Path] = (),
         env: Mapping[str, str] | None = None,
         home: Path | None = None,
+        trust: bool = False,
     ) -> Engine:
-        """An engine over the layered config, as the `avatar` command builds it."""
+        """An engine over the layered config, as the `avatar` command builds it; `trust`: apply
+        an untrusted project `.avatar.yaml` whole (else see `untrusted_config`)."""
         from avatar.session_settings import SettingsSource
 
-        root = Path(cwd).resolve()
-        source = SettingsSource.from_files(
-            root, config_file, {"model": model, "permission": permission}, preset
-        )
+        root, flags = Path(cwd).resolve(), {"model": model, "permission": permission}
+        source = SettingsSource.from_files(root, config_file, flags, preset, trust=trust, home=home)
         settings = source.initial()
         return cls(
             settings, root, provider=provider, env=env, home=home, add_dirs=add_dirs, source=source
         )
+
+    project_config = staticmethod(project_config)
 
     # ----- providers ----------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ pydantic, whose import (70–130 ms here) every one-shot paid before its agent c
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -245,3 +246,8 @@ def parse_event(data: str | bytes | dict[str, Any]) -> BaseEvent:
         raise ValueError("an event is a JSON object")
     parsed: BaseEvent = _adapter.validate_python({k: v for k, v in data.items() if k != "v"})
     return parsed
+
+
+Listener = Callable[[BaseEvent], None]
+"""Receives the events outside turns (`Engine.send()` yields a turn's own): session opened,
+notices, replayed history, errors of an agent that died between turns."""

@@ -43,8 +43,10 @@ def check_id(text: str, *, explain: bool = False) -> str:
     return text
 
 
-def sha256_hex(text: str) -> str:
-    """The SHA-256 of `text` (UTF-8), in hex: what names a project's directory (native
-    sessions, and Gemini CLI's older project directories)."""
-    digest: str = _sha256(text.encode()).hexdigest()
+def sha256_hex(text: str | bytes) -> str:
+    """The SHA-256 of `text` (UTF-8) or of bytes, in hex: what names a project's directory
+    (native sessions, and Gemini CLI's older project directories) and what `avatar trust`
+    records of a config file."""
+    data = text.encode() if isinstance(text, str) else text
+    digest: str = _sha256(data).hexdigest()
     return digest

@@ -53,8 +53,9 @@ class ProviderSpec:
     # Where the agent keeps its own state (sessions, config): the only places outside the
     # project its sandbox lets it write (`~` and `$VARS` expanded; unset variables skipped).
     state_dirs: tuple[str, ...] = ()
-    # The agent's own mode to use when avatar's walls confine it: an agent whose own sandbox
-    # cannot run inside Landlock (codex's bubblewrap needs mounts) leaves confinement to them.
+    # The agent's own mode while avatar's walls confine it and its policy allows every action:
+    # an agent whose own sandbox cannot run inside Landlock (codex's bubblewrap needs mounts)
+    # leaves confinement to the walls.
     walled_mode: str | None = None
     builtin: bool = True  # one of the five providers always offered (others: when found)
 
@@ -256,9 +257,12 @@ class ProviderRegistry:
 
 def find_executable(program: str, path: str | None = None) -> str | None:
     """Config path, then PATH, then the checkout's `bridges/node_modules/.bin` (DESIGN §2)."""
+    if not program:
+        return None
     if os.sep in program:
         p = Path(program).expanduser()
-        return str(p) if p.is_file() and os.access(p, os.X_OK) else None
+        # Absolute: `./agent` as a string would become `agent`, which exec looks up on PATH.
+        return os.path.abspath(p) if p.is_file() and os.access(p, os.X_OK) else None
     import shutil  # (with its archive modules) only when a program is looked for
 
     found = shutil.which(program, path=path)

@@ -137,9 +137,7 @@ class ScopePolicy:
             pattern = self.denied_by(rel, is_dir)
             if pattern is not None:
                 raise ScopeDenied(f"{refused}: denied by the scope (deny pattern {pattern!r})")
-            guard = protected_by(
-                rel, mode, rel == ".git" and os.path.isdir(real), self.allow_protected
-            )
+            guard = self.protected_by(rel, mode, real)
             if guard is not None:
                 raise ScopeDenied(
                     f"{refused}: a protected path ({guard}); the user can allow it with "
@@ -154,14 +152,22 @@ class ScopePolicy:
             raise ScopeDenied(f"{refused}: not in the {mode} scope (scope.{mode}: {listed})")
         return real
 
+    def protected_by(self, rel: str, mode: Mode, real: Path) -> str | None:
+        """The protected path (`avatar.policy.protected`) relative path `rel` of `real` falls
+        under for `mode` access, unless `scope.allow_protected` lifts it; else None."""
+        is_git_dir = rel == ".git" and os.path.isdir(real)
+        return protected_by(rel, mode, is_git_dir, self.allow_protected)
+
     def is_hidden(self, real: Path) -> bool:
-        """True for paths a search or listing must skip (outside, denied, or not readable)."""
+        """True for paths a search or listing must skip (outside, denied, protected for
+        reading, or not readable)."""
         homes = self._homes(real)
         if not homes:
             return True
         is_dir = self._dir_only and os.path.isdir(real)
-        if any(self.denied_by(rel, is_dir) is not None for rel, _ in homes):
-            return True
+        for rel, _ in homes:
+            if self.denied_by(rel, is_dir) is not None or self.protected_by(rel, "read", real):
+                return True
         return not self._allowed(homes, self.read_patterns, is_dir)
 
     def display(self, real: Path) -> str:
@@ -344,16 +350,31 @@ def claude_tool_paths(tool_name: str, tool_input: Any) -> list[tuple[str, Mode]]
     return [(".", mode)] if tool_name in _CLAUDE_SEARCHES else []
 
 
-def check_tool_request(policy: ScopePolicy, tool_name: str, tool_input: Any) -> str | None:
-    """Why the scope refuses Claude Code's `tool_name` call with `tool_input`, or None when it
-    allows it (the permission policy still decides after this)."""
+def refusal(
+    policy: ScopePolicy,
+    paths: Iterable[tuple[str, Mode]],
+    command: str | Sequence[str] | None = None,
+) -> str | None:
+    """Why the scope refuses an action that touches `paths` (each with how) and runs `command`
+    (a shell line, or an argv run without a shell), or None when it allows it. Every door that
+    answers a permission request asks this first; the permission policy decides after it."""
     try:
-        if tool_name == "Bash" and isinstance(tool_input, Mapping):
-            command = tool_input.get("command")
-            if isinstance(command, str):
-                policy.check_command(command)
-        for path, mode in claude_tool_paths(tool_name, tool_input):
+        if isinstance(command, str):
+            policy.check_command(command)
+        elif command is not None:
+            policy.check_argv(command)
+        for path, mode in paths:
             policy.check(path, mode)
     except ScopeDenied as e:
         return str(e)
     return None
+
+
+def check_tool_request(policy: ScopePolicy, tool_name: str, tool_input: Any) -> str | None:
+    """Why the scope refuses Claude Code's `tool_name` call with `tool_input`, or None when it
+    allows it (the permission policy still decides after this)."""
+    command = None
+    if tool_name == "Bash" and isinstance(tool_input, Mapping):
+        given = tool_input.get("command")
+        command = given if isinstance(given, str) else None
+    return refusal(policy, claude_tool_paths(tool_name, tool_input), command)

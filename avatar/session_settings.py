@@ -22,6 +22,7 @@ from avatar.fileio import append_line
 
 if TYPE_CHECKING:
     from avatar.config import Settings
+    from avatar.config_layers import ProjectConfig
 
 #: The settings a run can give on its command line (or in the REPL) and a session keeps.
 OVERRIDABLE = ("model", "permission", "system_prompt")
@@ -108,6 +109,9 @@ class SettingsSource:
     flags: dict[str, Any] = field(default_factory=dict)
     preset_given: bool = False
     preset: str | None = None  # the `--preset` of this run
+    #: The project's `.avatar.yaml` as the last `load` found it, when keys of it were ignored
+    #: because nobody trusted it (`avatar.config_layers`).
+    untrusted: ProjectConfig | None = None
 
     @classmethod
     def from_files(
@@ -116,17 +120,24 @@ class SettingsSource:
         config_file: Path | None,
         flags: Mapping[str, Any],
         preset: str | None,
+        *,
+        trust: bool = False,
+        home: Path | None = None,
     ) -> SettingsSource:
         """Settings from the layered config files of DESIGN §4, read again at every `load`
-        (a resumed session gets the config as it is now)."""
-        from avatar.config import load_settings
+        (a resumed session gets the config as it is now); `trust` applies the project file
+        whole (`--trust`), `home` holds the store of trusted files."""
+        from avatar.config_layers import load_config
 
         def load(preset_name: str | None, overrides: Mapping[str, Any]) -> Settings:
-            return load_settings(
-                cwd, config_file=config_file, flags=dict(overrides), preset=preset_name
+            loaded = load_config(
+                cwd, config_file, dict(overrides), preset_name, trust=trust, home=home
             )
+            source.untrusted = loaded.untrusted
+            return loaded.settings
 
-        return cls(load=load, flags=dict(flags), preset_given=preset is not None, preset=preset)
+        source = cls(load=load, flags=dict(flags), preset_given=preset is not None, preset=preset)
+        return source
 
     def initial(self) -> Settings:
         """This run's settings: the config, `--preset`, then the flags."""

@@ -34,6 +34,7 @@ from avatar.bridges.acp_connection import AgentConnection, agent_argv, agent_env
 from avatar.bridges.acp_fs import FileAccess
 from avatar.bridges.acp_listing import list_pages
 from avatar.bridges.acp_options import select_option, set_model_unstable, set_option
+from avatar.bridges.acp_permission import ToolCalls, scope_refusal
 from avatar.bridges.acp_quirks import SameMinuteWait, remove_companions
 from avatar.bridges.acp_session import SessionOpener
 from avatar.bridges.acp_stream import UpdateRouter
@@ -110,6 +111,8 @@ class ACPBridge(BaseBridge):
         self._opener: SessionOpener | None = None
         self._terminals: TerminalManager | None = None
         self._walled = False  # the agent runs inside avatar's kernel walls
+        self._files: FileAccess | None = None  # the scope the agent's callbacks are held to
+        self._calls = ToolCalls()  # what announced tool calls touch, for permission requests
         self._model: str | None = None  # set through session/set_model (no option to read)
         self._background: set[asyncio.Future[Any]] = set()  # fire-and-forget, kept referenced
 
@@ -160,7 +163,7 @@ class ACPBridge(BaseBridge):
             emit=ctx.emit,
             sandbox=walls,
         )
-        self.agent, self._terminals = agent, terminals
+        self.agent, self._terminals, self._files = agent, terminals, files
         self.session_id, self.config_options = None, []
         self.capabilities = session_capabilities(agent.agent_capabilities)
         self._opener = SessionOpener(
@@ -211,15 +214,23 @@ class ACPBridge(BaseBridge):
         # before any await keeps them in arrival order.
         if self._opener is not None and not self._opener.wants_updates_of(session_id):
             return
+        if getattr(update, "session_update", None) in ("tool_call", "tool_call_update"):
+            self._calls.seen(update)
         self.router.deliver(translate(update, self._terminal_output))
 
     async def _decide(self, session_id: str, tool_call: Any) -> bool | None:
-        """Ask the permission policy; None when the turn is cancelled while asking."""
+        """Check the scope, then ask the permission policy; None when the turn is cancelled
+        while asking. A request the scope refuses is denied whatever the policy says."""
+        facts = self._calls.facts(tool_call)
         event = PermissionRequested(
-            id=str(tool_call.tool_call_id),
-            title=_describe_tool(tool_call),
-            kind=getattr(tool_call, "kind", None),
+            id=str(tool_call.tool_call_id), title=_describe_tool(tool_call), kind=facts.kind
         )
+        refused = scope_refusal(self._files.policy, facts) if self._files is not None else None
+        if refused is not None:
+            event.decision, event.reason = "deny", refused
+            notice = Notice(message=f"denied {event.title!r}: {refused}", level="warning")
+            self.router.deliver([event, notice])
+            return False
         ask = asyncio.ensure_future(self.ctx.permission(replace(event)))
         waiters: set[asyncio.Future[Any]] = {ask}
         turn = self.router.turn
@@ -316,8 +327,8 @@ class ACPBridge(BaseBridge):
         # The agent's own mode first: the one in which it asks before changing anything, so
         # avatar's scope and policy decide (claude-agent-acp starts in one that asks nothing).
         mode = self.ctx.spec.permission_mode
-        if self._walled and self.ctx.spec.walled_mode:
-            mode = self.ctx.spec.walled_mode
+        if self._walled and self.ctx.spec.walled_mode and self.ctx.settings.permission == "allow":
+            mode = self.ctx.spec.walled_mode  # its own sandbox cannot run inside the walls
         if mode and self.agent is not None and self.session_id is not None:
             self.config_options, problem = await set_option(
                 self.agent, self.session_id, self.config_options, "mode", mode

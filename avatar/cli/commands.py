@@ -37,10 +37,12 @@ class AppState:
         preset: str | None = None,
         cwd: Path | None = None,
         config: Path | None = None,
+        trust: bool = False,
     ) -> None:
         self.provider, self.model, self.preset = provider, model, preset
         self.cwd = cwd or Path.cwd()
         self.config = config
+        self.trust = trust  # `--trust`: the project's .avatar.yaml applies whole this run
 
     def engine(self, *, permission: str | None = None, add_dirs: Sequence[Path] = ()) -> Engine:
         """An engine over the layered config with this run's flags (an unknown `-p` or
@@ -50,7 +52,7 @@ class AppState:
         for d in add_dirs:
             if not (self.cwd / d).is_dir():
                 raise UsageError(f"--add-dir: no such directory: {d}")
-        return Engine.from_config(
+        engine = Engine.from_config(
             self.cwd,
             provider=self.provider,
             model=self.model,
@@ -58,7 +60,12 @@ class AppState:
             config_file=self.config,
             permission=permission,
             add_dirs=add_dirs,
+            trust=self.trust,
         )
+        if engine.untrusted_config is not None:  # said once, before anything starts
+            sys.stderr.write(f"notice: {engine.untrusted_config.notice()}\n")
+            sys.stderr.flush()
+        return engine
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -147,6 +154,11 @@ class _Group(click.Group):
     type=click.Path(dir_okay=False, path_type=Path),
     help="Config file to use instead of the user config.",
 )
+@click.option(
+    "--trust",
+    is_flag=True,
+    help="Apply the project's .avatar.yaml whole for this run.",
+)
 @click.version_option(__version__, "--version", prog_name="avatar", message="%(prog)s %(version)s")
 @click.pass_context
 def cli(
@@ -156,6 +168,7 @@ def cli(
     preset: str | None,
     cwd: Path | None,
     config: Path | None,
+    trust: bool,
 ) -> int | None:
     """One terminal for every coding agent: Claude Code, Codex, Gemini CLI, any ACP agent, and a
     built-in native agent. Without a command, starts the REPL."""
@@ -167,6 +180,7 @@ def cli(
         preset=preset,
         cwd=(cwd or Path.cwd()).resolve(),
         config=config,
+        trust=trust,
     )
     if ctx.invoked_subcommand is None:
         from avatar.cli.repl import run_repl
@@ -412,3 +426,6 @@ def providers(state: AppState, json_out: bool) -> int:
     from avatar.cli.providers import show_providers
 
     return show_providers(state, json_out=json_out)
+
+
+cli.lazy = {"trust": "avatar.cli.trust:trust_command"}

@@ -83,6 +83,11 @@ def _compile(pattern: str) -> tuple[re.Pattern[str], re.Pattern[str], bool] | No
     return itself, below, dir_only
 
 
+def is_whole_project(pattern: str) -> bool:
+    """Does scope `pattern` select the whole project (`.`, `/`, `**`, `./**`, …)?"""
+    return _compile(pattern) is None
+
+
 def pattern_matches(pattern: str, rel: str, is_dir: bool = False) -> bool:
     """Does root-relative POSIX path `rel` (`.` for the root) fall under scope `pattern`?"""
     compiled = _compile(pattern)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -13,7 +14,7 @@ from typing import Any
 import pytest_asyncio
 
 from avatar.bridges.acp import ACPBridge
-from avatar.bridges.base import BridgeContext, PermissionHandler, deny_all
+from avatar.bridges.base import BridgeContext, OpenRequest, PermissionHandler, deny_all
 from avatar.config import Settings
 from avatar.events import BaseEvent, PermissionRequested
 from avatar.providers import ProviderSpec
@@ -122,6 +123,17 @@ def build(
     harness = Harness(ACPBridge(ctx), root, emitted)
     harness_ref.append(harness)
     return harness
+
+
+@contextlib.asynccontextmanager
+async def opened(harness: Harness) -> AsyncIterator[Harness]:
+    """The harness's agent started with a new session open; stopped afterwards."""
+    await harness.bridge.start()
+    try:
+        await harness.bridge.open(OpenRequest("new"))
+        yield harness
+    finally:
+        await harness.bridge.stop()
 
 
 Factory = Callable[..., Awaitable[Harness]]

@@ -8,6 +8,7 @@ import pytest
 
 from avatar.bridges.acp_fs import AccessDenied, FileAccess
 from avatar.config import Scope
+from tests.support.protected import ORIGINAL, PROTECTED, SECRET_FILES, plant, snapshot
 
 
 @pytest.fixture
@@ -43,13 +44,33 @@ def test_refusals(tree: Path, path: str) -> None:
         files.read(path)
 
 
-@pytest.mark.parametrize("path", [".git/config", ".git/hooks/pre-commit", ".avatar.yaml"])
-def test_protected_paths_are_refused_for_writes(tree: Path, path: str) -> None:
-    files = FileAccess(tree, [], Scope())
-    before = {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()}
+@pytest.mark.parametrize("rel", PROTECTED)
+def test_protected_paths_are_refused_for_writes(tmp_path: Path, rel: str) -> None:
+    plant(tmp_path)
+    before = snapshot(tmp_path)
+    files = FileAccess(tmp_path, [], Scope(deny=[]))
     with pytest.raises(AccessDenied, match="protected path"):
-        files.write(path, "[core]\n\tfsmonitor = touch /tmp/pwned\n")
-    assert {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()} == before
+        files.write(rel, "[core]\n\tfsmonitor = touch /tmp/pwned\n")
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("rel", SECRET_FILES)
+def test_secret_files_are_refused_for_reads_without_a_deny_pattern(
+    tmp_path: Path, rel: str
+) -> None:
+    plant(tmp_path)
+    with pytest.raises(AccessDenied, match="protected path"):
+        FileAccess(tmp_path, [], Scope(deny=[])).read(rel)
+
+
+def test_allow_protected_lets_the_named_path_through(tmp_path: Path) -> None:
+    plant(tmp_path)
+    files = FileAccess(tmp_path, [], Scope(allow_protected=[".git/hooks"]))
+    files.write(".git/hooks/pre-commit", "#!/bin/sh\n")
+    assert (tmp_path / ".git/hooks/pre-commit").read_text() == "#!/bin/sh\n"
+    with pytest.raises(AccessDenied, match="protected path"):
+        files.write(".git/config", "pwned")
+    assert (tmp_path / ".git/config").read_text() == ORIGINAL
 
 
 def test_additional_dirs_are_allowed(tree: Path) -> None:

@@ -13,7 +13,6 @@ import pytest
 import pytest_asyncio
 
 from avatar.bridges.acp_listing import list_pages
-from avatar.bridges.base import OpenRequest
 from avatar.config import Scope, Settings
 from avatar.events import (
     CommandsAvailable,
@@ -29,7 +28,7 @@ from avatar.events import (
     TurnFinished,
     Usage,
 )
-from tests.acp.conftest import Harness, build, text_of
+from tests.acp.conftest import Harness, build, opened, text_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -58,11 +57,8 @@ async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Harn
     outside.mkdir()
     (outside / "secret.txt").write_text("top secret")
     settings = Settings(scope=Scope(deny=[".git/**", "**/.env", "private/*"]))
-    h = build(root, "load,list", permission=policy, settings=settings)
-    await h.bridge.start()
-    await h.bridge.open(OpenRequest("new"))
-    yield h
-    await h.bridge.stop()
+    async with opened(build(root, "load,list", permission=policy, settings=settings)) as h:
+        yield h
 
 
 @pytest_asyncio.fixture(loop_scope="module")

@@ -4,8 +4,9 @@ by tests/integration/test_claude_real.py).
 It speaks the same lines as Claude Code 2.1 (see tests/claude/fixtures) and writes a transcript
 under `$CLAUDE_CONFIG_DIR or ~/.claude/projects/<slug>/` like the real one. What a turn does
 depends on the prompt: `TOOL` asks for a permission to run Bash, `WRITE <path>` for one to
-Write `<path>`, `SLOW` streams slowly (interruptible), `CRASH` dies with a message on stderr,
-`FLOOD` writes 2 MB to stderr first, `HOOK` sends a control request the client does not know.
+Write `<path>` (and writes it when allowed), `SLOW` streams slowly (interruptible), `CRASH`
+dies with a message on stderr, `FLOOD` writes 2 MB to stderr first, `HOOK` sends a control
+request the client does not know.
 `FAKE_CLAUDE_LOG` gets one JSON line per event (argv, env, cwd, control requests and
 answers). `FAKE_CLAUDE_NO_INTERRUPT=1` refuses interrupts, `FAKE_CLAUDE_DEAF=1` confirms them
 but streams on; `FAKE_CLAUDE_SLOW_CHUNKS=N` sets how many chunks (0.1 s apart) `SLOW` streams
@@ -231,7 +232,11 @@ def main() -> int:
             answer = tool_turn(mid, "Bash", {"command": "touch x", "description": "make x"})
             mid = f"msg_{n}b"
         elif prompt.startswith("WRITE "):
-            answer = tool_turn(mid, "Write", {"file_path": prompt[6:], "content": "x"})
+            path = prompt[6:]
+            answer = tool_turn(mid, "Write", {"file_path": path, "content": "x"})
+            if answer == "allowed":  # as Claude Code does: the tool runs once allowed
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                Path(path).write_text("written by fake claude\n")
             mid = f"msg_{n}b"
         slow = int(os.environ.get("FAKE_CLAUDE_SLOW_CHUNKS") or 40)
         chunks = [f"w{i} " for i in range(slow)] if "SLOW" in prompt else [answer]

@@ -27,6 +27,7 @@ from avatar.events import (
 )
 from avatar.providers import BUILTIN
 from tests.claude.conftest import FakeClaude, collect
+from tests.support.protected import PROTECTED, plant, snapshot
 
 
 def text(events: list) -> str:
@@ -331,6 +332,33 @@ async def test_a_scope_rooted_where_claude_runs_plus_added_dirs(
     assert [e.decision for e in events if isinstance(e, PermissionRequested)] == ["allow"]
     [perm] = [e for e in denied if isinstance(e, PermissionRequested)]
     assert perm.decision == "deny" and "deny pattern" in (perm.reason or "")
+
+
+async def test_protected_paths_are_refused_under_allow(fake: FakeClaude) -> None:
+    """Claude's Write of any protected path is denied (the file stays as it was) even when the
+    policy allows everything and no deny pattern names it; `allow_protected` lets one through."""
+    fake.allow = True
+    plant(fake.cwd)
+    before = snapshot(fake.cwd)
+    bridge = fake.bridge(Settings(scope=Scope(deny=[], allow_protected=[".git/hooks"])))
+    await bridge.open(OpenRequest("new"))
+    try:
+        refused = [await collect(bridge.send(f"WRITE {fake.cwd / rel}")) for rel in PROTECTED]
+        hook = fake.cwd / ".git/hooks/pre-commit"
+        allowed = await collect(bridge.send(f"WRITE {hook}"))
+    finally:
+        await bridge.stop()
+    for rel, events in zip(PROTECTED, refused, strict=True):
+        if rel == ".git/hooks/pre-commit":
+            continue
+        [perm] = [e for e in events if isinstance(e, PermissionRequested)]
+        assert perm.decision == "deny" and "protected path" in (perm.reason or ""), rel
+    assert [e.decision for e in allowed if isinstance(e, PermissionRequested)] == ["allow"]
+    assert hook.read_text() == "written by fake claude\n"
+    after = snapshot(fake.cwd)
+    assert {k: v for k, v in after.items() if k != ".git/hooks/pre-commit"} == {
+        k: v for k, v in before.items() if k != ".git/hooks/pre-commit"
+    }
 
 
 async def test_cancel_while_the_policy_is_deciding(fake: FakeClaude) -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from avatar.config import Settings, load_file, load_settings, parse_settings
+from avatar.config import Settings, load_file, parse_settings
+from avatar.config_layers import load_config
 from avatar.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,13 +71,15 @@ def test_layers_project_over_user_env_over_project_flags_over_all(
     (project / ".avatar.yaml").write_text("provider: codex\n")
     monkeypatch.setenv("AVATAR_CONFIG", str(user))
 
-    s = load_settings(project / "sub")
+    s = load_config(project / "sub").settings
     assert (s.provider, s.permission, s.default_model) == ("codex", "deny", "a")
 
     monkeypatch.setenv("AVATAR_PERMISSION", "allow")
-    assert load_settings(project).permission == "allow"
+    assert load_config(project).settings.permission == "allow"
 
-    s = load_settings(project, flags={"provider": "gemini", "permission": "ask", "model": None})
+    s = load_config(
+        project, flags={"provider": "gemini", "permission": "ask", "model": None}
+    ).settings
     assert (s.provider, s.permission) == ("gemini", "ask")
 
 
@@ -86,17 +89,17 @@ def test_preset_lays_over_config_and_flags_win(tmp_path: Path) -> None:
         "provider: native\npresets:\n  rev:\n    provider: claude\n    permission: deny\n"
         "    scope: {write: []}\n"
     )
-    s = load_settings(tmp_path, config_file=cfg, preset="rev")
+    s = load_config(tmp_path, config_file=cfg, preset="rev").settings
     assert (s.provider, s.permission, s.preset, s.scope.write) == ("claude", "deny", "rev", [])
-    s = load_settings(tmp_path, config_file=cfg, preset="rev", flags={"permission": "allow"})
+    s = load_config(tmp_path, config_file=cfg, preset="rev", flags={"permission": "allow"}).settings
     assert s.permission == "allow"
     with pytest.raises(ConfigError, match="unknown preset 'nope' \\(presets: rev\\)"):
-        load_settings(tmp_path, config_file=cfg, preset="nope")
+        load_config(tmp_path, config_file=cfg, preset="nope")
 
 
 def test_missing_explicit_config_file_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="file not found"):
-        load_settings(tmp_path, config_file=tmp_path / "missing.yaml")
+        load_config(tmp_path, config_file=tmp_path / "missing.yaml")
 
 
 def test_defaults_taken_without_validation_equal_validated_defaults(
@@ -108,4 +111,4 @@ def test_defaults_taken_without_validation_equal_validated_defaults(
     for name in ("AVATAR_PROVIDER", "AVATAR_MODEL", "AVATAR_PERMISSION"):
         monkeypatch.delenv(name, raising=False)
     assert Settings() == parse_settings({})
-    assert load_settings(tmp_path) == parse_settings({})
+    assert load_config(tmp_path).settings == parse_settings({})

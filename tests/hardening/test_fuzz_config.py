@@ -1,7 +1,7 @@
 """Fuzzing the config loader: any file is settings or one clear `config error` — no traceback.
 
 Arbitrary text, arbitrary YAML documents, and the documented example with one value replaced
-by an arbitrary one all go through `load_file`/`load_settings`, the path `avatar` takes.
+by an arbitrary one all go through `load_file`/`load_config`, the path `avatar` takes.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import yaml  # type: ignore[import-untyped]
 from hypothesis import given
 from hypothesis import strategies as st
 
-from avatar.config import load_file, load_settings
+from avatar.config import load_file
+from avatar.config_layers import load_config
 from avatar.errors import ConfigError
 from tests.hardening.fuzzing import JSON, _paths, _replace
 
@@ -26,7 +27,7 @@ def _load(path: Path, text: str | bytes) -> None:
         path.write_bytes(text)
     else:
         path.write_text(text, encoding="utf-8", errors="surrogatepass")
-    for load in (lambda: load_file(path), lambda: load_settings(path.parent, path)):
+    for load in (lambda: load_file(path), lambda: load_config(path.parent, path).settings):
         try:
             load()
         except ConfigError as e:

@@ -303,6 +303,32 @@ async def test_the_scope_refuses_before_asking(
     assert answer(events).endswith("Could not.")
 
 
+@pytest.mark.parametrize("allow_protected", [[], [".git/hooks"]], ids=["protected", "allowed"])
+async def test_a_write_to_git_hooks_is_refused_unless_allowed(
+    agent_home: AgentHome, model_server: FakeModelServer, allow_protected: list[str]
+) -> None:
+    """Claude Code's own Write tool asks first; avatar's answer refuses a protected path even
+    when the policy allows everything, unless `scope.allow_protected` names it."""
+    h = Harness(agent_home, Settings(scope=Scope(allow_protected=allow_protected)))
+    h.allow = True
+    hook = agent_home.workdir / ".git/hooks/pre-commit"
+    hook.parent.mkdir(parents=True)
+    write = {"file_path": str(hook), "content": "#!/bin/sh\ntouch pwned\n"}
+    model_server.anthropic.append(Reply.tool_call("Write", write), "Done.")
+    bridge = h.bridge()
+    await bridge.open(OpenRequest("new"))
+    try:
+        events = await turn(bridge, "add a hook")
+    finally:
+        await bridge.stop()
+    [perm] = [e for e in events if isinstance(e, PermissionRequested)]
+    if allow_protected:
+        assert perm.decision == "allow" and hook.read_text() == write["content"]
+    else:
+        assert perm.decision == "deny" and "protected path" in (perm.reason or "")
+        assert not hook.exists() and h.asked == []
+
+
 async def test_project_slug_matches_claude(
     agent_home: AgentHome, model_server: FakeModelServer
 ) -> None:

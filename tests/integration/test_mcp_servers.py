@@ -1,13 +1,15 @@
 """Config `mcp_servers` reaches every agent that accepts MCP servers (DESIGN §4).
 
-A project `.avatar.yaml` names one stdio MCP server, the tiny `tests/support/mcp_server.py`
-(one tool, `stamp`). For each provider the real agent CLI runs under `avatar chat` against the
-fake model server, whose first reply calls the MCP tool by the name that agent shows the model,
-and whose second reply is text. Proof that the server reached the agent and really ran: the tool
-is offered in the first model request, the server wrote the stamped text to its log (the path
-comes through the config's `env`, so that is proven to arrive too), and a later model request
-carries the server's answer. The same again after `--continue` (the reopened session gets the
-server too), and an http server's url and headers reach the agent.
+A project `.avatar.yaml` names one stdio MCP server, the tiny `tests/support/mcp_server.py` (one
+tool, `stamp`); avatar runs with `--trust`, since a project file's MCP servers start only once
+it is trusted (tests/integration/test_trust.py). For each provider the real agent CLI runs under
+`avatar chat` against the fake model server, whose first reply calls the MCP tool by the name
+that agent shows the model, and whose second reply is text. Proof that the server reached the
+agent and really ran: the tool is offered in the first model request, the server wrote the
+stamped text to its log (the path comes through the config's `env`, so that is proven to arrive
+too), and a later model request carries the server's answer. The same again after `--continue`
+(the reopened session gets the server too), and an http server's url and headers reach the
+agent.
 
 How each agent names an MCP tool for the model (seen in the requests it sends):
 
@@ -97,8 +99,9 @@ def exposed(request: RecordedRequest, provider: str, name: str, namespace: str |
 
 
 def chat(home: AgentHome, provider: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """`avatar -p PROVIDER chat --permission allow ARGS…` in the project; must succeed."""
-    cmd = ("-p", provider, "chat", "--permission", "allow", *args)
+    """`avatar --trust -p PROVIDER chat --permission allow ARGS…` in the project; must
+    succeed."""
+    cmd = ("--trust", "-p", provider, "chat", "--permission", "allow", *args)
     proc = avatar(avatar_env(home), home.workdir, *cmd, timeout=150)
     assert proc.returncode == 0, f"{proc.stdout}\n{proc.stderr}"
     return proc

@@ -25,7 +25,12 @@ carries its earlier turns. Behaviours (all off by default):
 - ``auth_method``: refuse ``session/new`` until ``authenticate`` with that method id;
 - ``crash_on_new``: exit during ``session/new``;
 - in a prompt: ``crash`` (send a chunk, print to stderr, exit 3), ``stderr_flood`` (bytes
-  written to stderr first), ``permission`` (ask, report the option chosen), ``fs_read`` /
+  written to stderr first), ``permission`` (ask, report the option chosen), ``edit`` (an
+  agent that edits files itself, as codex does: announce a tool call ``{"kind", "path",
+  "text", "announce"}`` — with ``announce`` its facts come in a ``tool_call`` update and the
+  permission request repeats only the id, else the request carries the kind, the location and
+  a diff — ask permission, and write ``text`` to ``path`` directly when an allow option was
+  chosen; ``command`` instead of ``path`` asks for an execute call), ``fs_read`` /
   ``fs_write`` (paths), ``terminal`` (a shell command), ``rich`` (thought, tool call, plan,
   usage, title, commands, mode updates), ``chunk_delay`` (seconds between chunks; the turn
   honours ``session/cancel`` unless ``ignore_cancel``), ``after_reply`` (updates sent after
@@ -58,6 +63,7 @@ from acp.schema import (
     AvailableCommandsUpdate,
     Cost,
     CurrentModeUpdate,
+    FileEditToolCallContent,
     ForkSessionResponse,
     Implementation,
     InitializeResponse,
@@ -81,6 +87,7 @@ from acp.schema import (
     SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     TextContentBlock,
+    ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
@@ -120,6 +127,7 @@ class FakeConfig:
     crash_on_new: bool = False
     stderr_flood: int = 0
     permission: bool = False
+    edit: dict[str, Any] | None = None
     fs_read: str | None = None
     fs_write: str | None = None
     terminal: str | None = None
@@ -433,6 +441,8 @@ class FakeAgent:
             sys.stderr.flush()
         if c.permission:
             notes.append("permission: " + await self._ask(session_id))
+        if c.edit:
+            notes.append(await self._edit(session_id, c.edit))
         if c.fs_read:
             try:
                 got = await self.conn.read_text_file(session_id=session_id, path=c.fs_read)
@@ -500,6 +510,40 @@ class FakeAgent:
         )
         outcome = resp.outcome
         return getattr(outcome, "option_id", None) or outcome.outcome
+
+    async def _edit(self, session_id: str, edit: dict[str, Any]) -> str:
+        """Ask to edit (or run) as `edit` says; apply the edit itself when allowed."""
+        kind = edit.get("kind", "edit")
+        path, text = edit.get("path"), edit.get("text", "edited by the fake agent\n")
+        facts: dict[str, Any] = {"kind": kind, "title": f"{kind} {path or edit.get('command')}"}
+        if path is not None:
+            facts["locations"] = [ToolCallLocation(path=path)]
+            facts["content"] = [
+                FileEditToolCallContent(type="diff", path=path, old_text=None, new_text=text)
+            ]
+        if edit.get("command") is not None:
+            facts["raw_input"] = {"command": edit["command"]}
+        if edit.get("announce"):
+            await self._update(
+                session_id,
+                ToolCallStart(
+                    session_update="tool_call", tool_call_id="edit-1", status="pending", **facts
+                ),
+            )
+            request = ToolCallUpdate(tool_call_id="edit-1", title=facts["title"])
+        else:
+            request = ToolCallUpdate(tool_call_id="edit-1", **facts)
+        options = [
+            PermissionOption(option_id="yes", name="Allow", kind="allow_once"),
+            PermissionOption(option_id="no", name="Reject", kind="reject_once"),
+        ]
+        resp = await self.conn.request_permission(
+            session_id=session_id, tool_call=request, options=options
+        )
+        chosen = getattr(resp.outcome, "option_id", None) or resp.outcome.outcome
+        if chosen == "yes" and path is not None:
+            Path(path).write_text(text)
+        return f"edit answer: {chosen}"
 
     async def _terminal(self, session_id: str, command: str) -> str:
         try:

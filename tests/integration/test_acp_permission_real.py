@@ -1,0 +1,102 @@
+"""The real codex-acp asks before it edits, and avatar checks the scope before it answers
+(DESIGN §10): an edit outside the project or of a protected path is rejected under
+`--permission allow` and the file stays as it was; an edit inside the project is the policy's
+to answer. The model (the fake server) asks codex for `apply_patch` through `exec_command`,
+which codex applies itself as a file change after asking `session/request_permission`.
+
+Codex asks only in a mode whose approvals go to the client: avatar sets `read-only` (its
+`permission_mode` in the provider table). In codex-acp's own default mode ("agent") a model
+reviews the request and approves it without asking anyone: then the outside file changed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.drive import Avatar
+from tests.support.homes import AgentHome, avatar_env, persistent_tmpdir, require_bridges
+from tests.support.model_server import FakeModelServer, Reply
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+
+
+@pytest.fixture
+def home(tmp_path: Path, model_server: FakeModelServer) -> Iterator[AgentHome]:
+    require_bridges("codex-acp")
+    # Codex offers its tools for a gpt-5 name, and runs them only with CODEX_HOME off /tmp.
+    with persistent_tmpdir() as codex_home:
+        yield AgentHome(
+            tmp_path / "agent", model_server, codex_home=codex_home, codex_model="gpt-5.4"
+        )
+
+
+#: What each file holds before codex is asked to change its one line (a config file must load).
+BEFORE = "default_model: gpt-4o\n"
+
+
+def patch_call(target: Path) -> Reply:
+    patch = f"*** Begin Patch\n*** Update File: {target}\n@@\n-{BEFORE}+pwned\n*** End Patch\n"
+    return Reply.tool_call("exec_command", {"cmd": f"apply_patch <<'EOF'\n{patch}EOF\n"})
+
+
+def permission_events(stdout: str) -> list[dict[str, object]]:
+    events = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    return [e for e in events if e["type"] == "permission"]
+
+
+@pytest.mark.parametrize("where", ["outside", ".git/hooks/pre-commit", ".avatar.yaml"])
+def test_codex_edit_outside_or_protected_is_rejected_under_allow(
+    home: AgentHome, model_server: FakeModelServer, where: str
+) -> None:
+    target = home.root / "outside.txt" if where == "outside" else home.workdir / where
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(BEFORE)
+    model_server.script("responses", patch_call(target))
+    avatar = Avatar(home, avatar_env(home))
+    # Codex's one reject option for a file change is "cancel": the turn stops there (130).
+    proc = avatar("-p", "codex", "chat", "--json", "--permission", "allow", "edit it", code=130)
+    assert target.read_text() == BEFORE
+    [asked] = permission_events(proc.stdout)
+    assert asked["decision"] == "deny" and asked["kind"] == "edit"
+    reason = str(asked["reason"])
+    assert ("outside the session" in reason) if where == "outside" else "protected" in reason
+    [notice] = avatar.notices(proc)
+    assert notice.startswith("notice: denied 'Edit files'") and reason in notice
+
+
+def test_codex_edit_inside_is_the_policys_to_answer(
+    home: AgentHome, model_server: FakeModelServer
+) -> None:
+    target = home.workdir / "notes.txt"
+    target.write_text(BEFORE)
+    avatar = Avatar(home, avatar_env(home))
+    # Denied, the turn ends at codex's "cancel": no second model request to answer.
+    model_server.script("responses", patch_call(target))
+    denied = avatar("-p", "codex", "chat", "--json", "edit it", code=130)  # ask = deny in chat
+    assert target.read_text() == BEFORE
+    assert [e["decision"] for e in permission_events(denied.stdout)] == ["deny"]
+    model_server.script("responses", patch_call(target), Reply.text("done"))
+    allowed = avatar("-p", "codex", "chat", "--json", "--permission", "allow", "edit it")
+    assert target.read_text() == "pwned\n"
+    assert [e["decision"] for e in permission_events(allowed.stdout)] == ["allow"]
+
+
+def test_codex_command_outside_the_allow_list_is_rejected(
+    home: AgentHome, model_server: FakeModelServer
+) -> None:
+    """A command codex asks to run outside its own sandbox must pass scope.shell_commands."""
+    marker = home.root / "made-by-codex"
+    (home.root / "avatar-config.yaml").write_text(json.dumps({"scope": {"shell_commands": ["ls"]}}))
+    escalated = {"cmd": f"touch {marker}", "sandbox_permissions": "require_escalated"}
+    call = Reply.tool_call("exec_command", {**escalated, "justification": "needed"})
+    model_server.script("responses", call)
+    avatar = Avatar(home, avatar_env(home))
+    # The reject option avatar picks (codex's first) cancels the turn, as for a file change.
+    proc = avatar("-p", "codex", "chat", "--json", "--permission", "allow", "touch it", code=130)
+    assert not marker.exists()
+    [asked] = permission_events(proc.stdout)
+    assert asked["decision"] == "deny" and "'touch' is not allowed" in str(asked["reason"])
