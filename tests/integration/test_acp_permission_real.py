@@ -29,9 +29,21 @@ def home(tmp_path: Path, model_server: FakeModelServer) -> Iterator[AgentHome]:
     require_bridges("codex-acp")
     # Codex offers its tools for a gpt-5 name, and runs them only with CODEX_HOME off /tmp.
     with persistent_tmpdir() as codex_home:
-        yield AgentHome(
+        home = AgentHome(
             tmp_path / "agent", model_server, codex_home=codex_home, codex_model="gpt-5.4"
         )
+        # The door, without the wall behind it: inside avatar's walls under `allow`, codex runs
+        # in its full-access mode and asks nothing (tests/integration/test_agent_walls.py shows
+        # the walls keep the outside); here its agent runs unwalled, as where the kernel has no
+        # Landlock, and every edit it wants comes to avatar as a permission request.
+        write_scope(home)
+        yield home
+
+
+def write_scope(home: AgentHome, **scope: object) -> None:
+    """avatar's config for the test: `scope`, with codex's process left outside the walls."""
+    config = {"scope": {**scope, "sandbox": "commands"}}
+    (home.root / "avatar-config.yaml").write_text(json.dumps(config))
 
 
 #: What each file holds before codex is asked to change its one line (a config file must load).
@@ -90,7 +102,7 @@ def test_codex_command_outside_the_allow_list_is_rejected(
 ) -> None:
     """A command codex asks to run outside its own sandbox must pass scope.shell_commands."""
     marker = home.root / "made-by-codex"
-    (home.root / "avatar-config.yaml").write_text(json.dumps({"scope": {"shell_commands": ["ls"]}}))
+    write_scope(home, shell_commands=["ls"])
     escalated = {"cmd": f"touch {marker}", "sandbox_permissions": "require_escalated"}
     call = Reply.tool_call("exec_command", {**escalated, "justification": "needed"})
     model_server.script("responses", call)

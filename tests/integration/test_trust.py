@@ -30,8 +30,9 @@ class Project:
     def __init__(self, home: AgentHome, *, command: bool = False) -> None:
         self.root = home.workdir
         self.config = self.root / ".avatar.yaml"
-        self.marker = home.root / "agent-ran"
-        self.mcp_log = home.root / "stamp.log"
+        # In the project: what the agent runs writes nowhere else (its sandbox).
+        self.marker = self.root / "agent-ran"
+        self.mcp_log = self.root / "stamp.log"
         script = self.root / "agent.sh"
         script.write_text(f'#!/bin/sh\ntouch "{self.marker}"\nexec codex-acp "$@"\n')
         script.chmod(script.stat().st_mode | stat.S_IXUSR)
