@@ -175,6 +175,14 @@ def cli(
     return None
 
 
+def no_empty_ids(*flags: tuple[str, str | None]) -> None:
+    """A usage error for a session flag given an empty id (`--resume "$UNSET"`): it would
+    otherwise be taken as no flag at all and quietly open a new session."""
+    for flag, value in flags:
+        if value is not None and not value.strip():
+            raise UsageError(f"{flag}: the session id is empty")
+
+
 @cli.command()
 @click.argument("prompt", required=False)
 @click.option("--resume", "resume", metavar="ID", help="Resume a session (id or unique prefix).")
@@ -224,6 +232,7 @@ def chat(
         prompt = data.decode("utf-8", "surrogateescape")  # refused below, with the position
     if not utf8_text(prompt).strip():
         raise UsageError("the prompt is empty")
+    no_empty_ids(("--resume", resume), ("--session-id", session_id), ("--from", source))
     if sum(bool(x) for x in (resume, cont, session_id, source)) > 1:
         raise UsageError("use only one of --resume, --continue, --session-id and --from")
     from avatar.cli.chat import run_chat
@@ -283,6 +292,7 @@ def repl(
     add_dirs: tuple[Path, ...],
 ) -> int:
     """Interactive session with slash commands (/help lists them)."""
+    no_empty_ids(("--from", source))  # (`--resume` alone, an empty id, opens the picker)
     if sum((resume is not None, cont, source is not None)) > 1:
         raise UsageError("use only one of --resume, --continue and --from")
     if imported and source is None:
