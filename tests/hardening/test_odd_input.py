@@ -1,0 +1,38 @@
+"""Odd input neither hangs avatar nor ends a turn: a lone surrogate in the model's text, a NUL
+byte in a command, a FIFO in the project. Each runs the installed `avatar -p native chat`
+against the fake model server and checks what the user and the model get."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tests.hardening.support import message_texts, session_file
+from tests.support.drive import SESSION_LINE, avatar
+from tests.support.homes import AgentHome
+from tests.support.model_server import FakeModelServer, Reply
+
+
+def _tool_results(server: FakeModelServer) -> list[str]:
+    """The text of the tool result each request after the first carried (the last message)."""
+    out = []
+    for request in server.requests_for("chat")[1:]:
+        last = request.messages()[-1]
+        assert last.role == "tool", last
+        out.append(last.text)
+    return out
+
+
+def test_a_lone_surrogate_in_the_model_s_text_is_kept_escaped_and_shown(
+    avatar_env: dict[str, str], agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    project = agent_home.workdir  # (the test's AVATAR_HOME is beside it, not inside)
+    model_server.chat.append(Reply.text("odd \ud800 char"))
+    out = avatar(avatar_env, project, "-p", "native", "chat", "hi")
+    assert (out.returncode, out.stdout) == (0, "odd \\ud800 char\n"), out.stderr
+    found = SESSION_LINE.search(out.stderr)
+    assert found is not None
+    sid = found.group(1)
+    assert message_texts(session_file(avatar_env, sid))[-1] == ("assistant", "odd \\ud800 char")
+    shown = avatar(avatar_env, project, "-p", "native", "session", "show", sid)
+    assert shown.returncode == 0 and "odd \\ud800 char" in shown.stdout
