@@ -36,3 +36,17 @@ def test_a_lone_surrogate_in_the_model_s_text_is_kept_escaped_and_shown(
     assert message_texts(session_file(avatar_env, sid))[-1] == ("assistant", "odd \\ud800 char")
     shown = avatar(avatar_env, project, "-p", "native", "session", "show", sid)
     assert shown.returncode == 0 and "odd \\ud800 char" in shown.stdout
+
+
+def test_a_nul_byte_in_a_command_is_a_tool_error_the_model_reads(
+    avatar_env: dict[str, str], agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    project = agent_home.workdir  # (the test's AVATAR_HOME is beside it, not inside)
+    model_server.chat.append(
+        Reply.tool_call("bash", {"command": "echo a\x00b > made.txt"}), Reply.text("noted")
+    )
+    out = avatar(avatar_env, project, "-p", "native", "chat", "--permission", "allow", "run it")
+    assert (out.returncode, out.stdout) == (0, "noted\n"), out.stderr
+    [result] = _tool_results(model_server)
+    assert "NUL" in result
+    assert not (project / "made.txt").exists()
