@@ -5,7 +5,6 @@ against the fake model server and checks what the user and the model get."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from tests.hardening.support import message_texts, session_file
 from tests.support.drive import SESSION_LINE, avatar
@@ -50,3 +49,32 @@ def test_a_nul_byte_in_a_command_is_a_tool_error_the_model_reads(
     [result] = _tool_results(model_server)
     assert "NUL" in result
     assert not (project / "made.txt").exists()
+
+
+def test_a_fifo_in_the_project_is_never_opened(
+    avatar_env: dict[str, str], agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    project = agent_home.workdir  # (the test's AVATAR_HOME is beside it, not inside)
+    """A FIFO blocks whoever opens it until a writer comes: avatar would hang for good."""
+    os.mkfifo(project / "pipe")
+    (project / "notes.txt").write_text("a needle here\n")
+    model_server.chat.append(
+        Reply.tool_call("read", {"path": "pipe"}),
+        Reply.tool_call("grep", {"pattern": "needle"}),
+        Reply.tool_call("find", {"pattern": "*"}),
+        Reply.tool_call("ls", {}),
+        Reply.tool_call("edit", {"path": "pipe", "old_text": "a", "new_text": "b"}),
+        Reply.tool_call("write", {"path": "pipe", "content": "x"}),
+        Reply.text("looked"),
+    )
+    out = avatar(
+        avatar_env, project, "-p", "native", "chat", "--permission", "allow", "look", timeout=60
+    )
+    assert (out.returncode, out.stdout) == (0, "looked\n"), out.stderr
+    read, grep, find, ls, edit, write = _tool_results(model_server)
+    assert read == "pipe is a FIFO (named pipe), not a regular file"
+    assert grep == "notes.txt:1: a needle here"  # the FIFO is passed over
+    assert sorted(find.splitlines()) == ["notes.txt", "pipe"]
+    assert sorted(ls.splitlines()) == ["notes.txt", "pipe"]
+    assert edit == write == "pipe is a FIFO (named pipe), not a regular file"
+    assert (project / "pipe").is_fifo()

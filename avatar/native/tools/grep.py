@@ -6,9 +6,11 @@ import re
 import threading
 from collections.abc import Generator
 from pathlib import Path
+from stat import S_ISREG
 
 from pydantic import Field
 
+from avatar.fileio import open_regular
 from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext, ToolError
 from avatar.native.tools.walk import search, walk
 from avatar.policy.patterns import glob_match
@@ -61,9 +63,11 @@ class GrepTool(Tool, name="grep", kind="search", args=GrepArgs):
             if glob and not (glob_match(glob, path.name) or glob_match(glob, shown)):
                 continue
             try:
-                if path.stat().st_size > MAX_FILE_BYTES:
-                    continue
-                data = path.read_bytes()
+                st = path.stat()
+                if not S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+                    continue  # a FIFO would block the read for good, a device never end
+                with open_regular(path) as f:
+                    data = f.read(MAX_FILE_BYTES + 1)
             except OSError:
                 continue
             if b"\0" in data[:8192]:
