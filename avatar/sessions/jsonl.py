@@ -103,8 +103,8 @@ def parse_line(line: bytes) -> dict[str, Any] | None:
     try:
         text = line.decode("utf-8").strip()
         value, end = _DECODER.raw_decode(text)
-    except ValueError:  # JSONDecodeError and UnicodeDecodeError both land here
-        return None
+    except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError; and nesting
+        return None  # deeper than Python's recursion limit (`[[[[…`), which json cannot read
     if end != len(text) or not isinstance(value, dict):
         return None
     return value
