@@ -8,6 +8,7 @@ A bad file is reported as `<file>:<line>: <key>: <problem>`.
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -304,8 +305,9 @@ def _line_map(
             _line_map(item, (*path, i), out, seen)
 
 
-def load_file(path: Path) -> dict[str, Any]:
-    """Read and check one config file on its own, so errors name this file and line."""
+def load_file(path: Path, lines: dict[tuple[Any, ...], int] | None = None) -> dict[str, Any]:
+    """Read and check one config file on its own, so errors name this file and line (`lines`,
+    when given, gets the line of every key, for checks made once the layers are merged)."""
     import yaml
 
     try:
@@ -328,7 +330,7 @@ def load_file(path: Path) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(f"config error: {path}:1: (top): expected a mapping of keys")
-    lines: dict[tuple[Any, ...], int] = {}
+    lines = {} if lines is None else lines
     if node is not None:
         _line_map(node, (), lines)
     try:
@@ -371,19 +373,29 @@ def load_settings(
     config_file: Path | None = None,
     flags: dict[str, Any] | None = None,
     preset: str | None = None,
+    providers: Collection[str] | None = None,
 ) -> Settings:
-    """Merge every layer into validated `Settings`; raises `ConfigError` with file and line."""
+    """Merge every layer into validated `Settings`; raises `ConfigError` with file and line.
+
+    With `providers` (the built-in ones' names), a preset naming a provider that is neither
+    one of them nor configured is an error here, at load, naming where the preset says so.
+    """
     data: dict[str, Any] = {}
+    layers: list[tuple[Path, dict[tuple[Any, ...], int]]] = []
     user = config_file if config_file is not None else user_config_path()
     if config_file is not None or user.is_file():
-        data = _deep_merge(data, load_file(user))
+        layers.append((user, {}))
+        data = _deep_merge(data, load_file(user, layers[-1][1]))
     project = find_project_config(cwd)
     if project is not None and project != user:
-        data = _deep_merge(data, load_file(project))
+        layers.append((project, {}))
+        data = _deep_merge(data, load_file(project, layers[-1][1]))
     data = _deep_merge(data, _from_env(os.environ))
     # No layer at all is the common case of a one-shot command: the defaults need no check,
     # and pydantic is not even loaded.
     settings = Settings() if not data else parse_settings(data)
+    if providers is not None:
+        _check_preset_providers(settings, {*providers, *settings.providers}, layers)
     chosen = preset or settings.preset
     if chosen:
         settings = settings.apply_preset(chosen)
@@ -391,3 +403,18 @@ def load_settings(
     if clean:
         settings = parse_settings({**asdict(settings), **clean})
     return settings
+
+
+def _check_preset_providers(
+    settings: Settings, known: set[str], layers: list[tuple[Path, dict[tuple[Any, ...], int]]]
+) -> None:
+    for name, preset in settings.presets.items():
+        if preset.provider is None or preset.provider in known:
+            continue
+        loc = ("presets", name, "provider")
+        # The last layer that sets the key is the one whose value won the merge.
+        where = next((f"{path}:{lines[loc]}" for path, lines in reversed(layers) if loc in lines))
+        raise ConfigError(
+            f"config error: {where}: {key_path(loc)}: unknown provider {preset.provider!r} "
+            f"(providers: {', '.join(sorted(known))})"
+        )

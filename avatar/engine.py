@@ -21,7 +21,7 @@ from avatar.library_actions import LibraryActions
 from avatar.opening import OpenRequest, plan_open
 from avatar.permissions import PermissionGate, PermissionHandler
 from avatar.provider_facts import CapabilityCache
-from avatar.providers import ProviderRegistry, ProviderSpec
+from avatar.providers import ProviderRegistry, ProviderSpec, shipped
 from avatar.registry import load_class
 from avatar.session_settings import SettingsPolicy
 from avatar.sessions.types import SessionInfo, Transcript
@@ -105,7 +105,7 @@ class Engine:
 
         root = Path(cwd).resolve()
         source = SettingsSource.from_files(
-            root, config_file, {"model": model, "permission": permission}, preset
+            root, config_file, {"model": model, "permission": permission}, preset, shipped()
         )
         settings = source.initial()
         return cls(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -116,14 +116,20 @@ class SettingsSource:
         config_file: Path | None,
         flags: Mapping[str, Any],
         preset: str | None,
+        providers: Collection[str] | None = None,
     ) -> SettingsSource:
         """Settings from the layered config files of DESIGN §4, read again at every `load`
-        (a resumed session gets the config as it is now)."""
+        (a resumed session gets the config as it is now); `providers`: the built-in ones'
+        names, against which presets are checked."""
         from avatar.config import load_settings
 
         def load(preset_name: str | None, overrides: Mapping[str, Any]) -> Settings:
             return load_settings(
-                cwd, config_file=config_file, flags=dict(overrides), preset=preset_name
+                cwd,
+                config_file=config_file,
+                flags=dict(overrides),
+                preset=preset_name,
+                providers=providers,
             )
 
         return cls(load=load, flags=dict(flags), preset_given=preset is not None, preset=preset)
