@@ -173,11 +173,11 @@ class Engine:
         """The canonical transcript of a session (a listed one, or an id or prefix)."""
         return self.library.transcript(self.library.info(session))
 
-    def export(self, session: SessionInfo | str, fmt: str = "md") -> str:
-        """A session's transcript as `md`, `html` or `json`, secrets masked (`avatar.export`)."""
-        from avatar.export import render  # (this and the two below load when first used)
+    def export(self, session: SessionInfo | str, fmt: str = "md", to: Path | None = None) -> str:
+        """A transcript as `md`, `html` or `json`, secrets masked; with `to`, written there too."""
+        from avatar.export import render, write_export  # (loaded when first used, as below)
 
-        return render(self.transcript(session), fmt, self.env)
+        return write_export(to, render(self.transcript(session), fmt, self.env))
 
     async def delete(self, session: SessionInfo | str) -> SessionInfo:
         """Delete a session: through its agent where the agent offers `session/delete`, else

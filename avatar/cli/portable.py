@@ -52,12 +52,11 @@ def export_command(
         engine.archives.pack(info, archive)
         sys.stderr.write(f"packed {info.provider} session {info.id} into {archive}\n")
         return 0
-    text = engine.export(info, fmt or "md")
     if output is None:
-        sys.stdout.write(text)
+        sys.stdout.write(engine.export(info, fmt or "md"))
         return 0
     try:
-        output.write_text(text, encoding="utf-8")
+        engine.export(info, fmt or "md", to=output)
     except OSError as e:
         raise UsageError(f"cannot write {output}: {e.strerror}") from None
     sys.stderr.write(f"exported {info.provider} session {info.id} to {output}\n")
