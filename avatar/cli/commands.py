@@ -62,8 +62,11 @@ class AppState:
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    """Print the one-line error of the output contract and exit."""
-    sys.stderr.write(f"avatar: {message}\n")
+    """Print the one-line error of the output contract and exit (an agent's words in it are
+    made inert at a terminal)."""
+    from avatar.policy.terminal_text import for_terminal
+
+    sys.stderr.write(for_terminal(f"avatar: {message}\n", sys.stderr))
     sys.stderr.flush()
     raise SystemExit(code)
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from avatar.errors import UsageError
+from avatar.policy.terminal_text import for_terminal
 
 if TYPE_CHECKING:
     from avatar.cli.commands import AppState
@@ -52,8 +53,8 @@ def export_command(
         engine.archives.pack(info, archive)
         sys.stderr.write(f"packed {info.provider} session {info.id} into {archive}\n")
         return 0
-    if output is None:
-        sys.stdout.write(engine.export(info, fmt or "md"))
+    if output is None:  # shown, at a terminal: made inert; piped, the export is data
+        sys.stdout.write(for_terminal(engine.export(info, fmt or "md"), sys.stdout))
         return 0
     try:
         engine.export(info, fmt or "md", to=output)
