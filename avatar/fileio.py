@@ -66,11 +66,15 @@ def write_regular(path: str | os.PathLike[str], data: bytes) -> None:
         raise SpecialFileError(path, kind)
     fd = _open_file(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        _write_all(fd, data)
     finally:
         os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def atomic_write(path: Path, data: bytes, *, mode: int = 0o600) -> None:
@@ -84,9 +88,7 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o600) -> None:
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            _write_all(fd, data)
         finally:
             os.close(fd)
         os.replace(tmp, path)

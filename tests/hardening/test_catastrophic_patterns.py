@@ -6,7 +6,6 @@ turn whose tool is busy in such a match within a second."""
 from __future__ import annotations
 
 import signal
-import subprocess
 import time
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from avatar.native.tools.find import FindTool
 from avatar.native.tools.grep import GrepTool
 from avatar.policy.patterns import glob_match
 from tests.native.test_tools import make_ctx
+from tests.support.drive import start
 from tests.support.homes import AgentHome
 from tests.support.model_server import FakeModelServer, Reply
 
@@ -83,14 +83,7 @@ def test_ctrl_c_ends_a_turn_whose_tool_is_stuck_in_a_match(
     project = agent_home.workdir
     (project / "as.txt").write_text("a" * 5000 + "\n")  # `re`: never ends; `regex`: 2 s
     model_server.chat.append(Reply.tool_call("grep", {"pattern": EVIL_REGEX}), Reply.text("x"))
-    proc = subprocess.Popen(
-        ["avatar", "-p", "native", "chat", "search"],
-        env=avatar_env,
-        cwd=project,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start(avatar_env, project, "-p", "native", "chat", "search")
     try:
         assert proc.stderr is not None
         while not (line := proc.stderr.readline()).startswith("tool: "):
