@@ -33,6 +33,11 @@ def without_surrogates(value: Any) -> Any:
     return value
 
 
+def may_hold_surrogate(data: bytes) -> bool:
+    """False when JSON `data` surely decodes to no lone surrogate (a fast byte search)."""
+    return b"\\ud" in data or b"\\uD" in data
+
+
 def loads(data: str | bytes) -> Any:
     """`json.loads`, lone surrogates escaped (the walk runs only when an escape could be one:
     an emoji sent as an escaped pair, say)."""

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from avatar.handoff.marker import strip_handoff
+from avatar.surrogates import may_hold_surrogate, without_surrogates
 from avatar.times import parse_time as iso_time
 
 # Listing parses only lines up to this size; longer ones are huge tool outputs or garbage and
@@ -107,7 +108,9 @@ def parse_line(line: bytes) -> dict[str, Any] | None:
         return None  # deeper than Python's recursion limit (`[[[[…`), which json cannot read
     if end != len(text) or not isinstance(value, dict):
         return None
-    return value
+    # An agent's file may hold `"\ud800"` (valid JSON, no text): kept as its visible escape,
+    # or the listing's cache and every print of it would fail on it.
+    return without_surrogates(value) if may_hold_surrogate(line) else value
 
 
 def iter_records(
