@@ -97,3 +97,20 @@ def test_ctrl_c_ends_a_turn_whose_tool_is_stuck_in_a_match(
     finally:
         proc.kill()
         proc.communicate()
+
+
+@pytest.mark.integration
+def test_ctrl_c_in_the_repl_ends_a_turn_stuck_in_a_match(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    from tests.e2e.test_terminal import repl
+
+    (agent_home.workdir / "as.txt").write_text("a" * 5000 + "\n")
+    model_server.chat.append(Reply.tool_call("grep", {"pattern": EVIL_REGEX}), Reply.text("x"))
+    with repl(agent_home, "-p", "native", "repl") as term:
+        term.type("search")
+        term.wait_for("running grep")  # the status line, once the tool has run a moment
+        interrupted = time.monotonic()
+        term.keys("C-c")
+        term.wait_for(r"\(interrupted\)", timeout=10)
+        assert time.monotonic() - interrupted < 1.5  # (the match alone would run for 2 s)
