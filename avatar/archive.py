@@ -19,13 +19,22 @@ shapes, password assignments, private keys): an archive moves a session to anoth
 and a key the model saw must not travel with it. JSON (a line of a JSONL file, or a whole
 file) has each string masked and is written again only where something changed; other text
 is masked as text. The session resumes as before, with `[redacted]` where a secret was.
+
+An archive holds at most MAX_TOTAL bytes, and (past RATIO_FLOOR) at most MAX_RATIO times its
+own size: a 917 KB archive once expanded to 1.9 GB. Both are checked from the tar headers and
+again on the bytes read, as members are staged in a temporary directory; the files move into
+place only when everything has been read and checked, so a refused archive leaves nothing.
+Archives are written owner-only, beside their target and renamed, never through a symlink,
+FIFO or device at the target.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
+import stat
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,13 +44,19 @@ from avatar.errors import UsageError
 if TYPE_CHECKING:
     from avatar.library import SessionLibrary
     from avatar.policy.secrets import SecretDetector
+    from avatar.session_settings import SessionSettings
     from avatar.sessions.types import SessionInfo
 
 ARCHIVE_FORMAT = 1
 MANIFEST = "manifest.json"
 _PREFIXES = ("session/", "records/")
-#: A session file larger than this is not a session avatar packed: refuse to read it whole.
-MAX_MEMBER = 1 << 30
+#: What an archive may expand to in all: sessions are JSON text, tens of MB at the most.
+MAX_TOTAL = 256 << 20
+#: How many times its own size an archive may expand to, once past RATIO_FLOOR (JSON text
+#: packs 5-20 times; a stream of one byte repeated, 1000 times).
+MAX_RATIO = 200
+RATIO_FLOOR = 16 << 20
+_CHUNK = 1 << 20
 
 
 class Archives:
@@ -69,6 +84,12 @@ class Archives:
             "session": info.to_public(),
         }
         members = {MANIFEST: json.dumps(manifest, indent=1).encode(), **members}
+        size = sum(len(data) for data in members.values())
+        if size > MAX_TOTAL:  # (it could not be imported)
+            raise UsageError(
+                f"{info.provider} session {info.id} is {size >> 20} MiB, over the "
+                f"{MAX_TOTAL >> 20} MiB an archive holds"
+            )
         secrets = self.library.registry.secrets()
         members = {name: masked(data, secrets) for name, data in members.items()}
         _write_tar(target, members)
@@ -76,11 +97,17 @@ class Archives:
 
     def restore(self, archive: Path, cwd: Path) -> SessionInfo:
         """Restore the session in `archive` for project directory `cwd`; returns it as listed."""
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="avatar-import-") as staging:
+            staged = stage_archive(archive, Path(staging))
+            members = {name: path.read_bytes() for name, path in staged.items()}
+            return self._restore(members, cwd)
+
+    def _restore(self, members: dict[str, bytes], cwd: Path) -> SessionInfo:
         from avatar.archive_stores import after_restore, kind_of, place
-        from avatar.fileio import atomic_write
         from avatar.ids import check_id
 
-        members = read_archive(archive)
         manifest = _manifest(members)
         provider, kind = self.library.registry.spec(manifest["provider"]).name, manifest["kind"]
         store = self.library.store(provider)
@@ -97,13 +124,19 @@ class Archives:
         if turns is not None:
             writes.append((self.library.records().turns_path(provider, sid), turns))
         for path, _ in writes:
-            if path.exists():
+            if path.exists() or path.is_symlink():
                 raise UsageError(f"{path} exists; not overwritten")
-        for path, data in writes:
-            atomic_write(path, data)
-        _record_back(home, provider, sid, members, new_cwd)
-        _settings_back(home, provider, sid, members)
-        after_restore(kind, store, [p for p, _ in writes], new_cwd)
+        record = _record_of(members)  # (checked before anything is written)
+        settings = _settings_of(members)
+        placed = _Placed()
+        try:
+            placed.write(writes)
+            _record_back(home, provider, sid, record, new_cwd)
+            _settings_back(home, provider, sid, settings)
+            after_restore(kind, store, [p for p, _ in writes], new_cwd)
+        except BaseException:
+            placed.undo()
+            raise
         return self.library.find(sid, provider)
 
 
@@ -144,6 +177,48 @@ def _masked_json(text: str, secrets: SecretDetector, indent: int | None = None) 
         return None
 
 
+class _Placed:
+    """Files written into their places all at once, or (`undo`) not at all: each goes to a
+    temporary name beside its place first, and all are renamed only when all are written."""
+
+    def __init__(self) -> None:
+        self.dirs: list[Path] = []  # made for them, outermost first
+        self.files: list[Path] = []  # temporary or final, whatever exists now
+
+    def write(self, writes: list[tuple[Path, bytes]]) -> None:
+        """Write every (path, data); a failure leaves the temporary files for `undo`."""
+        ready: list[tuple[Path, Path]] = []
+        for path, data in writes:
+            self._mkdirs(path.parent)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.import")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            self.files.append(tmp)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            ready.append((tmp, path))
+        for tmp, path in ready:
+            os.replace(tmp, path)
+            self.files[self.files.index(tmp)] = path
+
+    def undo(self) -> None:
+        """Remove what `write` made."""
+        for path in self.files:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        for made in reversed(self.dirs):
+            with contextlib.suppress(OSError):
+                made.rmdir()
+
+    def _mkdirs(self, directory: Path) -> None:
+        missing = []
+        while not directory.exists():
+            missing.append(directory)
+            directory = directory.parent
+        for made in reversed(missing):
+            made.mkdir()
+            self.dirs.append(made)
+
+
 # -- avatar's own records -------------------------------------------------------------------
 
 
@@ -166,27 +241,42 @@ def _records_of(avatar_home: Path, info: SessionInfo) -> dict[str, bytes]:
     return out
 
 
+def _record_of(members: dict[str, bytes]) -> dict[str, Any] | None:
+    if "records/record.json" not in members:
+        return None
+    return _json_object(members["records/record.json"], "records/record.json")
+
+
 def _record_back(
-    avatar_home: Path, provider: str, sid: str, members: dict[str, bytes], cwd: str
+    avatar_home: Path, provider: str, sid: str, record: dict[str, Any] | None, cwd: str
 ) -> None:
     """Append the session's record (append-only file), under its new project directory."""
     from avatar.records import SessionRecords
 
     records = SessionRecords(avatar_home)
-    if "records/record.json" in members and (provider, sid) not in records.all():
-        record = _json_object(members["records/record.json"], "records/record.json")
+    if record is not None and (provider, sid) not in records.all():
         records.put(record | {"provider": provider, "id": sid, "cwd": cwd})
 
 
-def _settings_back(avatar_home: Path, provider: str, sid: str, members: dict[str, bytes]) -> None:
+def _settings_of(members: dict[str, bytes]) -> SessionSettings | None:
+    from avatar.session_settings import SessionSettings
+
+    if "records/settings.json" not in members:
+        return None
+    record = SessionSettings.from_json(members["records/settings.json"])
+    if record is None:
+        raise UsageError("the archive's records/settings.json is damaged")
+    return record
+
+
+def _settings_back(
+    avatar_home: Path, provider: str, sid: str, record: SessionSettings | None
+) -> None:
     from dataclasses import replace
 
-    from avatar.session_settings import SessionSettings, SessionSettingsLog
+    from avatar.session_settings import SessionSettingsLog
 
-    if "records/settings.json" in members:
-        record = SessionSettings.from_json(members["records/settings.json"])
-        if record is None:
-            raise UsageError("the archive's records/settings.json is damaged")
+    if record is not None:
         SessionSettingsLog(avatar_home).put(replace(record, provider=provider, id=sid))
 
 
@@ -196,27 +286,46 @@ def _settings_back(avatar_home: Path, provider: str, sid: str, members: dict[str
 def _write_tar(target: Path, members: dict[str, bytes]) -> None:
     import tarfile  # here, not at the top: every command's engine holds an `Archives`
 
+    refuse_special(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        with tarfile.open(tmp, "w:gz") as tar:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "wb") as f, tarfile.open(fileobj=f, mode="w:gz") as tar:
             for name, data in members.items():
                 entry = tarfile.TarInfo(name)
                 entry.size, entry.mtime, entry.mode = len(data), int(time.time()), 0o600
                 tar.addfile(entry, io.BytesIO(data))
+        refuse_special(target)  # (made one while the archive was written?)
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
 
 
-def read_archive(path: Path) -> dict[str, bytes]:
-    """Every member of an archive, by name; a usage error for anything not plain and safe."""
+def refuse_special(target: Path) -> None:
+    """A usage error when `target` exists and is not a regular file: a symlink (replacing it
+    would not write where it points, writing through it would write elsewhere), a FIFO, a
+    device, a directory."""
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise UsageError(f"{target} exists and is not a regular file; not replaced")
+
+
+def stage_archive(path: Path, into: Path) -> dict[str, Path]:
+    """Every member of an archive, by name, copied into directory `into`; a usage error for
+    anything not plain and safe, or an archive expanding too far (see the module docstring):
+    checked on the sizes the headers give before a member is read, and on the bytes read."""
     import tarfile
 
-    members: dict[str, bytes] = {}
+    staged: dict[str, Path] = {}
     try:
+        packed = os.stat(path).st_size
         with tarfile.open(path, "r:gz") as tar:
-            for entry in tar:
+            headers = read = 0
+            for n, entry in enumerate(tar):
                 name = entry.name
                 parts = name.split("/")
                 if name.startswith("/") or ".." in parts or "\\" in name or "" in parts:
@@ -225,15 +334,33 @@ def read_archive(path: Path) -> dict[str, bytes]:
                     continue
                 if not entry.isreg() or not (name == MANIFEST or name.startswith(_PREFIXES)):
                     raise UsageError(f"{path}: unexpected member {name!r}; nothing imported")
-                if entry.size > MAX_MEMBER:
-                    raise UsageError(f"{path}: member {name!r} is too large")
-                f = tar.extractfile(entry)
-                members[name] = f.read() if f is not None else b""
+                headers += entry.size
+                _check_expansion(path, headers, packed)
+                source = tar.extractfile(entry)
+                staged[name] = into / str(n)
+                with staged[name].open("wb") as out:
+                    while source is not None and (chunk := source.read(_CHUNK)):
+                        read += len(chunk)
+                        _check_expansion(path, read, packed)
+                        out.write(chunk)
     except FileNotFoundError:
         raise UsageError(f"no such archive: {path}") from None
     except (tarfile.TarError, EOFError, OSError) as e:
         raise UsageError(f"{path} is not a session archive ({e})") from None
-    return members
+    return staged
+
+
+def _check_expansion(path: Path, size: int, packed: int) -> None:
+    if size > MAX_TOTAL:
+        raise UsageError(
+            f"{path}: expands to over {MAX_TOTAL >> 20} MiB, more than a session archive "
+            "holds; nothing imported"
+        )
+    if size > RATIO_FLOOR and size > MAX_RATIO * packed:
+        raise UsageError(
+            f"{path}: expands over {MAX_RATIO} times its size, as no session archive does; "
+            "nothing imported"
+        )
 
 
 def _json_object(data: bytes, name: str) -> dict[str, Any]:

@@ -331,10 +331,13 @@ def read_file(path: Path) -> bytes:
         raise ConfigError(f"config error: {path}: cannot read: {e}") from None
 
 
-def load_file(path: Path, raw: bytes | None = None) -> dict[str, Any]:
+def load_file(
+    path: Path, raw: bytes | None = None, lines: dict[tuple[Any, ...], int] | None = None
+) -> dict[str, Any]:
     """Read and check one config file on its own, so errors name this file and line.
 
-    `raw`: the file's bytes, already read (what was hashed is then what is parsed)."""
+    `raw`: the file's bytes, already read (what was hashed is then what is parsed); `lines`,
+    when given, gets the line of every key, for checks made once the layers are merged."""
     import yaml
 
     try:
@@ -355,7 +358,7 @@ def load_file(path: Path, raw: bytes | None = None) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(f"config error: {path}:1: (top): expected a mapping of keys")
-    lines: dict[tuple[Any, ...], int] = {}
+    lines = {} if lines is None else lines
     if node is not None:
         _line_map(node, (), lines)
     try:
@@ -380,3 +383,20 @@ def _nearest_line(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...]) -> in
             return lines[loc]
         loc = loc[:-1]
     return 1
+
+
+def check_preset_providers(
+    settings: Settings, known: set[str], layers: list[tuple[Path, dict[tuple[Any, ...], int]]]
+) -> None:
+    """A `ConfigError` naming the file, key and line of a preset whose provider is not in
+    `known` (`layers`: each file read and the lines of its keys, lowest first)."""
+    for name, preset in settings.presets.items():
+        if preset.provider is None or preset.provider in known:
+            continue
+        loc = ("presets", name, "provider")
+        # The last layer that sets the key is the one whose value won the merge.
+        where = next((f"{path}:{lines[loc]}" for path, lines in reversed(layers) if loc in lines))
+        raise ConfigError(
+            f"config error: {where}: {key_path(loc)}: unknown provider {preset.provider!r} "
+            f"(providers: {', '.join(sorted(known))})"
+        )

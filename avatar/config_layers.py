@@ -13,6 +13,7 @@ vouched for: keys that would run a program or widen what agents may touch are ig
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -21,6 +22,7 @@ from avatar.config import (
     Scope,
     Settings,
     avatar_home,
+    check_preset_providers,
     deep_merge,
     find_project_config,
     load_file,
@@ -30,6 +32,7 @@ from avatar.config import (
 )
 from avatar.policy.trust import Ignored, TrustStore, restrict
 
+Key = tuple[Any, ...]  # a key's path in a config file, e.g. ("presets", "x", "provider")
 ProjectState = Literal["trusted", "changed", "untrusted", "user"]
 """How a project file stands: trusted (these bytes), changed since it was trusted, never
 trusted, or it is the user's own config file (always trusted)."""
@@ -48,6 +51,7 @@ class ProjectConfig:
     #: The file as a file nobody trusted applies (`data` without `guarded`).
     restricted: dict[str, Any] = field(default_factory=dict)
     home: Path | None = None  # avatar's data dir holding the trust store
+    lines: dict[Key, int] = field(default_factory=dict)  # the line of each key, for errors
 
     @property
     def real(self) -> Path:
@@ -104,10 +108,11 @@ def read_project(
     raw = read_file(found)
     if os.path.realpath(found) == os.path.realpath(user_path):
         return ProjectConfig(found, raw, user, "user", restricted=user, home=home)
-    data = load_file(found, raw)
+    lines: dict[Key, int] = {}
+    data = load_file(found, raw, lines)
     restricted, guarded = restrict(data, _trusted_base(user), asdict(Scope()))
     state = TrustStore(home or avatar_home()).state(Path(os.path.realpath(found)), raw)
-    return ProjectConfig(found, raw, data, state, guarded, restricted, home)
+    return ProjectConfig(found, raw, data, state, guarded, restricted, home, lines)
 
 
 def project_config(
@@ -115,15 +120,16 @@ def project_config(
 ) -> ProjectConfig | None:
     """The project file `cwd` uses (None when there is none), judged against the user file
     (`config_file`, else `$AVATAR_CONFIG` or the default); `home` holds the trust store."""
-    user_path, user = _user_layer(config_file)
+    user_path, user, _ = _user_layer(config_file)
     return read_project(Path(cwd).resolve(), user_path, user, home)
 
 
-def _user_layer(config_file: Path | None) -> tuple[Path, dict[str, Any]]:
+def _user_layer(config_file: Path | None) -> tuple[Path, dict[str, Any], dict[Key, int]]:
     user_path = config_file if config_file is not None else user_config_path()
+    lines: dict[Key, int] = {}
     if config_file is not None or user_path.is_file():
-        return user_path, load_file(user_path)
-    return user_path, {}
+        return user_path, load_file(user_path, lines=lines), lines
+    return user_path, {}, lines
 
 
 @dataclass
@@ -158,23 +164,30 @@ def load_config(
     flags: dict[str, Any] | None = None,
     preset: str | None = None,
     *,
+    providers: Collection[str] | None = None,
     trust: bool = False,
     home: Path | None = None,
 ) -> Loaded:
     """Merge every layer into validated `Settings`; raises `ConfigError` with file and line.
 
-    `trust`: apply the project file whole even if it is not trusted (`--trust`); `home`:
-    avatar's data dir, where the trust store is (default `avatar_home()`)."""
-    user_path, user = _user_layer(config_file)
+    `providers` (the built-in ones' names): a preset naming a provider that is neither one of
+    them nor configured is an error here, at load, naming where the preset says so. `trust`:
+    apply the project file whole even if it is not trusted (`--trust`); `home`: avatar's data
+    dir, where the trust store is (default `avatar_home()`)."""
+    user_path, user, user_lines = _user_layer(config_file)
     data = user
+    layers = [(user_path, user_lines)] if user else []
     project = read_project(cwd, user_path, user, home)
     if project is not None and project.state != "user":
         applied = project.data if trust or project.trusted else project.restricted
         data = deep_merge(data, applied)
+        layers.append((project.path, project.lines))
     data = deep_merge(data, _from_env(os.environ))
     # No layer at all is the common case of a one-shot command: the defaults need no check,
     # and pydantic is not even loaded.
     settings = Settings() if not data else parse_settings(data)
+    if providers is not None:
+        check_preset_providers(settings, {*providers, *settings.providers}, layers)
     chosen = preset or settings.preset
     if chosen:
         settings = settings.apply_preset(chosen)

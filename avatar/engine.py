@@ -22,7 +22,7 @@ from avatar.library_actions import LibraryActions
 from avatar.opening import OpenRequest, plan_open
 from avatar.permissions import PermissionGate, PermissionHandler
 from avatar.provider_facts import CapabilityCache
-from avatar.providers import ProviderRegistry, ProviderSpec
+from avatar.providers import ProviderRegistry, ProviderSpec, shipped
 from avatar.registry import load_class
 from avatar.session_settings import SettingsPolicy
 from avatar.sessions.types import SessionInfo, Transcript
@@ -103,7 +103,9 @@ class Engine:
         from avatar.session_settings import SettingsSource
 
         root, flags = Path(cwd).resolve(), {"model": model, "permission": permission}
-        source = SettingsSource.from_files(root, config_file, flags, preset, trust=trust, home=home)
+        source = SettingsSource.from_files(
+            root, config_file, flags, preset, shipped(), trust=trust, home=home
+        )
         settings = source.initial()
         return cls(
             settings, root, provider=provider, env=env, home=home, add_dirs=add_dirs, source=source
@@ -172,11 +174,11 @@ class Engine:
         """The canonical transcript of a session (a listed one, or an id or prefix)."""
         return self.library.transcript(self.library.info(session))
 
-    def export(self, session: SessionInfo | str, fmt: str = "md") -> str:
-        """A session's transcript as `md`, `html` or `json`, secrets masked (`avatar.export`)."""
-        from avatar.export import render  # (this and the two below load when first used)
+    def export(self, session: SessionInfo | str, fmt: str = "md", to: Path | None = None) -> str:
+        """A transcript as `md`, `html` or `json`, secrets masked; with `to`, written there too."""
+        from avatar.export import render, write_export  # (loaded when first used, as below)
 
-        return render(self.transcript(session), fmt, self.registry.secrets())
+        return write_export(to, render(self.transcript(session), fmt, self.registry.secrets()))
 
     async def delete(self, session: SessionInfo | str) -> SessionInfo:
         """Delete a session: through its agent where the agent offers `session/delete`, else

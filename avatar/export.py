@@ -11,9 +11,14 @@ as in the messages. The HTML page is `avatar.export_html`.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from avatar.fileio import atomic_write
 
 if TYPE_CHECKING:
     from avatar.policy.secrets import SecretDetector
@@ -189,3 +194,21 @@ def to_markdown(doc: ExportDoc) -> str:
     if doc.skipped_lines:
         out += ["", f"_({doc.skipped_lines} unreadable lines skipped)_"]
     return "\n".join(out) + "\n"
+
+
+def write_export(output: Path | None, text: str) -> str:
+    """`text`, written to `output` when given: in a file the owner alone reads, whole (beside
+    it, then renamed; a symlink is followed to its file). A FIFO or device the user names
+    (`-o /dev/stdout`) is written through, as asked."""
+    if output is not None:
+        real = Path(os.path.realpath(output))
+        try:
+            special = not stat.S_ISREG(real.stat().st_mode)
+        except FileNotFoundError:
+            special = False
+        if special:
+            with real.open("wb") as f:
+                f.write(text.encode("utf-8"))
+        else:
+            atomic_write(real, text.encode("utf-8"), mode=0o600)
+    return text

@@ -1,9 +1,80 @@
-"""Writing files so that a crash never leaves half of one: atomic replace, one-line appends."""
+"""Writing files so that a crash never leaves half of one: atomic replace, one-line appends;
+and opening only regular files where a FIFO or a device would hang or harm."""
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
+from typing import BinaryIO
+
+_SPECIAL = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def special_kind(mode: int) -> str | None:
+    """What a file of `st_mode` is when it is neither a regular file nor a directory."""
+    return next((kind for test, kind in _SPECIAL if test(mode)), None)
+
+
+class SpecialFileError(OSError):
+    """A FIFO, device or socket where a regular file was to be read or written."""
+
+    def __init__(self, path: str | os.PathLike[str], kind: str) -> None:
+        super().__init__(f"{os.fspath(path)} is {kind}, not a regular file")
+        self.kind = kind
+        self.filename = os.fspath(path)
+
+
+def _open_file(path: str | os.PathLike[str], flags: int, mode: int = 0o666) -> int:
+    """`os.open` that never blocks on a FIFO (`O_NONBLOCK`: a reader's open would wait for a
+    writer, forever) and refuses anything but a regular file or a directory, checked on the
+    open descriptor so a swap after a stat cannot slip past."""
+    fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, mode)
+    try:
+        kind = special_kind(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise SpecialFileError(path, kind)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """`path` opened for reading (binary) when it is a regular file; `SpecialFileError` for a
+    FIFO, device or socket, which is checked before it is opened (opening some devices acts)."""
+    kind = special_kind(os.stat(path).st_mode)
+    if kind is not None:
+        raise SpecialFileError(path, kind)
+    return os.fdopen(_open_file(path, os.O_RDONLY), "rb")
+
+
+def write_regular(path: str | os.PathLike[str], data: bytes) -> None:
+    """Create or overwrite regular file `path` with `data`; `SpecialFileError` (and nothing
+    written, nothing waited for) when a FIFO, device or socket is there."""
+    try:
+        kind = special_kind(os.stat(path).st_mode)
+    except FileNotFoundError:
+        kind = None
+    if kind is not None:  # (a FIFO without a reader would fail the open: say what it is)
+        raise SpecialFileError(path, kind)
+    fd = _open_file(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    try:
+        _write_all(fd, data)
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def atomic_write(path: Path, data: bytes, *, mode: int = 0o600) -> None:
@@ -17,9 +88,7 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o600) -> None:
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            _write_all(fd, data)
         finally:
             os.close(fd)
         os.replace(tmp, path)

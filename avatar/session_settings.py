@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -120,18 +120,26 @@ class SettingsSource:
         config_file: Path | None,
         flags: Mapping[str, Any],
         preset: str | None,
+        providers: Collection[str] | None = None,
         *,
         trust: bool = False,
         home: Path | None = None,
     ) -> SettingsSource:
         """Settings from the layered config files of DESIGN §4, read again at every `load`
-        (a resumed session gets the config as it is now); `trust` applies the project file
-        whole (`--trust`), `home` holds the store of trusted files."""
+        (a resumed session gets the config as it is now); `providers`: the built-in ones'
+        names, against which presets are checked; `trust` applies the project file whole
+        (`--trust`), `home` holds the store of trusted files."""
         from avatar.config_layers import load_config
 
         def load(preset_name: str | None, overrides: Mapping[str, Any]) -> Settings:
             loaded = load_config(
-                cwd, config_file, dict(overrides), preset_name, trust=trust, home=home
+                cwd,
+                config_file,
+                dict(overrides),
+                preset_name,
+                providers=providers,
+                trust=trust,
+                home=home,
             )
             source.untrusted = loaded.untrusted
             return loaded.settings

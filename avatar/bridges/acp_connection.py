@@ -25,6 +25,7 @@ from avatar.providers import find_executable
 if TYPE_CHECKING:
     from acp.core import ClientSideConnection
 
+    from avatar.bridges.acp_guard import StdoutSeen
     from avatar.bridges.base import BridgeContext, EventSink
     from avatar.policy.sandbox import Sandbox
     from avatar.providers import ProviderSpec
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 INIT_TIMEOUT = 60.0  # spawn → initialize answered (Gemini needs ~1.2 s, npx shims more)
+# An agent whose stdout has carried junk (not JSON-RPC) has this long more to answer
+# `initialize`: a program that is no ACP agent fails in seconds, not at INIT_TIMEOUT.
+JUNK_GRACE = 3.0
 REQUEST_TIMEOUT = 180.0  # session/new, load (a long history), list …
 STDERR_LINES_IN_ERRORS = 15
 
@@ -138,49 +142,72 @@ class AgentConnection:
             # The agent boots in parallel with this import (~0.65 s of pydantic schema building).
             import acp
 
-            from avatar.bridges.acp_guard import guard_stdout
+            from avatar.bridges.acp_guard import StdoutSeen, guard_stdout
 
             stdin, stdout = process.process.stdin, process.process.stdout
             assert stdin is not None and stdout is not None
+            held: list[str] = []  # until initialize is answered: junk alone is the error
 
             def dropped(message: str) -> None:  # a broken or hostile agent's junk: say so once
-                emit(Notice(message=f"{name}: {message}", level="warning"))
+                if seen.messages:
+                    emit(Notice(message=f"{name}: {message}", level="warning"))
+                else:
+                    held.append(message)
 
-            conn = acp.connect_to_agent(make_client(), stdin, guard_stdout(stdout, dropped))
+            seen = StdoutSeen()
+            guarded = guard_stdout(stdout, dropped, seen=seen)
+            conn = acp.connect_to_agent(make_client(), stdin, guarded)
         except BaseException:
             await process.stop()
             raise
         agent = cls(name, process, conn, env, on_exit, emit)
         try:
-            await agent._initialize()
+            await agent._initialize(seen)
         except BaseException:
             await agent.close()
             raise
+        for message in held:
+            emit(Notice(message=f"{name}: {message}", level="warning"))
         return agent
 
-    async def _initialize(self) -> None:
+    async def _junk_only(self, seen: StdoutSeen) -> str:
+        """Wait until the agent has written junk and then JUNK_GRACE has passed; the error."""
+        await seen.junk.wait()
+        await asyncio.sleep(JUNK_GRACE)
+        sample = (seen.first_junk or b"").decode("utf-8", "replace")
+        return (
+            f"{self.name} is not speaking ACP: its output is not JSON-RPC "
+            f"(it began {sample!r}); check providers.{self.name}.command"
+        )
+
+    async def _initialize(self, seen: StdoutSeen) -> None:
         import acp
         from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 
         from avatar import __version__
 
+        asked = self.conn.initialize(
+            protocol_version=acp.PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(
+                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
+                terminal=True,
+            ),
+            client_info=Implementation(name="avatar", title="avatar", version=__version__),
+        )
+        request = asyncio.ensure_future(self.call("initialize", asked, INIT_TIMEOUT))
+        junk = asyncio.ensure_future(self._junk_only(seen))
         try:
-            init = await self.call(
-                "initialize",
-                self.conn.initialize(
-                    protocol_version=acp.PROTOCOL_VERSION,
-                    client_capabilities=ClientCapabilities(
-                        fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
-                        terminal=True,
-                    ),
-                    client_info=Implementation(name="avatar", title="avatar", version=__version__),
-                ),
-                INIT_TIMEOUT,
-            )
+            await asyncio.wait({request, junk}, return_when=asyncio.FIRST_COMPLETED)
+            if not request.done():
+                raise ProviderError(junk.result(), self.stderr_tail())
+            init = request.result()
         except acp.RequestError as e:
             raise ProviderError(
                 f"{self.name}: initialize failed: {describe_error(e)}", self.stderr_tail()
             ) from None
+        finally:
+            request.cancel()
+            junk.cancel()
         self.agent_capabilities = init.agent_capabilities
         self.auth_methods = list(init.auth_methods or [])
         self.agent_info = init.agent_info

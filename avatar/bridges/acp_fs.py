@@ -7,11 +7,13 @@ the session cwd, plus the added directories; deny wins; symlinks and `..` are re
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
 from avatar.config import Scope
+from avatar.fileio import open_regular, write_regular
 from avatar.scope import ScopeDenied, ScopePolicy
 
 Access = Literal["read", "write"]
@@ -41,7 +43,9 @@ class FileAccess:
         """The file's text, from 1-based `line` for `limit` lines when given."""
         target = self.check(path, "read")
         try:
-            text = target.read_text(encoding="utf-8", errors="replace")
+            # Not `read_text`: a FIFO would block the agent's read (and avatar) for good.
+            with io.TextIOWrapper(open_regular(target), encoding="utf-8", errors="replace") as f:
+                text = f.read()
         except FileNotFoundError:
             raise AccessDenied(f"{path}: no such file") from None
         except IsADirectoryError:
@@ -60,7 +64,7 @@ class FileAccess:
         target = self.check(path, "write")
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(content, encoding="utf-8")
+            write_regular(target, content.encode("utf-8"))
         except IsADirectoryError:
             raise AccessDenied(f"{path}: is a directory") from None
         except OSError as e:

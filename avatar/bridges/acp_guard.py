@@ -6,7 +6,8 @@ then hangs or fails), and a line without an end is buffered without limit. A hos
 broken agent must not do any of that, so the SDK reads from a second stream this guard fills
 with whole lines that parse as JSON objects. Anything else is dropped — a line over
 `max_line` bytes without being held in memory — and the first drop of each kind is reported
-through `on_drop` (one notice, not one per line).
+through `on_drop` (one notice, not one per line). `StdoutSeen` tells whether the agent has
+written anything but junk yet: an agent that writes only junk is no ACP agent.
 """
 
 from __future__ import annotations
@@ -22,19 +23,37 @@ from avatar.bridges.process import STDOUT_LIMIT
 MAX_LINE = STDOUT_LIMIT
 
 
+class StdoutSeen:
+    """What the guard has seen of an agent's stdout so far."""
+
+    def __init__(self) -> None:
+        self.messages = 0
+        self.first_junk: bytes | None = None  # the start of the first line dropped
+        self.junk = asyncio.Event()  # set at the first line dropped
+
+    def dropped(self, line: bytes) -> None:
+        """A line that is no JSON-RPC message went by."""
+        if self.first_junk is None:
+            self.first_junk = line[:60].rstrip(b"\r\n")
+            self.junk.set()
+
+
 def guard_stdout(
     source: asyncio.StreamReader,
     on_drop: Callable[[str], None],
     *,
     max_line: int = MAX_LINE,
+    seen: StdoutSeen | None = None,
 ) -> asyncio.StreamReader:
-    """A StreamReader carrying only the JSON-object lines of `source` (see module docstring).
+    """A StreamReader carrying only the JSON-object lines of `source` (see module docstring);
+    `seen` is kept up to date with what went by.
 
     The copying task ends at the source's end of file (the agent exited or closed stdout).
     """
     _quiet_root_logging()
     guarded = asyncio.StreamReader(limit=max_line)
-    task = asyncio.get_running_loop().create_task(_copy(source, guarded, on_drop, max_line))
+    copy = _copy(source, guarded, on_drop, max_line, seen or StdoutSeen())
+    task = asyncio.get_running_loop().create_task(copy)
     _tasks.add(task)
     task.add_done_callback(_tasks.discard)
     return guarded
@@ -61,6 +80,7 @@ async def _copy(
     sink: asyncio.StreamReader,
     on_drop: Callable[[str], None],
     max_line: int,
+    seen: StdoutSeen,
 ) -> None:
     told: set[str] = set()
 
@@ -73,6 +93,7 @@ async def _copy(
         while True:
             line, too_long = await _read_line(source)
             if too_long:
+                seen.dropped(b"(a line over the limit)")
                 drop("long", f"skipped a line from the agent longer than {max_line:,} bytes")
                 continue
             if not line:
@@ -80,8 +101,10 @@ async def _copy(
             if not line.strip():
                 continue
             if _is_object(line):
+                seen.messages += 1
                 sink.feed_data(line if line.endswith(b"\n") else line + b"\n")
             else:
+                seen.dropped(line)
                 drop("junk", "skipped output from the agent that is not a JSON-RPC message")
     except (OSError, asyncio.IncompleteReadError):
         pass  # the pipe broke: the agent is gone, which the process watcher reports

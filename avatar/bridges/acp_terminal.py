@@ -125,10 +125,10 @@ class TerminalManager:
             process = await start_command(
                 argv, cwd=workdir, env={**self.env, **(env or {})}, sandbox=self.sandbox
             )
-        except OSError as e:
-            raise AccessDenied(f"cannot run {argv[0]}: {e.strerror or e}") from None
-        except ValueError as e:  # a NUL byte in an argument
-            raise AccessDenied(f"cannot run {argv[0]}: {e}") from None
+        except (OSError, ValueError) as e:  # ValueError: a NUL byte in an argument
+            raise AccessDenied(
+                f"cannot run {argv[0]}: {getattr(e, 'strerror', None) or e}"
+            ) from None
         limit = DEFAULT_OUTPUT_LIMIT if output_byte_limit is None else max(output_byte_limit, 0)
         term = Terminal(id=f"term-{next(self._ids)}", process=process, limit=limit)
         term.reader = asyncio.get_running_loop().create_task(self._pump(term))

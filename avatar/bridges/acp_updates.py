@@ -25,6 +25,7 @@ from avatar.events import (
     Usage,
     UserMessage,
 )
+from avatar.surrogates import escape_surrogates
 
 TerminalReader = Callable[[str], str | None]
 """Returns the current output of a client terminal by id (tool content may reference one)."""
@@ -99,7 +100,7 @@ def translate(update: Any, terminal: TerminalReader | None = None) -> list[BaseE
     """The avatar events for one ACP session update (possibly none)."""
     kind = getattr(update, "session_update", None)
     if kind in ("agent_message_chunk", "agent_thought_chunk", "user_message_chunk"):
-        text = block_text(update.content)
+        text = escape_surrogates(block_text(update.content))  # see avatar.surrogates
         if not text:
             return []
         if kind == "agent_message_chunk":

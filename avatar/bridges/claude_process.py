@@ -26,6 +26,7 @@ from avatar.bridges.process import AgentProcess
 from avatar.bridges.turn import Turn, TurnSignal
 from avatar.errors import ProviderError
 from avatar.events import TurnFinished
+from avatar.surrogates import loads
 
 if TYPE_CHECKING:
     from avatar.policy.sandbox import Sandbox
@@ -129,7 +130,7 @@ class ClaudeProcess:
 
     def _route(self, line: bytes) -> None:
         try:
-            msg = json.loads(line)
+            msg = loads(line)
         except ValueError:
             self._junk.append(line.decode("utf-8", "replace"))
             return

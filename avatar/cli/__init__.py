@@ -27,6 +27,11 @@ def main(argv: list[str] | None = None) -> None:
 
         if print_shipped_help():
             raise SystemExit(0)
+    for stream in (sys.stdout, sys.stderr):
+        # Text from a model or a session file may hold a lone surrogate (`"\ud800"` is valid
+        # JSON): it is printed as that escape, never an error that ends the command.
+        if stream is not None and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     import gc
 
     # Start-up creates the objects that live as long as the process (modules, classes,

@@ -69,8 +69,11 @@ class AppState:
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    """Print the one-line error of the output contract and exit."""
-    sys.stderr.write(f"avatar: {message}\n")
+    """Print the one-line error of the output contract and exit (an agent's words in it are
+    made inert at a terminal)."""
+    from avatar.policy.terminal_text import for_terminal
+
+    sys.stderr.write(for_terminal(f"avatar: {message}\n", sys.stderr))
     sys.stderr.flush()
     raise SystemExit(code)
 
@@ -189,6 +192,14 @@ def cli(
     return None
 
 
+def no_empty_ids(*flags: tuple[str, str | None]) -> None:
+    """A usage error for a session flag given an empty id (`--resume "$UNSET"`): it would
+    otherwise be taken as no flag at all and quietly open a new session."""
+    for flag, value in flags:
+        if value is not None and not value.strip():
+            raise UsageError(f"{flag}: the session id is empty")
+
+
 @cli.command()
 @click.argument("prompt", required=False)
 @click.option("--resume", "resume", metavar="ID", help="Resume a session (id or unique prefix).")
@@ -238,6 +249,7 @@ def chat(
         prompt = data.decode("utf-8", "surrogateescape")  # refused below, with the position
     if not utf8_text(prompt).strip():
         raise UsageError("the prompt is empty")
+    no_empty_ids(("--resume", resume), ("--session-id", session_id), ("--from", source))
     if sum(bool(x) for x in (resume, cont, session_id, source)) > 1:
         raise UsageError("use only one of --resume, --continue, --session-id and --from")
     from avatar.cli.chat import run_chat
@@ -297,6 +309,7 @@ def repl(
     add_dirs: tuple[Path, ...],
 ) -> int:
     """Interactive session with slash commands (/help lists them)."""
+    no_empty_ids(("--from", source))  # (`--resume` alone, an empty id, opens the picker)
     if sum((resume is not None, cont, source is not None)) > 1:
         raise UsageError("use only one of --resume, --continue and --from")
     if imported and source is None:

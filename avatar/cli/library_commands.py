@@ -19,6 +19,7 @@ import click
 
 from avatar.cli.table import session_line
 from avatar.errors import UsageError
+from avatar.policy.terminal_text import for_terminal, inert, is_terminal
 
 if TYPE_CHECKING:
     from avatar.cli.commands import AppState
@@ -67,15 +68,16 @@ def session_search(
         where = "" if all_projects else f" in {engine.cwd} (--all-projects: everywhere)"
         sys.stderr.write(f"no session matches {words!r}{where}\n")
         return 0
-    bold = sys.stdout.isatty()
+    bold = is_terminal(sys.stdout)
+    shown = inert if bold else str  # at a terminal: inert text, and avatar's bold around hits
     out = []
     for hit in hits:
-        out.append(session_line(hit.session))
+        out.append(shown(session_line(hit.session)))
         text, pos, parts = hit.snippet, 0, []
         for start, end in hit.spans if bold else ():
-            parts += [text[pos:start], _BOLD, text[start:end], _PLAIN]
+            parts += [shown(text[pos:start]), _BOLD, shown(text[start:end]), _PLAIN]
             pos = end
-        out.append("    " + "".join(parts) + text[pos:])
+        out.append("    " + "".join(parts) + shown(text[pos:]))
     sys.stdout.write("\n".join(out) + "\n")
     return 0
 
@@ -88,7 +90,9 @@ def session_rename(state: AppState, session_id: str, name: tuple[str, ...]) -> i
     """Name a session (where its provider shows names, and in avatar)."""
     engine = state.engine()
     info = engine.rename(engine.find(session_id, state.provider), " ".join(name))
-    sys.stderr.write(f"renamed {info.provider} session {info.id}: {info.name}\n")
+    sys.stderr.write(
+        for_terminal(f"renamed {info.provider} session {info.id}: {info.name}\n", sys.stderr)
+    )
     return 0
 
 
@@ -119,7 +123,7 @@ def session_prune(
         sys.stderr.write(f"no session is older than {older_than}\n")
         return 0
     for s in found:
-        sys.stdout.write(session_line(s) + "\n")
+        sys.stdout.write(for_terminal(session_line(s) + "\n", sys.stdout))
     count = f"{len(found)} session{'s' if len(found) != 1 else ''}"
     if dry_run:
         sys.stderr.write(f"{count} would be deleted (--dry-run: nothing deleted)\n")

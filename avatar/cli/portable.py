@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from avatar.errors import UsageError
+from avatar.policy.terminal_text import for_terminal
 
 if TYPE_CHECKING:
     from avatar.cli.commands import AppState
@@ -54,12 +55,11 @@ def export_command(
         engine.archives.pack(info, archive)
         sys.stderr.write(f"packed {info.provider} session {info.id} into {archive}\n")
         return 0
-    text = engine.export(info, fmt or "md")
-    if output is None:
-        sys.stdout.write(text)
+    if output is None:  # shown, at a terminal: made inert; piped, the export is data
+        sys.stdout.write(for_terminal(engine.export(info, fmt or "md"), sys.stdout))
         return 0
     try:
-        output.write_text(text, encoding="utf-8")
+        engine.export(info, fmt or "md", to=output)
     except OSError as e:
         raise UsageError(f"cannot write {output}: {e.strerror}") from None
     sys.stderr.write(f"exported {info.provider} session {info.id} to {output}\n")

@@ -1,4 +1,8 @@
-"""Plain-stream rendering of events for `chat`: answer on stdout, everything else on stderr."""
+"""Plain-stream rendering of events for `chat`: answer on stdout, everything else on stderr.
+
+What the model and the agent said is made inert on a stream that is a terminal
+(`avatar.policy.terminal_text`); piped or redirected, the answer is data and passes as it is.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from avatar.events import (
     ToolCallStarted,
     TurnFinished,
 )
+from avatar.policy.terminal_text import inert, is_terminal
 
 
 def session_line(event: SessionStarted) -> str:
@@ -36,13 +41,15 @@ class LineRenderer:
         self.stop_reason: str | None = None
         self._at_line_start = True
         self._tools: dict[str, str] = {}
+        self._shown_out = inert if is_terminal(self.out) else str
+        self._shown_err = inert if is_terminal(self.err) else str
 
     def _say(self, line: str) -> None:
         if not self._at_line_start and not self.json_out:
             self.out.write("\n")
             self.out.flush()
             self._at_line_start = True
-        self.err.write(line + "\n")
+        self.err.write(self._shown_err(line) + "\n")
         self.err.flush()
 
     def on_event(self, event: BaseEvent) -> None:
@@ -62,7 +69,7 @@ class LineRenderer:
         if event.replay:
             return
         if isinstance(event, TextDelta):
-            self.out.write(event.text)
+            self.out.write(self._shown_out(event.text))
             self.out.flush()
             self._at_line_start = event.text.endswith("\n")
         elif isinstance(event, Notice):

@@ -5,6 +5,14 @@ Answers stream line by line: a finished line of prose is printed at once (as mar
 lists, emphasis), a fenced code block is held until its closing fence and then printed
 highlighted. Nothing here ever writes on the prompt line: under prompt-toolkit's
 `patch_stdout` every write lands above the prompt, which is redrawn after it.
+
+Everything printed passes one render hook (`_InertText`) that makes the text of what is drawn
+inert (`avatar.policy.terminal_text`), after markdown and highlighting have laid it out and
+before rich adds its styles: an escape sequence in an answer, a title or an agent's stderr
+shows as text, and rich's styling is the only escape code on the screen. Markdown links are
+drawn as their text and address, not as terminal hyperlinks whose target the text may hide.
+This holds without a terminal too (a script driving the REPL): what the REPL prints is a
+rendering for a person, not the model's text as data (that is `chat`'s stdout).
 """
 
 from __future__ import annotations
@@ -12,13 +20,23 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from avatar.cli.diffs import FileChange, change_of, render_diff
 from avatar.cli.render import session_line
+from avatar.policy.terminal_text import inert
 
 if TYPE_CHECKING:
-    from rich.console import Console, RenderableType
+    from collections.abc import Iterator
+
+    from rich.console import (
+        Console,
+        ConsoleOptions,
+        ConsoleRenderable,
+        RenderableType,
+        RenderHook,
+    )
+    from rich.segment import Segment
 
     from avatar.events import BaseEvent, Error, ToolCallFinished, ToolCallStarted
 
@@ -56,6 +74,27 @@ class _CurrentStdout:
         return sys.__stdout__.fileno() if sys.__stdout__ else 1
 
 
+class _Shown:
+    """A renderable drawn with its text made inert (rich's control segments, which move the
+    cursor for rich itself, pass as they are)."""
+
+    def __init__(self, inner: ConsoleRenderable) -> None:
+        self.inner = inner
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:
+        from rich.segment import Segment
+
+        for seg in console.render(self.inner, options):
+            yield seg if seg.control else Segment(inert(seg.text), seg.style)
+
+
+class _InertText:
+    """The console's render hook: every renderable printed is drawn through `_Shown`."""
+
+    def process_renderables(self, renderables: list[ConsoleRenderable]) -> list[ConsoleRenderable]:
+        return [_Shown(r) for r in renderables]
+
+
 class Screen:
     """Renders events for a person at a terminal (or, without colours, a pipe)."""
 
@@ -64,6 +103,8 @@ class Screen:
 
         self.out: TextIO = out or _CurrentStdout()  # type: ignore[assignment]
         self.console: Console = Console(file=self.out, highlight=False, soft_wrap=False)
+        # (duck-typed: subclassing rich's RenderHook would import rich with this module)
+        self.console.push_render_hook(cast("RenderHook", _InertText()))
         self._line = ""  # prose of the current line, not yet printed
         self._code: list[str] | None = None  # lines of an open code fence
         self._fence_lang = ""
@@ -127,7 +168,7 @@ class Screen:
             return
         from rich.markdown import Markdown
 
-        self.print(Markdown(line))
+        self.print(Markdown(line, hyperlinks=False))
 
     def _print_code(self) -> None:
         from rich.syntax import Syntax

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from avatar.cli.table import render_table
 from avatar.cli.tree import lineage_order, tree_title
 from avatar.errors import UsageError
+from avatar.policy.terminal_text import for_terminal
 from avatar.times import ago
 
 if TYPE_CHECKING:
@@ -20,8 +21,8 @@ if TYPE_CHECKING:
 
 
 def _warn(engine: Engine) -> None:
-    for line in engine.warnings():
-        sys.stderr.write(f"warning: {line}\n")
+    for line in engine.warnings():  # (they quote file names and content from the stores)
+        sys.stderr.write(for_terminal(f"warning: {line}\n", sys.stderr))
 
 
 def list_sessions(
@@ -68,11 +69,12 @@ def list_sessions(
     parents = {k: v.parent for k, v in links.items()} if tree else {}
     rows = []
     for depth, s in lineage_order(shown, parents):
-        title = tree_title(depth, (s.name or s.title or "").replace("\n", " "))
+        # (inert before the table measures it: a hostile title cannot skew the columns)
+        label = for_terminal((s.name or s.title or "").replace("\n", " "), sys.stdout)
+        title = tree_title(depth, label)
         rows.append([s.provider, s.id, title, ago(s.updated), str(s.messages)])
-    sys.stdout.write(
-        render_table(["provider", "id", "title", "updated", "messages"], rows, shrink=2)
-    )
+    table = render_table(["provider", "id", "title", "updated", "messages"], rows, shrink=2)
+    sys.stdout.write(for_terminal(table, sys.stdout))
     if len(shown) < len(sessions):
         sys.stderr.write(f"({len(sessions) - len(shown)} more; --limit 0 shows all)\n")
     return 0
@@ -107,7 +109,8 @@ def show_info(state: AppState, ref: str, *, json_out: bool) -> int:
     for key, value in data.items():
         if isinstance(value, list):
             value = ", ".join(str(v) for v in value) or None
-        sys.stdout.write(f"{key:9} {value if value is not None else '-'}\n")
+        line = f"{key:9} {value if value is not None else '-'}\n"
+        sys.stdout.write(for_terminal(line, sys.stdout))
     return 0
 
 
@@ -133,7 +136,8 @@ def show_transcript(state: AppState, ref: str) -> int:
     transcript = engine.transcript(info)
     _warn(engine)
     title = f"{info.provider} session {info.id}" + (f" — {info.title}" if info.title else "")
-    sys.stdout.write(engine.registry.secrets().mask(title + "\n\n" + render_transcript(transcript)))
+    text = engine.registry.secrets().mask(title + "\n\n" + render_transcript(transcript))
+    sys.stdout.write(for_terminal(text, sys.stdout))
     return 0
 
 
@@ -145,9 +149,8 @@ def delete(state: AppState, ref: str, *, yes: bool) -> int:
             raise UsageError("refusing to delete without confirmation; pass --yes")
         import click
 
-        if not click.confirm(
-            f"delete {info.provider} session {info.id} ({info.title or 'untitled'})?"
-        ):
+        question = f"delete {info.provider} session {info.id} ({info.title or 'untitled'})?"
+        if not click.confirm(for_terminal(question, sys.stderr)):
             return 1
     import asyncio
 

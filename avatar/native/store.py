@@ -236,7 +236,7 @@ def _why_bad(line: bytes) -> str:
         return "torn last line (interrupted write)"
     try:
         data = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return "broken line"
     if isinstance(data, dict) and data.get("type") not in (None, *KNOWN_TYPES):
         return f"unknown entry type {data.get('type')!r}"
@@ -258,7 +258,7 @@ def read_state(path: Path) -> SessionState:
             lineno += 1
             try:
                 entry = parse(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # (nested deeper than json can read)
                 state.warnings.append(_skipped(path, lineno, line))
                 continue
             apply(entry)
@@ -288,7 +288,7 @@ def scan_record(path: Path, base: IndexRecord | None = None) -> IndexRecord | No
         state = read_state(path)
     except NewerFormatError:
         return _newer_record(path, size)
-    except (OSError, ValueError, StopIteration):
+    except (OSError, ValueError, StopIteration, RecursionError):
         return None
     return index_record(state, size)
 
@@ -336,7 +336,7 @@ def _fold_tail(record: IndexRecord, f: BinaryIO) -> None:
             break
         try:
             entry = parse_entry(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         record.updated = parse_time(entry.timestamp)
         if isinstance(entry, MessageEntry):

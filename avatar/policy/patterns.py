@@ -27,12 +27,10 @@ def _translate(body: str) -> str:
         elif body.startswith("/**/", i):
             out.append("/(?:.*/)?")
             i += 4
-        elif body.startswith("**", i):
-            out.append("[^/]*")  # as git: `**` not between slashes is a plain `*`
-            i += 2
-        elif c == "*":
+        elif c == "*":  # as git: `**` not between slashes is a plain `*` (and `***` too)
             out.append("[^/]*")
-            i += 1
+            while i < n and body[i] == "*":
+                i += 1
         elif c == "?":
             out.append("[^/]")
             i += 1
@@ -101,21 +99,66 @@ def pattern_matches(pattern: str, rel: str, is_dir: bool = False) -> bool:
     return itself.match(rel) is not None and (is_dir or not dir_only)
 
 
-@lru_cache(maxsize=256)
-def _search_regex(pattern: str) -> re.Pattern[str]:
-    pat = pattern.strip().removeprefix("./").strip("/")
-    if not _GLOB_CHARS.intersection(pat):  # a plain path: itself and what is below it
-        return re.compile("" if pat in ("", ".") else re.escape(pat) + r"(?:/.*)?\Z", _FLAGS)
-    head, pat = ("(?:.*/)?", pat[3:]) if pat.startswith("**/") else ("", pat)
-    tail, pat = ("(?:/.*)?", pat[:-3]) if pat.endswith("/**") else ("", pat)
+# A search glob, compiled: one part per name of a path, a regex for a name or ANY_NAMES for
+# `**` (any number of names, none included).
+ANY_NAMES = None
+_Glob = tuple[re.Pattern[str] | None, ...]
+
+
+def _name_regex(glob: str) -> re.Pattern[str]:
+    """A regex for one name (no `/`) that cannot backtrack without end, whatever the stars.
+
+    The glob is C0*C1*…*Ck, each C a run of fixed-width pieces (characters, `?`, classes).
+    C0 sits at the start and Ck at the end; each Ci between them is taken at its leftmost
+    place after the one before, in an atomic group: leaving the most room for the rest is
+    never worse, and nothing is tried twice, so matching is linear in the name (times the
+    glob). A backtracking `[^/]*a[^/]*a…` took hours on `*a*a*a*a*a*a*a*b` and a long name.
+    """
+    chunks: list[str] = [""]
+    i = 0
+    while i < len(glob):
+        if glob[i] == "*":
+            while i < len(glob) and glob[i] == "*":
+                i += 1
+            chunks.append("")
+            continue
+        j = i + 2 if glob[i] == "\\" else i + 1
+        if glob[i] == "[" and (end := glob.find("]", i + 2)) != -1:
+            j = end + 1
+        chunks[-1] += glob[i:j]
+        i = j
     try:
-        return re.compile(head + _translate(pat) + tail + r"\Z", _FLAGS)
-    except re.error:
-        return re.compile(re.escape(pattern) + r"\Z", _FLAGS)
+        parts = [_translate(c) for c in chunks]
+        if len(parts) == 1:
+            return re.compile(parts[0] + r"\Z", _FLAGS)
+        middle = "".join(f"(?>[^/]*?{p})" for p in parts[1:-1])
+        return re.compile(f"{parts[0]}{middle}[^/]*{parts[-1]}\\Z", _FLAGS)
+    except re.error:  # a malformed class: the name literally
+        return re.compile(re.escape(glob) + r"\Z", _FLAGS)
+
+
+@lru_cache(maxsize=256)
+def _search_glob(pattern: str) -> _Glob:
+    pat = pattern.strip().removeprefix("./").strip("/")
+    if pat in ("", "."):
+        return (ANY_NAMES,)
+    names = pat.split("/")
+    if not _GLOB_CHARS.intersection(pat):  # a plain path: itself and what is below it
+        return (*(re.compile(re.escape(n) + r"\Z", _FLAGS) for n in names), ANY_NAMES)
+    return tuple(ANY_NAMES if n == "**" else _name_regex(n) for n in names)
 
 
 def glob_match(pattern: str, rel: str) -> bool:
     """A search filter (the `glob` of grep, the pattern of find), not a scope pattern: does
     the whole of `rel` match? `*` stays within a name, `**/` and `/**` span directories, and a
-    plain path also matches what is below it."""
-    return _search_regex(pattern).match(rel) is not None
+    plain path also matches what is below it. Linear in the path, whatever the pattern."""
+    names = rel.split("/")
+    reached = {0}  # how many names the parts so far can have taken
+    for part in _search_glob(pattern):
+        if part is ANY_NAMES:
+            reached = set(range(min(reached), len(names) + 1))
+        else:
+            reached = {n + 1 for n in reached if n < len(names) and part.match(names[n])}
+        if not reached:
+            return False
+    return len(names) in reached

@@ -154,6 +154,8 @@ class JsonlSessionStore(SessionStore):
             summary = self.summarize(Path(path), st)
         except OSError as e:
             summary = Summary(None, [f"{path}: unreadable, skipped ({e.strerror or e})"])
+        except RecursionError:  # a reader's own json.loads met a `[[[[…` line
+            summary = Summary(None, [f"{path}: JSON nested too deeply to read, skipped"])
         if summary.info is not None:
             summary.info.path = path
         self._cache.put(path, st, summary.to_json())

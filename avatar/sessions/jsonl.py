@@ -18,6 +18,7 @@ from typing import IO, Any
 
 from avatar.handoff.marker import strip_handoff
 from avatar.policy.secrets import title_source
+from avatar.surrogates import may_hold_surrogate, without_surrogates
 from avatar.times import parse_time as iso_time
 
 # Listing parses only lines up to this size; longer ones are huge tool outputs or garbage and
@@ -104,11 +105,13 @@ def parse_line(line: bytes) -> dict[str, Any] | None:
     try:
         text = line.decode("utf-8").strip()
         value, end = _DECODER.raw_decode(text)
-    except ValueError:  # JSONDecodeError and UnicodeDecodeError both land here
-        return None
+    except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError; and nesting
+        return None  # deeper than Python's recursion limit (`[[[[…`), which json cannot read
     if end != len(text) or not isinstance(value, dict):
         return None
-    return value
+    # An agent's file may hold `"\ud800"` (valid JSON, no text): kept as its visible escape,
+    # or the listing's cache and every print of it would fail on it.
+    return without_surrogates(value) if may_hold_surrogate(line) else value
 
 
 def iter_records(

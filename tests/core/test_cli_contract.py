@@ -105,6 +105,24 @@ def test_broken_config_is_a_usage_error_naming_file_and_line(
     )
 
 
+def test_a_preset_naming_a_missing_provider_is_a_config_error_naming_file_key_and_line(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """Said when the config loads, even when the preset is not chosen: a typo in a preset
+    would otherwise surface, without a place, only the day it is used."""
+    config = tmp_path / "config.yaml"
+    config.write_text("model: gpt-4o\npresets:\n  fast:\n    model: x\n    provider: codx\n")
+    expected = f"config error: {config}:5: presets.fast.provider: unknown provider 'codx'"
+    for args in (["providers"], ["--preset", "fast", "chat", "hi"]):
+        _one_line_error(avatar(env, "-c", str(config), *args), 2, expected)
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / ".avatar.yaml").write_text("presets:\n  ok:\n    provider: mine\n")
+    config.write_text("providers:\n  mine:\n    transport: acp\n    command: [mine-acp]\n")
+    listed = avatar(env, "-c", str(config), "providers", "--json", cwd=project)
+    assert listed.returncode == 0, listed.stderr  # a provider the config defines is known
+
+
 def test_unknown_session_is_a_usage_error(env: dict[str, str]) -> None:
     _one_line_error(avatar(env, "session", "info", "zzz"), 2, "no session matches 'zzz'")
 

@@ -19,6 +19,7 @@ CLI_MAY_IMPORT = (
     "avatar.events",
     "avatar.errors",
     "avatar.permissions",
+    "avatar.policy.terminal_text",  # a pure function: what text may reach a terminal
     "avatar.provider_facts",
     "avatar.providers",
     "avatar.sessions.types",

@@ -15,6 +15,7 @@ from avatar.engine import Engine
 from avatar.errors import UsageError
 from avatar.native.store import SessionManager
 from tests.support.drive import avatar
+from tests.support.model_server import FakeModelServer
 
 BAD = ["a/b", "../x", "..", "a*", "[ab]", "a?", ".hidden", "x.jsonl", "-rf", "a\nb", "a\x1bb"]
 HOSTILE = Path(__file__).with_name("hostile_agent.py")
@@ -78,3 +79,16 @@ def test_an_agent_handing_out_a_bad_id_is_refused(
     assert "\x1b" not in out.stderr + out.stdout  # nothing the terminal would interpret
     home = Path(avatar_env["AVATAR_HOME"])
     assert not list(home.parent.rglob("escaped*"))
+
+
+@pytest.mark.parametrize(
+    ("flag", "name"), [("--resume", "--resume"), ("-s", "--session-id"), ("--from", "--from")]
+)
+def test_an_empty_session_id_is_a_usage_error(
+    avatar_env: dict[str, str], tmp_path: Path, model_server: FakeModelServer, flag: str, name: str
+) -> None:
+    """`--resume ""` (a variable that was never set) must not quietly start a new session."""
+    out = avatar(avatar_env, tmp_path, "-p", "native", "chat", flag, "", "hi")
+    assert (out.returncode, out.stderr) == (2, f"avatar: {name}: the session id is empty\n")
+    assert model_server.requests_for("chat") == []
+    assert not list(Path(avatar_env["AVATAR_HOME"]).glob("sessions/*/*.jsonl"))

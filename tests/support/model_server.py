@@ -708,7 +708,9 @@ _Stream = Iterator["_Frame | _Disconnect"]
 def _sse(event: str | None, data: Any) -> bytes:
     payload = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
     head = f"event: {event}\n" if event else ""
-    return f"{head}data: {payload}\n\n".encode()
+    # backslashreplace: a lone surrogate (only ever inside a JSON string) goes out as its JSON
+    # escape `\ud800`, as a server that escapes non-ASCII would send it.
+    return f"{head}data: {payload}\n\n".encode("utf-8", "backslashreplace")
 
 
 def _estimate_tokens(text: str) -> int:

@@ -104,6 +104,10 @@ class Terminal:
                 raise AssertionError(f"{pattern!r} still on screen after {timeout}s:\n{text}")
             time.sleep(0.1)
 
+    def title(self) -> str:
+        """The pane's title, as the program may have set it (OSC 0 / OSC 2)."""
+        return self._tmux("display-message", "-p", "-t", "t", "#{pane_title}").strip()
+
     def dead(self) -> bool:
         """True once the program has exited."""
         return self._tmux("display-message", "-p", "-t", "t", "#{pane_dead}").strip() == "1"

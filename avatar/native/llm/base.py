@@ -32,6 +32,7 @@ from avatar.native.llm.types import (
     ToolCallPart,
     UsagePart,
 )
+from avatar.surrogates import loads
 
 if TYPE_CHECKING:
     import httpx
@@ -220,7 +221,7 @@ class LLMClient(ABC):
                     yield sse.event, "[DONE]"
                     continue
                 try:
-                    value = json.loads(data)
+                    value = loads(data)
                 except ValueError:
                     continue
                 yield sse.event, value
@@ -308,7 +309,7 @@ def parse_arguments(raw: str | dict[str, Any] | None) -> tuple[dict[str, Any], s
     if isinstance(raw, dict):
         return raw, None
     try:
-        value = json.loads(raw)
+        value = loads(raw)
     except ValueError as e:
         return {}, f"the arguments are not valid JSON ({e}): {raw[:200]}"
     if not isinstance(value, dict):

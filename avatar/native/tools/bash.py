@@ -13,7 +13,7 @@ import signal
 
 from pydantic import Field
 
-from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext
+from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext, ToolError
 from avatar.native.tools.truncate import MAX_BYTES, truncate_tail
 from avatar.policy.sandbox import command_ended, start_command
 
@@ -49,6 +49,11 @@ class BashTool(Tool, name="bash", kind="execute", args=BashArgs):
 
     async def run(self, args: BashArgs, ctx: ToolContext) -> AgentToolResult:
         """Check the command against the scope, ask, run, and report its output and status."""
+        if "\0" in args.command:  # no program can take it as an argument: exec would refuse
+            raise ToolError(
+                "the command contains a NUL byte, which a command line cannot hold; "
+                "to produce one, write it as printf '\\0'"
+            )
         ctx.scope.check_command(args.command)
         await self.require_permission(ctx, self.title({"command": args.command}))
         timeout = min(args.timeout or DEFAULT_TIMEOUT, MAX_TIMEOUT)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from avatar.fileio import SpecialFileError, open_regular, write_regular
 from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext, ToolError
 
 
@@ -24,11 +25,15 @@ class EditTool(Tool, name="edit", kind="edit", args=EditArgs):
     async def run(self, args: EditArgs, ctx: ToolContext) -> AgentToolResult:
         """Apply the replacement after checking it is unambiguous and asking permission."""
         real = ctx.scope.check(args.path, "write")
-        if not real.is_file():
+        if not real.exists() or real.is_dir():
             raise ToolError(f"{args.path}: no such file (use write to create it)")
         if not args.old_text:
             raise ToolError("old_text is empty; use write to replace a whole file")
-        text = real.read_bytes().decode("utf-8", errors="surrogateescape")
+        try:
+            with open_regular(real) as f:
+                text = f.read().decode("utf-8", errors="surrogateescape")
+        except SpecialFileError as e:
+            raise ToolError(f"{args.path} is {e.kind}, not a regular file") from None
         old, new = args.old_text, args.new_text
         count = text.count(old)
         if count == 0 and "\r\n" in text and "\r\n" not in old:
@@ -51,6 +56,6 @@ class EditTool(Tool, name="edit", kind="edit", args=EditArgs):
         await self.require_permission(ctx, f"edit {shown}")
         line = text[: text.index(old)].count("\n") + 1
         updated = text.replace(old, new) if args.replace_all else text.replace(old, new, 1)
-        real.write_bytes(updated.encode("utf-8", errors="surrogateescape"))
+        write_regular(real, updated.encode("utf-8", errors="surrogateescape"))
         what = f"{count} occurrences" if args.replace_all and count > 1 else f"line {line}"
         return AgentToolResult(f"edited {shown}: replaced {what}")

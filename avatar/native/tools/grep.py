@@ -1,20 +1,35 @@
-"""`grep`: regular-expression search through files, answered as `file:line: text`."""
+"""`grep`: regular-expression search through files, answered as `file:line: text`.
+
+Patterns run on the `regex` module, not `re`: its syntax is Python's, and it takes a timeout
+and lets go of the GIL while it matches. A pattern that backtracks without end (`(a+)+$b` on
+a line of `a`s) stops after MATCH_SECONDS on a file and is an error the model can act on,
+and the event loop keeps running meanwhile, so Ctrl-C ends the turn at once (`re` holds the
+GIL for the whole match: avatar froze until it finished, which could be never).
+"""
 
 from __future__ import annotations
 
-import re
 import threading
+import time
 from collections.abc import Generator
 from pathlib import Path
+from stat import S_ISREG
 
+import regex
 from pydantic import Field
 
+from avatar.fileio import open_regular
 from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext, ToolError
 from avatar.native.tools.walk import search, walk
 from avatar.policy.patterns import glob_match
 
 MAX_LINE_CHARS = 500
 MAX_FILE_BYTES = 10 * 1024 * 1024
+MATCH_SECONDS = 2.0  # the regex's time on one file
+
+
+class _TooSlow(Exception):
+    """The pattern ran out of time on a file (its name is the message)."""
 
 
 class GrepArgs(ToolArgs):
@@ -36,21 +51,27 @@ class GrepTool(Tool, name="grep", kind="search", args=GrepArgs):
     async def run(self, args: GrepArgs, ctx: ToolContext) -> AgentToolResult:
         """Search in a worker thread, so an abort is not held up by a big tree."""
         try:
-            regex = re.compile(args.pattern, re.IGNORECASE if args.ignore_case else 0)
-        except re.error as e:
+            pattern = regex.compile(args.pattern, regex.IGNORECASE if args.ignore_case else 0)
+        except regex.error as e:
             raise ToolError(f"invalid regular expression {args.pattern!r}: {e}") from None
         start = ctx.scope.check(args.path, "read")
         if not start.exists():
             raise ToolError(f"{args.path}: no such file or directory")
-        return await search(
-            lambda stop: self._search(regex, start, args.glob, ctx, stop),
-            "matching lines",
-            "narrow the pattern, path or glob to see the rest",
-        )
+        try:
+            return await search(
+                lambda stop: self._search(pattern, start, args.glob, ctx, stop),
+                "matching lines",
+                "narrow the pattern, path or glob to see the rest",
+            )
+        except _TooSlow as e:
+            raise ToolError(
+                f"the pattern ran for over {MATCH_SECONDS:g} s on {e} without finishing (it "
+                "backtracks without end): simplify it, e.g. no nested quantifiers like (a+)+"
+            ) from None
 
     def _search(
         self,
-        regex: re.Pattern[str],
+        pattern: regex.Pattern[str],
         start: Path,
         glob: str | None,
         ctx: ToolContext,
@@ -61,19 +82,25 @@ class GrepTool(Tool, name="grep", kind="search", args=GrepArgs):
             if glob and not (glob_match(glob, path.name) or glob_match(glob, shown)):
                 continue
             try:
-                if path.stat().st_size > MAX_FILE_BYTES:
-                    continue
-                data = path.read_bytes()
+                st = path.stat()
+                if not S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+                    continue  # a FIFO would block the read for good, a device never end
+                with open_regular(path) as f:
+                    data = f.read(MAX_FILE_BYTES + 1)
             except OSError:
                 continue
             if b"\0" in data[:8192]:
                 continue
             text = data.decode("utf-8", errors="replace")
-            if not regex.search(text):
-                continue
-            for lineno, line in enumerate(text.splitlines(), 1):
-                if regex.search(line):
-                    cut = line[:MAX_LINE_CHARS] + "…" if len(line) > MAX_LINE_CHARS else line
-                    yield f"{shown}:{lineno}: {cut}"
+            deadline = time.monotonic() + MATCH_SECONDS
+            try:
+                if not pattern.search(text, timeout=MATCH_SECONDS):
+                    continue
+                for lineno, line in enumerate(text.splitlines(), 1):
+                    if pattern.search(line, timeout=max(deadline - time.monotonic(), 0.001)):
+                        cut = line[:MAX_LINE_CHARS] + "…" if len(line) > MAX_LINE_CHARS else line
+                        yield f"{shown}:{lineno}: {cut}"
+            except TimeoutError:
+                raise _TooSlow(shown) from None
             if stop.is_set():
                 break

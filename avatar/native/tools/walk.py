@@ -4,10 +4,12 @@ runs in a worker thread and stops at the output limits."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from avatar.native.tools.base import AgentToolResult
 from avatar.native.tools.truncate import MAX_BYTES, MAX_LINES
@@ -67,6 +69,9 @@ def walk(
             yield p
 
 
+T = TypeVar("T")
+R = TypeVar("R")
+
 Lines = Callable[[threading.Event], Generator[str, None, None]]
 """A search: given the event that says stop, the lines of its answer, produced lazily."""
 
@@ -80,7 +85,7 @@ async def search(lines: Lines, what: str, narrower: str) -> AgentToolResult:
     """
     stop = threading.Event()
     try:
-        found, more = await asyncio.to_thread(_take, lines(stop))
+        found, more = await _in_daemon_thread(_take, lines(stop))
     finally:
         stop.set()
     if not found:
@@ -92,6 +97,33 @@ async def search(lines: Lines, what: str, narrower: str) -> AgentToolResult:
             f"{MAX_BYTES // 1024} KB limit); {narrower}]"
         )
     return AgentToolResult(text)
+
+
+async def _in_daemon_thread(fn: Callable[[T], R], arg: T) -> R:
+    """`fn(arg)` in a thread of its own: `asyncio.to_thread` but a daemon, so a match still
+    running when the turn is cancelled (it ends at the next line, or its regex's timeout)
+    never holds up avatar's exit, as the pool's threads would."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[R] = loop.create_future()
+
+    def settle(result: R | None, error: BaseException | None) -> None:
+        if done.cancelled():
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(result)  # type: ignore[arg-type]
+
+    def work() -> None:
+        try:
+            outcome: tuple[R | None, BaseException | None] = (fn(arg), None)
+        except BaseException as e:
+            outcome = (None, e)
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits any more
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    threading.Thread(target=work, name="avatar-search", daemon=True).start()
+    return await done
 
 
 def _take(lines: Generator[str, None, None]) -> tuple[list[str], bool]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from avatar.fileio import SpecialFileError, special_kind, write_regular
 from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext, ToolError
 
 
@@ -24,11 +25,17 @@ class WriteTool(Tool, name="write", kind="edit", args=WriteArgs):
         if real.is_dir():
             raise ToolError(f"{args.path} is a directory")
         existed = real.exists()
+        kind = special_kind(real.stat().st_mode) if existed else None
+        if kind is not None:  # asked before the question: no answer makes it writable
+            raise ToolError(f"{args.path} is {kind}, not a regular file")
         shown = ctx.scope.display(real)
         await self.require_permission(ctx, f"write {shown}")
         real.parent.mkdir(parents=True, exist_ok=True)
         data = args.content.encode()
-        real.write_bytes(data)
+        try:
+            write_regular(real, data)
+        except SpecialFileError as e:
+            raise ToolError(f"{args.path} is {e.kind}, not a regular file") from None
         lines = args.content.count("\n") + (0 if args.content.endswith("\n") else 1)
         verb = "overwrote" if existed else "created"
         return AgentToolResult(f"{verb} {shown} ({len(data)} bytes, {lines} lines)")
