@@ -87,8 +87,12 @@ class Namespaces:
         blank_file: Path,
         blank_dir: Path,
         pinned: list[Path] | None = None,
+        death_signal: int = signal.SIGKILL,
     ) -> None:
+        """`death_signal`: what the namespace's first process gets when its keeper (or avatar)
+        dies — SIGTERM lets an agent flush its files, a command gets SIGKILL."""
         binds = [_bind(p, p, writable=True) for p in pinned or ()]
+        self._death_signal = int(death_signal)
         binds += [_bind(p, p) for p in read_only]
         binds += [_bind(blank_dir if p.is_dir() else blank_file, p) for p in hidden]
         self.binds = [b for b in binds if b is not None]
@@ -100,6 +104,7 @@ class Namespaces:
             (b"/proc/self/gid_map", f"{gid} {gid} 1".encode()),
         )
         self._max_fd = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 1024
+        self._parent = os.getpid()
         _libc()  # loaded here, in the parent: loading a library after fork could deadlock
 
     def enter(self) -> None:
@@ -109,6 +114,11 @@ class Namespaces:
         libc = _libc()
         for sig in _DEFAULTS:
             signal.signal(sig, signal.SIG_DFL)
+        # The keeper dies with avatar (and the namespace with it), even if avatar is killed
+        # before the guard has heard of it.
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != self._parent:
+            os._exit(126)  # avatar is already gone
         if libc.unshare(self._flags) != 0:
             _die(b"unshare")
         if self._flags & _CLONE_NEWUSER:
@@ -132,7 +142,7 @@ class Namespaces:
             # The namespace's first process: it dies with the keeper, sees only its own. (Its
             # parent is outside the namespace, so getppid() says 0 and cannot tell whether the
             # keeper is still there; the keeper does nothing but wait, and the guard watches.)
-            libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+            libc.prctl(_PR_SET_PDEATHSIG, self._death_signal, 0, 0, 0)
             proc_flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
             if libc.mount(b"proc", b"/proc", b"proc", proc_flags, None) != 0:
                 _die(b"mount of a private /proc")

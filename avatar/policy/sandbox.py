@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import os
 import shutil
+import signal
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -238,8 +239,9 @@ class Sandbox:
         if support().namespaces:
             hidden, read_only, pinned = self._covered()
             tmp = self.tmpdir
+            death = signal.SIGTERM if self.kind == "agent" else signal.SIGKILL
             spaces = namespaces.Namespaces(
-                read_only, hidden, tmp / ".blank", tmp / ".blank.d", pinned
+                read_only, hidden, tmp / ".blank", tmp / ".blank.d", pinned, death
             )
         return _child(spaces, ruleset)
 
