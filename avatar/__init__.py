@@ -1,6 +1,6 @@
 """avatar: one terminal and one engine for every coding agent.
 
-The public API is `avatar.Engine` (see `avatar.engine`); it is imported on first use, so
+The public API is `avatar.Engine` (see `avatar.engine.engine`); it is imported on first use, so
 `import avatar` stays as cheap as reading the version.
 """
 
@@ -15,12 +15,12 @@ __all__ = ["Engine", "__version__"]
 if TYPE_CHECKING:
     from typing import Any
 
-    from avatar.engine import Engine
+    from avatar.engine.engine import Engine
 
 
 def __getattr__(name: str) -> Any:
     if name == "Engine":
-        from avatar.engine import Engine
+        from avatar.engine.engine import Engine
 
         return Engine
     raise AttributeError(f"module 'avatar' has no attribute {name!r}")

@@ -20,10 +20,10 @@ from benchmarks.common import ROOT, row
 
 
 def _bridge(root: Path, **config: Any) -> Any:
-    from avatar.bridges.acp import ACPBridge
+    from avatar.bridges.acp.bridge import ACPBridge
     from avatar.bridges.base import BridgeContext
-    from avatar.config import Settings
-    from avatar.providers import ProviderSpec
+    from avatar.core.config import Settings
+    from avatar.providers.registry import ProviderSpec
     from tests.support.acp_agent import command
 
     root.mkdir(parents=True, exist_ok=True)

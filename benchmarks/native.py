@@ -33,7 +33,7 @@ N_SESSIONS = 10_000
 
 def _entries(n: int) -> list[Any]:
     """A realistic mix: user prompts, assistant answers, tool calls, tool results."""
-    from avatar.native.entries import MessageEntry, ToolCallEntry, ToolResultEntry
+    from avatar.native.store.entries import MessageEntry, ToolCallEntry, ToolResultEntry
 
     out: list[Any] = []
     for i in range(n):
@@ -68,7 +68,7 @@ def _best(fn: Any, repeat: int) -> float:
 
 def bench_append_and_load(workdir: Path, repeat: int) -> list[dict[str, Any]]:
     """Append and load 100,000 entries, with their plain-JSON baselines."""
-    from avatar.native.store import SessionManager, read_state
+    from avatar.native.store.manager import SessionManager, read_state
 
     entries = _entries(N_ENTRIES)
     dicts = [e.model_dump(exclude_none=True) for e in entries]
@@ -140,7 +140,7 @@ def _peak_memory(session: Path) -> int:
     code = (
         "import sys, tracemalloc\n"
         "from pathlib import Path\n"
-        "from avatar.native.store import read_state\n"
+        "from avatar.native.store.manager import read_state\n"
         "tracemalloc.start()\n"
         "state = read_state(Path(sys.argv[1]))\n"
         "print(tracemalloc.get_traced_memory()[1])\n"
@@ -157,9 +157,9 @@ def _peak_memory(session: Path) -> int:
 
 def make_many_sessions(home: Path, n: int, projects: int = 10) -> None:
     """Write `n` small session files (and their index) quickly, spread over `projects` dirs."""
-    from avatar.native.index import INDEX_NAME, SUFFIX
-    from avatar.native.store import SessionManager
-    from avatar.native.ulid import new_ulid
+    from avatar.native.store.index import INDEX_NAME, SUFFIX
+    from avatar.native.store.manager import SessionManager
+    from avatar.native.store.ulid import new_ulid
 
     manager = SessionManager(home)
     for p in range(projects):

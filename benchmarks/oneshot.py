@@ -22,7 +22,7 @@ ACP = ("codex", "claude-acp", "gemini")
 
 def run(quick: bool) -> list[dict[str, object]]:
     """Measure each provider's one-shot against its bare baseline."""
-    from avatar.providers import shipped
+    from avatar.providers.registry import shipped
     from tests.support.homes import AgentHome, avatar_env, bridge_bin, bridges_installed
     from tests.support.model_server import FakeModelServer, Reply
 

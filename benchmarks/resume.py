@@ -37,8 +37,8 @@ _RSS = (
 
 def make_session(avatar_home: Path, cwd: Path, messages: int) -> tuple[str, Path]:
     """A native session of `messages` alternating user/assistant messages; (id, file)."""
-    from avatar.native.entries import MessageEntry
-    from avatar.native.store import SessionManager
+    from avatar.native.store.entries import MessageEntry
+    from avatar.native.store.manager import SessionManager
 
     header, writer = SessionManager(avatar_home).create(cwd, model=None)
     try:

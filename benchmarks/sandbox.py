@@ -31,7 +31,7 @@ def _project(tmp: Path) -> Path:
 
 
 async def _calls(project: Path, runs: int) -> tuple[float, float]:
-    from avatar.config import Scope
+    from avatar.core.config import Scope
     from avatar.native.tools.base import ToolContext
     from avatar.native.tools.bash import BashTool
     from avatar.native.tools.scope import ToolScope

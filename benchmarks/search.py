@@ -31,8 +31,8 @@ WARM_TARGET = 0.3
 
 
 def _native(avatar_home: Path, cwd: Path, n: int) -> None:
-    from avatar.native.entries import MessageEntry
-    from avatar.native.store import SessionManager
+    from avatar.native.store.entries import MessageEntry
+    from avatar.native.store.manager import SessionManager
 
     manager = SessionManager(avatar_home)
     for i in range(n):
@@ -47,9 +47,9 @@ def _native(avatar_home: Path, cwd: Path, n: int) -> None:
 
 def measure(n: int, quick: bool) -> dict[str, float]:
     """Cold build, warm CLI search, and one-change re-index over `n` sessions per provider."""
-    from avatar.config import Settings
-    from avatar.engine import Engine
-    from avatar.search_index import FILE_NAME
+    from avatar.core.config import Settings
+    from avatar.engine.engine import Engine
+    from avatar.library.search.index import FILE_NAME
     from tests.sessions.synth import populate
 
     root = Path(tempfile.mkdtemp(prefix="avatar-bench-search-"))

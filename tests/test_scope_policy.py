@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from avatar.bridges.acp_fs import AccessDenied, FileAccess
-from avatar.bridges.acp_terminal import TerminalManager
-from avatar.config import Scope
+from avatar.bridges.acp.fs import AccessDenied, FileAccess
+from avatar.bridges.acp.terminal import TerminalManager
+from avatar.core.config import Scope
 from avatar.native.tools.base import AgentToolResult, ToolContext
 from avatar.native.tools.bash import BashTool
 from avatar.native.tools.edit import EditTool
@@ -24,7 +24,7 @@ from avatar.native.tools.ls import LsTool
 from avatar.native.tools.read import ReadTool
 from avatar.native.tools.scope import ToolScope
 from avatar.native.tools.write import WriteTool
-from avatar.scope import Mode, ScopeDenied, ScopePolicy, check_tool_request
+from avatar.policy.scope import Mode, ScopeDenied, ScopePolicy, check_tool_request
 
 ORIGINAL = "original\n"
 FILES = [
@@ -414,7 +414,7 @@ async def test_commands_answer_the_same_at_every_door(tmp_path: Path, case: Case
 
 
 def test_claude_tool_paths() -> None:
-    from avatar.scope import claude_tool_paths
+    from avatar.policy.scope import claude_tool_paths
 
     assert claude_tool_paths("Read", {"file_path": "a"}) == [("a", "read")]
     assert claude_tool_paths("MultiEdit", {"file_path": "a", "edits": []}) == [("a", "write")]

@@ -8,16 +8,16 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from avatar.errors import NotSupportedError
+from avatar.core.errors import NotSupportedError
 
 # What a bridge is asked to open is part of its contract; it is defined with the open policy.
-from avatar.opening import OpenMode as OpenMode
-from avatar.opening import OpenRequest as OpenRequest
+from avatar.engine.opening import OpenMode as OpenMode
+from avatar.engine.opening import OpenRequest as OpenRequest
 
 if TYPE_CHECKING:
-    from avatar.config import Settings
-    from avatar.events import BaseEvent, PermissionRequested, SessionStarted
-    from avatar.providers import ProviderSpec
+    from avatar.core.config import Settings
+    from avatar.core.events import BaseEvent, PermissionRequested, SessionStarted
+    from avatar.providers.registry import ProviderSpec
     from avatar.sessions.store import SessionStore
     from avatar.sessions.types import SessionInfo
 

@@ -12,8 +12,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from avatar.config import McpServer
-from avatar.providers import find_executable
+from avatar.core.config import McpServer
+from avatar.providers.registry import find_executable
 
 
 def server_kind(server: McpServer) -> str:

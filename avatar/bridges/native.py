@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest, SessionCapabilities
-from avatar.events import BaseEvent, Notice, SessionStarted
-from avatar.native.store import SessionManager, check_session_id
+from avatar.core.events import BaseEvent, Notice, SessionStarted
+from avatar.native.store.manager import SessionManager, check_session_id
 
 if TYPE_CHECKING:
-    from avatar.events import OpenHow
+    from avatar.core.events import OpenHow
+    from avatar.native.agent.session import AgentSession, ClientFactory, SessionConfig
     from avatar.native.models import ModelInfo, ModelResolver
-    from avatar.native.session import AgentSession, ClientFactory, SessionConfig
 
 
 class NativeBridge(BaseBridge):
@@ -97,8 +97,8 @@ class NativeBridge(BaseBridge):
         return await super().open(request)
 
     def _config(self) -> SessionConfig:
-        from avatar.native.compaction import strategy_for
-        from avatar.native.session import SessionConfig
+        from avatar.native.agent.compaction import strategy_for
+        from avatar.native.agent.session import SessionConfig
 
         assert self.resolver is not None
         settings = self.ctx.settings
@@ -125,7 +125,7 @@ class NativeBridge(BaseBridge):
         return config
 
     async def _fresh_session(self) -> AgentSession:
-        from avatar.native.session import AgentSession
+        from avatar.native.agent.session import AgentSession
 
         if self.resolver is None:
             await self.start()
@@ -183,7 +183,7 @@ class NativeBridge(BaseBridge):
         return await self._fork(self.manager.resolve(session_id).id)
 
     async def _reopen(self, session_id: str, how: OpenHow) -> SessionStarted:
-        from avatar.native.lockwait import open_when_free
+        from avatar.native.store.lockwait import open_when_free
 
         session = await self._fresh_session()
         path = self.manager.path_of(session_id) or Path(session_id)

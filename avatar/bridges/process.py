@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from avatar.errors import ProviderError
-from avatar.policy.guard import guard
+from avatar.core.errors import ProviderError
+from avatar.policy.kernel.guard import guard
 
 if TYPE_CHECKING:
     from avatar.policy.sandbox import Sandbox

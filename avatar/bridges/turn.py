@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from avatar.events import BaseEvent, StopReason
+    from avatar.core.events import BaseEvent, StopReason
 
 SignalKind = Literal["done", "died", "cancel_timeout", "stopped"]
 

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from avatar.cli import settled
-from avatar.cli.render import LineRenderer
+from avatar.cli.output.render import LineRenderer
 
 if TYPE_CHECKING:
     from avatar.cli.commands import AppState
-    from avatar.engine import Engine
+    from avatar.engine.engine import Engine
 
 
 def run_chat(

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, NoReturn, cast
 import click
 
 from avatar import __version__
-from avatar.errors import AvatarError, UsageError, utf8_text
+from avatar.core.errors import AvatarError, UsageError, utf8_text
 
 if TYPE_CHECKING:
-    from avatar.engine import Engine
+    from avatar.engine.engine import Engine
 
 PERMISSIONS = click.Choice(["ask", "allow", "deny"])
 ADD_DIR = click.option(
@@ -47,7 +47,7 @@ class AppState:
     def engine(self, *, permission: str | None = None, add_dirs: Sequence[Path] = ()) -> Engine:
         """An engine over the layered config with this run's flags (an unknown `-p` or
         `--preset` is a usage error here, before anything starts)."""
-        from avatar.engine import Engine
+        from avatar.engine.engine import Engine
 
         for d in add_dirs:
             if not (self.cwd / d).is_dir():
@@ -186,7 +186,7 @@ def cli(
         trust=trust,
     )
     if ctx.invoked_subcommand is None:
-        from avatar.cli.repl import run_repl
+        from avatar.cli.repl.repl import run_repl
 
         return run_repl(ctx.obj, resume=None, cont=False, source=None, permission=None, add_dirs=())
     return None
@@ -314,7 +314,7 @@ def repl(
         raise UsageError("use only one of --resume, --continue and --from")
     if imported and source is None:
         raise UsageError("--import needs --from SESSION")
-    from avatar.cli.repl import run_repl
+    from avatar.cli.repl.repl import run_repl
 
     return run_repl(
         state,

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from avatar.cli.table import session_line
-from avatar.errors import UsageError
+from avatar.cli.output.table import session_line
+from avatar.core.errors import UsageError
 from avatar.policy.terminal_text import for_terminal, inert, is_terminal
 
 if TYPE_CHECKING:
     from avatar.cli.commands import AppState
-    from avatar.engine import Engine
+    from avatar.engine.engine import Engine
     from avatar.sessions.types import SessionInfo
 
 _AGE = re.compile(r"(\d+)([hdw])")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from avatar.errors import UsageError
+from avatar.core.errors import UsageError
 from avatar.policy.terminal_text import for_terminal
 
 if TYPE_CHECKING:

@@ -7,14 +7,14 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from avatar.cli.table import render_table
-from avatar.provider_facts import CapabilityCache, hint, logged_in
-from avatar.providers import executable_version, find_executable
+from avatar.cli.output.table import render_table
+from avatar.providers.facts import CapabilityCache, hint, logged_in
+from avatar.providers.registry import executable_version, find_executable
 
 if TYPE_CHECKING:
     from avatar.cli.commands import AppState
-    from avatar.engine import Engine
-    from avatar.providers import ProviderSpec
+    from avatar.engine.engine import Engine
+    from avatar.providers.registry import ProviderSpec
 
 PUBLIC = (
     "name",

@@ -6,17 +6,17 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from avatar.cli.table import render_table
-from avatar.cli.tree import lineage_order, tree_title
-from avatar.errors import UsageError
+from avatar.cli.output.table import render_table
+from avatar.cli.output.tree import lineage_order, tree_title
+from avatar.core.errors import UsageError
+from avatar.core.times import ago
 from avatar.policy.terminal_text import for_terminal
-from avatar.times import ago
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from avatar.cli.commands import AppState
-    from avatar.engine import Engine
+    from avatar.engine.engine import Engine
     from avatar.sessions.types import SessionInfo, Transcript
 
 
@@ -169,7 +169,7 @@ def fork(state: AppState, ref: str, at: int | None = None) -> int:
     """Fork a session on its own provider (whole, or up to message `at`); print the new id."""
     import asyncio
 
-    from avatar.cli.render import LineRenderer
+    from avatar.cli.output.render import LineRenderer
 
     async def go() -> int:
         engine = state.engine()

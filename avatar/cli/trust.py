@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from avatar.errors import UsageError
+from avatar.core.errors import UsageError
 
 if TYPE_CHECKING:
     from avatar.cli.commands import AppState
@@ -35,7 +35,7 @@ _STATES = {
 @click.pass_obj
 def trust_command(state: AppState, directory: Path | None, show: bool, revoke: bool) -> int:
     """Trust the project's .avatar.yaml: its commands and scope apply (until it changes)."""
-    from avatar.engine import Engine
+    from avatar.engine.engine import Engine
 
     if show and revoke:
         raise UsageError("use either --show or --revoke")

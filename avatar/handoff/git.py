@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from avatar.quick_run import quick_run
+from avatar.core.quick_run import quick_run
 
 _MAX_LINES = 40
 

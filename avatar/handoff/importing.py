@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from avatar.errors import AvatarError
+from avatar.core.errors import AvatarError
 from avatar.handoff.marker import strip_handoff
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 _TOOL_OUTPUT = 500
 
 
-#: The store kinds (`avatar.archive_stores.kind_of`) a conversation can be written into.
+#: The store kinds (`avatar.sessions.archive_stores.kind_of`) a conversation can be written into.
 IMPORTABLE = ("native", "claude", "codex")
 
 
@@ -67,8 +67,8 @@ def import_native(
     secrets: SecretDetector,
 ) -> str:
     """Write the conversation as a new native session; its id (checked by reading it back)."""
-    from avatar.native.entries import MessageEntry
-    from avatar.native.store import SessionManager
+    from avatar.native.store.entries import MessageEntry
+    from avatar.native.store.manager import SessionManager
     from avatar.sessions.native import NativeStore
 
     wanted = turns(transcript, secrets)
@@ -96,7 +96,7 @@ def import_claude(
     import uuid
     from datetime import UTC, datetime
 
-    from avatar.fileio import atomic_write
+    from avatar.core.fileio import atomic_write
 
     wanted = turns(transcript, secrets)
     sid = str(uuid.uuid4())
@@ -142,7 +142,7 @@ def import_codex(
     import uuid
     from datetime import UTC, datetime
 
-    from avatar.fileio import atomic_write
+    from avatar.core.fileio import atomic_write
 
     wanted = turns(transcript, secrets)
     sid = str(uuid.uuid4())

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from avatar.config import Settings
+    from avatar.core.config import Settings
 
 #: The share of the target's window a handoff may take (config `handoff_share` overrides).
 DEFAULT_SHARE = 0.25
@@ -32,7 +32,7 @@ def context_window(
 ) -> int:
     """The context window of `model` on `provider`: the model registry's figure (built-in
     catalog and config `models:`), else the agent's default model's, else DEFAULT_WINDOW."""
-    from avatar.errors import UsageError
+    from avatar.core.errors import UsageError
     from avatar.native.models import ModelRegistry, ModelResolver
 
     if provider == "native":

@@ -15,10 +15,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from avatar.errors import UsageError
+from avatar.core.errors import UsageError
 
 if TYPE_CHECKING:
-    from avatar.config import ModelConfig, Settings
+    from avatar.core.config import ModelConfig, Settings
 
 Api = Literal["openai", "anthropic"]
 

@@ -1,7 +1,7 @@
 """Scope patterns (DESIGN §4): one gitignore-style language for `scope.read`, `scope.write`,
 `scope.deny`, the protected paths and the search filters of grep and find.
 
-See `avatar.scope` for the rules of the language; this module only compiles and matches.
+See `avatar.policy.scope` for the rules of the language; this module only compiles and matches.
 """
 
 from __future__ import annotations

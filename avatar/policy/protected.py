@@ -12,7 +12,7 @@ secret:
 - `.env` and `.env.*` at any depth: read too, since they hold secrets.
 
 Everything else under `.git` (objects, refs, the index) stays writable, so an agent can
-commit. Patterns are scope patterns (`avatar.scope`), matched against root-relative paths.
+commit. Patterns are scope patterns (`avatar.policy.scope`), matched against root-relative paths.
 """
 
 from __future__ import annotations

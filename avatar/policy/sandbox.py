@@ -25,7 +25,6 @@ import asyncio
 import contextlib
 import os
 import shutil
-import signal
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,10 +32,10 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-from avatar.config import user_config_path
-from avatar.policy import landlock, namespaces
-from avatar.policy.guard import guard
-from avatar.policy.hidden_paths import CoveredTree
+from avatar.core.config import user_config_path
+from avatar.policy.covered import CoveredTree
+from avatar.policy.kernel import landlock, namespaces
+from avatar.policy.kernel.guard import guard
 from avatar.policy.protected import protected_by
 from avatar.policy.readable import (
     HOME_READABLE,
@@ -46,7 +45,7 @@ from avatar.policy.readable import (
     expand,
     program_prefixes,
 )
-from avatar.scope import ScopePolicy
+from avatar.policy.scope import ScopePolicy
 
 Kind = Literal["commands", "agent"]
 
@@ -239,10 +238,10 @@ class Sandbox:
         if support().namespaces:
             hidden, read_only, pinned = self._covered()
             tmp = self.tmpdir
-            death = signal.SIGTERM if self.kind == "agent" else signal.SIGKILL
             spaces = namespaces.Namespaces(
-                read_only, hidden, tmp / ".blank", tmp / ".blank.d", pinned, death
-            )
+                read_only, hidden, tmp / ".blank", tmp / ".blank.d", pinned,
+                pid=self.kind == "commands",
+            )  # fmt: skip
         return _child(spaces, ruleset)
 
 
@@ -253,7 +252,7 @@ def _child(
         if spaces is not None:
             spaces.enter()
         if ruleset is not None:
-            if spaces is not None and ruleset.handled & landlock.READ_FILE:
+            if spaces is not None and spaces.private_proc and ruleset.handled & landlock.READ_FILE:
                 ruleset.allow_here(b"/proc", landlock.READ)  # the namespace's own /proc
             ruleset.restrict()
 

@@ -42,7 +42,7 @@ None of them starts a program or widens what an agent may touch: a provider or p
 by name is one the shipped table or the trusted file defines, or one whose commands were
 ignored.
 
-This module works on the plain mappings a config file holds; `avatar.config_layers` applies
+This module works on the plain mappings a config file holds; `avatar.engine.config_layers` applies
 it. The store of trusted files is `trust.json` in avatar's data dir: each file's absolute
 real path and the SHA-256 of the bytes trusted.
 """
@@ -55,8 +55,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from avatar.fileio import atomic_write
-from avatar.ids import sha256_hex
+from avatar.core.fileio import atomic_write
+from avatar.core.ids import sha256_hex
 from avatar.policy.patterns import is_whole_project, pattern_matches
 
 #: Top-level keys that neither run nor widen anything.

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from avatar.fileio import atomic_write
+from avatar.core.fileio import atomic_write
 
 # Bump when a reader's summary logic changes, so old entries are recomputed.
 CACHE_VERSION = 4  # 3: summaries carry `name`; 4: secrets masked in titles

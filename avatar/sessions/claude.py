@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from avatar.errors import SessionNotFoundError, UsageError
+from avatar.core.errors import SessionNotFoundError, UsageError
 from avatar.sessions.filestore import (
     FileFold,
     JsonlSessionStore,

@@ -18,8 +18,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from avatar.errors import SessionNotFoundError
-from avatar.ids import is_valid_id
+from avatar.core.errors import SessionNotFoundError
+from avatar.core.ids import is_valid_id
 from avatar.sessions.cache import ListingCache
 from avatar.sessions.jsonl import TRANSCRIPT_LINE_CAP, LineStats, iter_records, mtime_utc
 from avatar.sessions.store import SessionStore

@@ -16,10 +16,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from avatar.core.surrogates import may_hold_surrogate, without_surrogates
+from avatar.core.times import parse_time as iso_time
 from avatar.handoff.marker import strip_handoff
 from avatar.policy.secrets import title_source
-from avatar.surrogates import may_hold_surrogate, without_surrogates
-from avatar.times import parse_time as iso_time
 
 # Listing parses only lines up to this size; longer ones are huge tool outputs or garbage and
 # never carry what a listing needs.
@@ -164,7 +164,7 @@ def read_records(
 
 
 def parse_time(value: Any) -> datetime | None:
-    """A timezone-aware UTC datetime from an ISO-8601 string (`avatar.times.parse_time`) or
+    """A timezone-aware UTC datetime from an ISO-8601 string (`avatar.core.times.parse_time`) or
     epoch seconds/milliseconds, as agents' files hold them; None for anything else."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         seconds = value / 1000 if value > 1e11 else value  # ms vs s

@@ -11,10 +11,10 @@ from collections import deque
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from avatar.native.index import SessionIndex
+from avatar.core.times import parse_time
+from avatar.native.store.index import SessionIndex
 from avatar.sessions.store import SessionStore
 from avatar.sessions.types import SessionInfo, ToolCall, Transcript, TranscriptMessage
-from avatar.times import parse_time
 
 
 class NativeStore(SessionStore):
@@ -45,7 +45,7 @@ class NativeStore(SessionStore):
 
     def delete(self, session_id: str) -> None:
         """Delete a session file (refused while another process has it open)."""
-        from avatar.native.store import SessionManager
+        from avatar.native.store.manager import SessionManager
 
         SessionManager(self.avatar_home).delete(session_id)
 
@@ -70,14 +70,14 @@ def transcript_steps(
     """Fold a session file into transcript messages, yielding after each entry its id and the
     messages so far (one growing list): `session show` numbers these messages, and a fork at
     message N keeps the entries up to the last one that leaves N of them."""
-    from avatar.native.entries import (
+    from avatar.native.store.entries import (
         CompactionEntry,
         MessageEntry,
         SteeringEntry,
         ToolCallEntry,
         ToolResultEntry,
     )
-    from avatar.native.store import iter_file
+    from avatar.native.store.manager import iter_file
 
     messages = [] if messages is None else messages
     entries = iter_file(path, warnings)

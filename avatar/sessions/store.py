@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from avatar.errors import NotSupportedError, SessionNotFoundError, UsageError
-from avatar.ids import check_id
+from avatar.core.errors import NotSupportedError, SessionNotFoundError, UsageError
+from avatar.core.ids import check_id
 from avatar.sessions.types import SessionInfo, Transcript
 
 _Sessions = builtins.list[SessionInfo]  # `list` is also a method name of `SessionStore`

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from avatar.times import parse_time
+from avatar.core.times import parse_time
 
 if TYPE_CHECKING:
     from avatar.policy.secrets import SecretDetector

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest_asyncio
 
-from avatar.bridges.acp import ACPBridge
+from avatar.bridges.acp.bridge import ACPBridge
 from avatar.bridges.base import BridgeContext, OpenRequest, PermissionHandler, deny_all
-from avatar.config import Settings
-from avatar.events import BaseEvent, PermissionRequested
-from avatar.providers import ProviderSpec
+from avatar.core.config import Settings
+from avatar.core.events import BaseEvent, PermissionRequested
+from avatar.providers.registry import ProviderSpec
 from tests.acp.fake_store import FakeStore
 from tests.support.acp_agent import command
 

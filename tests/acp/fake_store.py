@@ -7,7 +7,7 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from avatar.errors import SessionNotFoundError
+from avatar.core.errors import SessionNotFoundError
 from avatar.sessions.store import SessionStore
 from avatar.sessions.types import SessionInfo, Transcript
 

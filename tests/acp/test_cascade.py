@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from avatar.bridges.base import OpenRequest
-from avatar.errors import NotSupportedError, ProviderError
+from avatar.core.errors import NotSupportedError, ProviderError
 from avatar.sessions.types import SessionInfo
 from tests.acp.conftest import Factory, text_of
 from tests.support.acp_agent import seed_session

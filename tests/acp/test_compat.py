@@ -1,4 +1,4 @@
-"""Canary for `avatar.bridges.acp_compat`, the one use of the ACP SDK's private API.
+"""Canary for `avatar.bridges.acp.compat`, the one use of the ACP SDK's private API.
 
 Fails when the SDK grows a public wrapper for a method avatar sends raw (then use it and
 shrink acp_compat), or when the private `_conn.send_request` it relies on changes shape.
@@ -13,7 +13,7 @@ from acp import RequestError
 from acp.connection import Connection
 from acp.core import ClientSideConnection
 
-from avatar.bridges import acp_compat
+from avatar.bridges.acp import compat as acp_compat
 from avatar.bridges.base import OpenRequest
 from tests.acp.conftest import Factory
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from avatar.bridges.acp_fs import AccessDenied, FileAccess
-from avatar.config import Scope
+from avatar.bridges.acp.fs import AccessDenied, FileAccess
+from avatar.core.config import Scope
 from tests.support.protected import ORIGINAL, PROTECTED, SECRET_FILES, plant, snapshot
 
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from avatar.bridges.acp import ACPBridge
+from avatar.bridges.acp.bridge import ACPBridge
 from avatar.bridges.base import BridgeContext, OpenRequest
-from avatar.config import McpServer, ProviderConfig, Settings
-from avatar.errors import ProviderError
-from avatar.events import Error, TurnFinished
-from avatar.providers import ProviderSpec
+from avatar.core.config import McpServer, ProviderConfig, Settings
+from avatar.core.errors import ProviderError
+from avatar.core.events import Error, TurnFinished
+from avatar.providers.registry import ProviderSpec
 from tests.acp.conftest import REPO, Factory, build, text_of
 from tests.support.acp_agent import seed_session
 
@@ -30,7 +30,7 @@ def _ctx(tmp_path: Path, command: tuple[str, ...]) -> BridgeContext:
 
 
 def test_importing_the_bridge_does_not_import_acp() -> None:
-    code = "import sys, avatar.bridges.acp; assert 'acp' not in sys.modules, 'acp imported'"
+    code = "import sys, avatar.bridges.acp.bridge; assert 'acp' not in sys.modules, 'acp imported'"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
 
 
@@ -234,7 +234,7 @@ def test_capabilities_formulas() -> None:
         SessionResumeCapabilities,
     )
 
-    from avatar.bridges.acp import session_capabilities
+    from avatar.bridges.acp.bridge import session_capabilities
 
     none = session_capabilities(AgentCapabilities())
     assert none.names() == ["cancel"]

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from avatar.config import Scope, Settings
-from avatar.events import Notice, PermissionRequested
+from avatar.core.config import Scope, Settings
+from avatar.core.events import Notice, PermissionRequested
 from tests.acp.conftest import Harness, build, opened, text_of
 from tests.support.protected import ORIGINAL, PROTECTED, plant
 

@@ -8,11 +8,11 @@ import stat
 import time
 from pathlib import Path
 
-from avatar.bridges import acp_quirks
+from avatar.bridges.acp import quirks as acp_quirks
 from avatar.bridges.base import OpenRequest
 from avatar.bridges.process import StderrTail
-from avatar.config import ProviderConfig, Settings
-from avatar.providers import BUILTIN
+from avatar.core.config import ProviderConfig, Settings
+from avatar.providers.registry import BUILTIN
 from tests.acp.conftest import Factory
 from tests.support.acp_agent import seed_session
 

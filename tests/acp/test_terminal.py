@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from avatar.bridges.acp_fs import AccessDenied, FileAccess
-from avatar.bridges.acp_terminal import Terminal, TerminalManager
-from avatar.config import Scope
+from avatar.bridges.acp.fs import AccessDenied, FileAccess
+from avatar.bridges.acp.terminal import Terminal, TerminalManager
+from avatar.core.config import Scope
 
 
 def manager(tmp_path: Path, allowed: list[str] | None = None) -> TerminalManager:

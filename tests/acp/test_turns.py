@@ -12,9 +12,9 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from avatar.bridges.acp_listing import list_pages
-from avatar.config import Scope, Settings
-from avatar.events import (
+from avatar.bridges.acp.listing import list_pages
+from avatar.core.config import Scope, Settings
+from avatar.core.events import (
     CommandsAvailable,
     ModeChanged,
     PermissionRequested,

@@ -27,8 +27,8 @@ from acp.schema import (
     Usage as AcpUsage,
 )
 
-from avatar.bridges.acp_updates import prompt_usage, translate
-from avatar.events import (
+from avatar.bridges.acp.updates import prompt_usage, translate
+from avatar.core.events import (
     Plan,
     TextDelta,
     ToolCallFinished,

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 from avatar.bridges.base import BridgeContext, OpenMode, OpenRequest
-from avatar.bridges.claude import ClaudeBridge
-from avatar.config import Settings
-from avatar.events import BaseEvent, PermissionRequested
-from avatar.providers import BUILTIN
+from avatar.bridges.claude.bridge import ClaudeBridge
+from avatar.core.config import Settings
+from avatar.core.events import BaseEvent, PermissionRequested
+from avatar.providers.registry import BUILTIN
 from avatar.sessions.claude import ClaudeStore
 
 FAKE = Path(__file__).parent / "fake_claude.py"

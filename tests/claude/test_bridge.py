@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from avatar.bridges import claude as claude_module
 from avatar.bridges.base import OpenRequest
-from avatar.bridges.claude import write_fork
-from avatar.config import Scope, Settings
-from avatar.errors import ProviderError
-from avatar.events import (
+from avatar.bridges.claude import bridge as claude_module
+from avatar.bridges.claude.bridge import write_fork
+from avatar.core.config import Scope, Settings
+from avatar.core.errors import ProviderError
+from avatar.core.events import (
     Error,
     Notice,
     PermissionRequested,
@@ -25,7 +25,7 @@ from avatar.events import (
     TurnFinished,
     Usage,
 )
-from avatar.providers import BUILTIN
+from avatar.providers.registry import BUILTIN
 from tests.claude.conftest import FakeClaude, collect
 from tests.support.protected import PROTECTED, plant, snapshot
 
@@ -223,7 +223,7 @@ async def test_set_model_without_a_process_is_the_next_ones_model(fake: FakeClau
 
 
 async def test_permission_mode_and_mcp_from_config(fake: FakeClaude) -> None:
-    from avatar.config import McpServer
+    from avatar.core.config import McpServer
 
     settings = Settings(permission="allow", mcp_servers={"files": McpServer(command="srv")})
     bridge = fake.bridge(settings, additional_dirs=[Path("/extra")])

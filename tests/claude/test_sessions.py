@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from avatar.bridges.base import OpenRequest
-from avatar.errors import SessionNotFoundError, UsageError
-from avatar.events import Notice, SessionStarted, TextDelta
+from avatar.core.errors import SessionNotFoundError, UsageError
+from avatar.core.events import Notice, SessionStarted, TextDelta
 from tests.claude.conftest import FakeClaude, collect
 
 

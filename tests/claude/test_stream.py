@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from avatar.bridges.claude_stream import (
+from avatar.bridges.claude.stream import (
     REQUIRED_FLAGS,
     StreamTranslator,
     build_argv,
@@ -20,8 +20,8 @@ from avatar.bridges.claude_stream import (
     tool_title,
     user_message,
 )
-from avatar.config import McpServer, ProviderConfig, Settings
-from avatar.events import (
+from avatar.core.config import McpServer, ProviderConfig, Settings
+from avatar.core.events import (
     BaseEvent,
     CommandsAvailable,
     Error,
@@ -33,7 +33,7 @@ from avatar.events import (
     TurnFinished,
     Usage,
 )
-from avatar.providers import BUILTIN
+from avatar.providers.registry import BUILTIN
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from typing import ClassVar
 
 from avatar.bridges.base import BaseBridge, SessionCapabilities
-from avatar.events import BaseEvent, SessionStarted, TextDelta, TurnFinished
+from avatar.core.events import BaseEvent, SessionStarted, TextDelta, TurnFinished
 
 _ids = itertools.count(1)
 

@@ -13,7 +13,7 @@ import random
 import sys
 from pathlib import Path
 
-from avatar.records import SessionRecords
+from avatar.sessions.records import SessionRecords
 from tests.support.crash import killed_at_random
 
 

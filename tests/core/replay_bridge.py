@@ -3,7 +3,7 @@ when it reopens it (as ACP agents do on `session/load`)."""
 
 from __future__ import annotations
 
-from avatar.events import SessionStarted, TextDelta, UserMessage
+from avatar.core.events import SessionStarted, TextDelta, UserMessage
 from tests.core.fake_bridge import FakeBridge
 
 

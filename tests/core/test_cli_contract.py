@@ -61,7 +61,7 @@ def test_model_validation_works_without_pydantic_s_plugin_scan(env: dict[str, st
         "import sys\n"
         "from avatar.cli import without_pydantic_plugins\n"
         "without_pydantic_plugins()\n"
-        "from avatar.config import InvalidSettings, parse_settings\n"
+        "from avatar.core.config import InvalidSettings, parse_settings\n"
         "assert parse_settings({'permission': 'allow'}).permission == 'allow'\n"
         "try:\n    parse_settings({'permission': 'maybe'})\n"
         "except InvalidSettings:\n    print('REJECTED')\n"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from avatar.config import Settings, load_file, parse_settings
-from avatar.config_layers import load_config
-from avatar.errors import ConfigError
+from avatar.core.config import Settings, load_file, parse_settings
+from avatar.core.errors import ConfigError
+from avatar.engine.config_layers import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from avatar.bridges.base import OpenRequest
-from avatar.config import Settings, parse_settings
-from avatar.engine import Engine
-from avatar.errors import AvatarError, UsageError
-from avatar.events import BaseEvent, Notice, SessionStarted, TextDelta
-from avatar.opening import plan_open
-from avatar.providers import ProviderSpec
+from avatar.core.config import Settings, parse_settings
+from avatar.core.errors import AvatarError, UsageError
+from avatar.core.events import BaseEvent, Notice, SessionStarted, TextDelta
+from avatar.engine.engine import Engine
+from avatar.engine.opening import plan_open
+from avatar.providers.registry import ProviderSpec
 from avatar.sessions.types import SessionInfo
 from tests.core.fake_bridge import FakeBridge
 
@@ -44,7 +44,7 @@ def test_registry_has_builtins_and_config_acp_agents(tmp_path: Path) -> None:
     names = [s.name for s in e.providers()]
     assert names[:5] == ["native", "claude", "claude-acp", "codex", "gemini"]
     assert e.spec("my-agent").command == ("pi-acp", "--x")
-    assert e.spec("my-agent").bridge == "avatar.bridges.acp:ACPBridge"
+    assert e.spec("my-agent").bridge == "avatar.bridges.acp.bridge:ACPBridge"
     assert e.spec("codex").command == ("/opt/codex-acp",)
     assert e.registry.env_for(e.spec("codex"))["A"] == "1"
     with pytest.raises(UsageError, match="unknown provider 'nope'"):

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from avatar.events import (
+from avatar.core.events import (
     BaseEvent,
     Notice,
     Plan,
@@ -83,6 +83,9 @@ def test_a_line_that_is_no_event_is_refused(line: str) -> None:
 
 def test_events_and_the_claude_bridge_load_no_pydantic() -> None:
     """Importing pydantic (70–130 ms here) came before a one-shot's agent could start."""
-    code = "import sys, avatar.events, avatar.bridges.claude\nprint('pydantic' in sys.modules)\n"
+    code = (
+        "import sys, avatar.core.events, avatar.bridges.claude.bridge\n"
+        "print('pydantic' in sys.modules)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False", out.stderr

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from avatar.bridges.claude_stream import build_argv, mcp_env
+from avatar.bridges.claude.stream import build_argv, mcp_env
 from avatar.bridges.mcp import build_mcp_servers, stdio_command
-from avatar.config import McpServer, Settings
+from avatar.core.config import McpServer, Settings
 
 SECRET = "sk-test-0123456789abcdef"
 

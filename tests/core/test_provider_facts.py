@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 from avatar.bridges.base import SessionCapabilities
-from avatar.config import Settings
-from avatar.provider_facts import CapabilityCache, hint, logged_in
-from avatar.providers import CORE, shipped
+from avatar.core.config import Settings
+from avatar.providers.facts import CapabilityCache, hint, logged_in
+from avatar.providers.registry import CORE, shipped
 
 
 def test_the_shipped_table_has_the_core_providers_and_known_acp_agents() -> None:

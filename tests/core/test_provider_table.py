@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from avatar import providers
+from avatar.providers import registry as providers
 
 ENTRY = '[toy]\ntransport = "acp"\ncommand = ["toy-agent"]\ninstall_hint = "{hint}"\n'
 

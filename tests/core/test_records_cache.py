@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from avatar.records import SessionRecords
+from avatar.sessions.records import SessionRecords
 
 
 def test_the_reading_follows_own_and_foreign_appends(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from avatar.errors import SessionNotFoundError
-from avatar.records import SessionRecords
+from avatar.core.errors import SessionNotFoundError
+from avatar.sessions.records import SessionRecords
 from avatar.sessions.types import SessionInfo
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from avatar.bridges.base import OpenRequest
-from avatar.config import Settings, parse_settings
-from avatar.engine import Engine
-from avatar.events import BaseEvent, Notice
-from avatar.providers import ProviderSpec
-from avatar.session_settings import SessionSettings, SessionSettingsLog, SettingsSource
+from avatar.core.config import Settings, parse_settings
+from avatar.core.events import BaseEvent, Notice
+from avatar.engine.engine import Engine
+from avatar.engine.settings import SessionSettings, SessionSettingsLog, SettingsSource
+from avatar.providers.registry import ProviderSpec
 from tests.core.fake_bridge import FakeBridge
 
 PRESETS = {"reviewer": {"system_prompt": "review only", "permission": "deny"}}

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from avatar.bridges.base import OpenRequest
-from avatar.config import Settings
-from avatar.engine import Engine
-from avatar.events import BaseEvent, Notice
-from avatar.providers import ProviderSpec
+from avatar.core.config import Settings
+from avatar.core.events import BaseEvent, Notice
+from avatar.engine.engine import Engine
+from avatar.providers.registry import ProviderSpec
 from tests.core.fake_bridge import FakeBridge
 
 FAKE = "tests.core.fake_bridge:FakeBridge"
@@ -150,7 +150,7 @@ class _GoneStore:
         return []
 
     def transcript(self, session_id: str) -> object:
-        from avatar.errors import SessionNotFoundError
+        from avatar.core.errors import SessionNotFoundError
 
         raise SessionNotFoundError(session_id)
 
@@ -206,10 +206,10 @@ async def test_the_replayed_history_is_handed_over_when_nothing_else_has_it(
 
 
 def test_the_copy_keeps_tool_status_and_usage(tmp_path: Path) -> None:
-    from avatar.conversation import LiveTranscript
-    from avatar.events import ToolCallFinished, ToolCallStarted, TurnFinished, Usage
+    from avatar.core.events import ToolCallFinished, ToolCallStarted, TurnFinished, Usage
+    from avatar.engine.conversation import LiveTranscript
     from avatar.handoff import build_handoff
-    from avatar.records import SessionRecords
+    from avatar.sessions.records import SessionRecords
     from avatar.sessions.types import SessionInfo
 
     live = LiveTranscript(SessionInfo("s-1", "codex"))

@@ -1,5 +1,5 @@
 """Trust in a project's `.avatar.yaml` (DESIGN §10): which keys a file nobody trusted may set
-(`avatar.policy.trust`), how the layers apply it (`avatar.config_layers`), and the store of
+(`avatar.policy.trust`), how the layers apply it (`avatar.engine.config_layers`), and the store of
 trusted files. The end-to-end proof, with the real agents, is tests/integration/test_trust.py."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from avatar.config import ModelConfig, Preset, ProviderConfig, Scope, Settings, deep_merge
-from avatar.config_layers import load_config, project_config
+from avatar.core.config import ModelConfig, Preset, ProviderConfig, Scope, Settings, deep_merge
+from avatar.engine.config_layers import load_config, project_config
 from avatar.policy import trust
 from avatar.policy.trust import TrustStore, restrict
 
@@ -277,7 +277,7 @@ def test_a_damaged_store_trusts_nothing(project: Path, tmp_path: Path) -> None:
 
 def test_the_engine_takes_the_same_decision(project: Path, tmp_path: Path) -> None:
     """The Python API is a front door too: `Engine.from_config` is untrusted by default."""
-    from avatar.engine import Engine
+    from avatar.engine.engine import Engine
 
     home = tmp_path / "home"
     engine = Engine.from_config(project, home=home)

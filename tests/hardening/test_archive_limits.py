@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from avatar.native.entries import MessageEntry, SessionHeader
-from avatar.native.writer import model_line
+from avatar.native.store.entries import MessageEntry, SessionHeader
+from avatar.native.store.writer import model_line
 from tests.support.drive import SESSION_LINE, avatar
 from tests.support.homes import AgentHome
 from tests.support.model_server import FakeModelServer

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from avatar.errors import UsageError, utf8_text
+from avatar.core.errors import UsageError, utf8_text
 from tests.support.homes import AgentHome
 from tests.support.model_server import FakeModelServer
 

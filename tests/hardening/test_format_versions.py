@@ -1,7 +1,7 @@
 """Versioned native session files: a newer version is refused, an older one migrated on read.
 
 `fixtures/v0-session.jsonl` is the shape before headers carried a version (see
-`avatar.native.versions`); it must read, resume, list and fork like a current file.
+`avatar.native.store.versions`); it must read, resume, list and fork like a current file.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from avatar.native.store import SessionManager, read_state
-from avatar.native.versions import NewerFormatError
+from avatar.native.store.manager import SessionManager, read_state
+from avatar.native.store.versions import NewerFormatError
 from tests.hardening.support import json_lines, message_texts, session_file
 from tests.support.drive import avatar
 from tests.support.homes import AgentHome

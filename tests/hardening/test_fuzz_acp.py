@@ -22,12 +22,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from avatar.bridges.acp import ACPBridge
-from avatar.bridges.acp_guard import guard_stdout
+from avatar.bridges.acp.bridge import ACPBridge
+from avatar.bridges.acp.guard import guard_stdout
 from avatar.bridges.base import BridgeContext, OpenRequest
-from avatar.config import Settings
-from avatar.events import BaseEvent
-from avatar.providers import ProviderSpec
+from avatar.core.config import Settings
+from avatar.core.events import BaseEvent
+from avatar.providers.registry import ProviderSpec
 from tests.hardening.fuzzing import JSON
 from tests.support.drive import avatar
 

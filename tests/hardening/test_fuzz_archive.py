@@ -21,11 +21,11 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from avatar.config import Settings
-from avatar.engine import Engine
-from avatar.errors import AvatarError
-from avatar.native.entries import MessageEntry
-from avatar.native.store import SessionManager
+from avatar.core.config import Settings
+from avatar.core.errors import AvatarError
+from avatar.engine.engine import Engine
+from avatar.native.store.entries import MessageEntry
+from avatar.native.store.manager import SessionManager
 from tests.hardening.fuzzing import JSON, _paths, _replace
 
 

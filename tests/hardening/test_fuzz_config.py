@@ -14,9 +14,9 @@ import yaml  # type: ignore[import-untyped]
 from hypothesis import given
 from hypothesis import strategies as st
 
-from avatar.config import load_file
-from avatar.config_layers import load_config
-from avatar.errors import ConfigError
+from avatar.core.config import load_file
+from avatar.core.errors import ConfigError
+from avatar.engine.config_layers import load_config
 from tests.hardening.fuzzing import JSON, _paths, _replace
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "avatar.example.yaml"

@@ -18,11 +18,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from avatar.config import Settings
-from avatar.engine import Engine
-from avatar.errors import UsageError
-from avatar.native.entries import MessageEntry
-from avatar.native.store import SessionManager
+from avatar.core.config import Settings
+from avatar.core.errors import UsageError
+from avatar.engine.engine import Engine
+from avatar.native.store.entries import MessageEntry
+from avatar.native.store.manager import SessionManager
 
 #: Characters FTS5 (and the index's snippet markers) give a meaning to.
 SYNTAX = st.sampled_from(

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from avatar.native.entries import (
+from avatar.native.store.entries import (
     CompactionEntry,
     InterruptedEntry,
     MessageEntry,
@@ -29,8 +29,8 @@ from avatar.native.entries import (
     ToolCallEntry,
     ToolResultEntry,
 )
-from avatar.native.store import read_state, scan_record
-from avatar.native.writer import model_line
+from avatar.native.store.manager import read_state, scan_record
+from avatar.native.store.writer import model_line
 from avatar.sessions.claude import ClaudeStore
 from avatar.sessions.codex import CodexStore
 from avatar.sessions.filestore import JsonlSessionStore

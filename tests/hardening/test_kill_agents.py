@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from avatar.bridges.base import OpenRequest
-from avatar.errors import ProviderError
-from avatar.events import Error, TurnFinished
+from avatar.core.errors import ProviderError
+from avatar.core.events import Error, TurnFinished
 from tests.acp.conftest import REPO, Harness, build, text_of
 from tests.support.acp_agent import command
 from tests.support.drive import avatar

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from avatar.engine import Engine
-from avatar.errors import AvatarError
-from avatar.events import BaseEvent, Error, TextDelta
+from avatar.core.errors import AvatarError
+from avatar.core.events import BaseEvent, Error, TextDelta
+from avatar.engine.engine import Engine
 from tests.support.drive import avatar, backdate_gemini, start
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
@@ -34,7 +34,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900
 KILLS = int(os.environ.get("AVATAR_KILLS", "30"))
 SEED = int(os.environ.get("AVATAR_KILL_SEED", "14"))
 # Gemini CLI wipes a session's history when it loads it in the minute its file was started,
-# so avatar waits for the minute to turn before reopening one (avatar/bridges/acp_quirks.py).
+# so avatar waits for the minute to turn before reopening one (avatar/bridges/acp/quirks.py).
 WAITS_FOR_THE_MINUTE = {"gemini"}
 # The ACP agents, asked for their sessions by `engine.refresh` (Claude Code has no listing).
 LISTS = {"codex", "gemini", "claude-acp"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from avatar.errors import UsageError
+from avatar.core.errors import UsageError
 from avatar.native.models import ModelRegistry, ModelResolver
 from tests.support.drive import avatar
 from tests.support.homes import AgentHome

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from avatar.engine import Engine
-from avatar.errors import UsageError
-from avatar.native.store import SessionManager
+from avatar.core.errors import UsageError
+from avatar.engine.engine import Engine
+from avatar.native.store.manager import SessionManager
 from tests.support.drive import avatar
 from tests.support.model_server import FakeModelServer
 

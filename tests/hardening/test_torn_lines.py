@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from avatar.fileio import append_line
-from avatar.records import SessionRecords
+from avatar.core.fileio import append_line
+from avatar.sessions.records import SessionRecords
 from avatar.sessions.types import SessionInfo
 
 

@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 
-from avatar.bridges import acp_quirks
-from avatar.bridges.acp import ACPBridge
-from avatar.bridges.acp_listing import list_pages
+from avatar.bridges.acp import quirks as acp_quirks
+from avatar.bridges.acp.bridge import ACPBridge
+from avatar.bridges.acp.listing import list_pages
 from avatar.bridges.base import BridgeContext, OpenRequest
-from avatar.config import Settings
-from avatar.events import BaseEvent, SessionStarted, TextDelta, TurnFinished, UserMessage
-from avatar.providers import BUILTIN
-from avatar.registry import load_class
+from avatar.core.config import Settings
+from avatar.core.events import BaseEvent, SessionStarted, TextDelta, TurnFinished, UserMessage
+from avatar.core.loading import load_class
+from avatar.providers.registry import BUILTIN
 from avatar.sessions.store import SessionStore
 from tests.support.drive import rename_gemini_files
 from tests.support.homes import AgentHome, require_bridges

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from avatar.bridges.base import BridgeContext, OpenMode, OpenRequest
-from avatar.bridges.claude import ClaudeBridge
-from avatar.config import Scope, Settings
-from avatar.events import (
+from avatar.bridges.claude.bridge import ClaudeBridge
+from avatar.core.config import Scope, Settings
+from avatar.core.events import (
     BaseEvent,
     Error,
     PermissionRequested,
@@ -30,7 +30,7 @@ from avatar.events import (
     ToolCallStarted,
     TurnFinished,
 )
-from avatar.providers import BUILTIN
+from avatar.providers.registry import BUILTIN
 from avatar.sessions.claude import ClaudeStore, project_slug
 from tests.support.drive import SESSION_LINE, avatar
 from tests.support.homes import AgentHome, require_bridges

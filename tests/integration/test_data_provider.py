@@ -1,5 +1,5 @@
-"""A provider that is only a data entry: qwen-code, shipped in avatar/providers.toml with no
-code of its own, installed here from npm and pointed at the fake model server (its
+"""A provider that is only a data entry: qwen-code, shipped in avatar/providers/providers.toml with
+no code of its own, installed here from npm and pointed at the fake model server (its
 OpenAI-compatible mode), answers, lists and resumes through avatar like any built-in agent.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from avatar.providers import shipped
+from avatar.providers.registry import shipped
 from tests.integration.test_acp_cli import last_request
 from tests.support.drive import Avatar
 from tests.support.homes import BRIDGES_BIN, REPO_ROOT, AgentHome, avatar_env
@@ -47,7 +47,7 @@ def test_a_data_entry_agent_answers_lists_and_resumes(
     qwen_bin: str, agent_home: AgentHome, model_server: FakeModelServer
 ) -> None:
     spec = shipped()["qwen-code"]
-    assert spec.bridge == "avatar.bridges.acp:ACPBridge" and spec.store is None  # data only
+    assert spec.bridge == "avatar.bridges.acp.bridge:ACPBridge" and spec.store is None  # data only
     env = avatar_env(
         agent_home, OPENAI_MODEL="qwen3-coder", OPENAI_BASE_URL=model_server.openai_base_url
     )

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from avatar.bridges import acp_quirks
-from avatar.records import SessionRecords
+from avatar.bridges.acp import quirks as acp_quirks
+from avatar.sessions.records import SessionRecords
 from avatar.sessions.types import SessionInfo
 from tests.support.drive import backdate_gemini, run_avatar, talk
 from tests.support.homes import AgentHome, avatar_env, require_bridges

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from avatar import providers
+from avatar.providers import registry as providers
 
 ROOT = Path(__file__).resolve().parents[2]
 PINNED = json.loads((ROOT / "bridges" / "package.json").read_text())["dependencies"]

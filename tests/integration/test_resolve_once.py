@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-import avatar.ids
-import avatar.library
-import avatar.native.store
-import avatar.opening
+import avatar.core.ids
+import avatar.engine.opening
+import avatar.library.catalog
+import avatar.native.store.manager
 import avatar.sessions.store
-from avatar.engine import Engine
-from avatar.events import TextDelta
+from avatar.core.events import TextDelta
+from avatar.engine.engine import Engine
 from tests.support.drive import avatar as run
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer
@@ -40,14 +40,19 @@ def test_resume_by_prefix_walks_the_claude_store_once(
     # Every place that validates an id the user typed (`check_id`; the stores' own
     # path-safety guards are not validation of input): count the checks of this prefix.
     checks: list[str] = []
-    real = avatar.ids.check_id
+    real = avatar.core.ids.check_id
 
     def counting(text: str, **kwargs: bool) -> str:
         if text == sid[:8]:
             checks.append(text)
         return real(text, **kwargs)
 
-    for module in (avatar.opening, avatar.library, avatar.sessions.store, avatar.native.store):
+    for module in (
+        avatar.engine.opening,
+        avatar.library.catalog,
+        avatar.sessions.store,
+        avatar.native.store.manager,
+    ):
         monkeypatch.setattr(module, "check_id", counting)
 
     async def resume() -> str:

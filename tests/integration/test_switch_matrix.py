@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from avatar.engine import Engine
-from avatar.events import TextDelta
+from avatar.core.events import TextDelta
+from avatar.engine.engine import Engine
 from tests.support.drive import backdate_gemini
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, Reply

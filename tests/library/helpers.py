@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from avatar.config import Settings
-from avatar.engine import Engine
-from avatar.native.entries import MessageEntry
-from avatar.native.store import SessionManager
+from avatar.core.config import Settings
+from avatar.engine.engine import Engine
+from avatar.native.store.entries import MessageEntry
+from avatar.native.store.manager import SessionManager
 from avatar.sessions.claude import project_slug
 from tests.sessions.synth import SynthHome, populate
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from avatar.engine import Engine
-from avatar.errors import UsageError
+from avatar.core.errors import UsageError
+from avatar.engine.engine import Engine
 from avatar.sessions.claude import ClaudeStore
 from tests.library.helpers import Library, make_library
 from tests.support.drive import avatar
@@ -173,8 +173,8 @@ class _Repl:
 
 
 def test_slash_search_and_rename(lib: Library) -> None:
-    from avatar.cli.slash import lookup
-    from avatar.events import SessionStarted
+    from avatar.cli.repl.slash import lookup
+    from avatar.core.events import SessionStarted
 
     sid = lib.claude_session("the tapir migration")
     repl = _Repl(lib.engine())
@@ -211,7 +211,7 @@ def test_search_at_a_terminal_shows_the_match_in_bold(lib: Library) -> None:
 
 
 def test_the_picker_shows_the_name(lib: Library) -> None:
-    from avatar.cli.picker import row
+    from avatar.cli.repl.picker import row
 
     sid = lib.claude_session("unnamed words")
     info = lib.engine().rename(sid, "Picker name")

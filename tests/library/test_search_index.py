@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from avatar.errors import UsageError
-from avatar.search_index import FILE_NAME, SCHEMA_VERSION, SearchHit, match_query
+from avatar.core.errors import UsageError
+from avatar.library.search.index import FILE_NAME, SCHEMA_VERSION, SearchHit, match_query
 from tests.library.helpers import Library, make_library
 
 KEY = "sk-proj-SECRETVALUE0123456789abcdefXYZ"

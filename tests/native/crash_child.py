@@ -12,8 +12,8 @@ import random
 import sys
 from pathlib import Path
 
-from avatar.native.entries import MessageEntry
-from avatar.native.store import SessionManager
+from avatar.native.store.entries import MessageEntry
+from avatar.native.store.manager import SessionManager
 from tests.support.crash import killed_at_random
 
 

@@ -137,8 +137,8 @@ def make_bridge(
     """A NativeBridge for `project`, storing sessions under `home`, talking to `server`."""
     from avatar.bridges.base import BridgeContext
     from avatar.bridges.native import NativeBridge
-    from avatar.config import Settings
-    from avatar.providers import BUILTIN
+    from avatar.core.config import Settings
+    from avatar.providers.registry import BUILTIN
 
     sink = events if events is not None else []
     ctx = BridgeContext(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from avatar.bridges.base import OpenRequest
-from avatar.events import (
+from avatar.core.events import (
     Error,
     PermissionRequested,
     TextDelta,

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from avatar.bridges.base import OpenRequest
-from avatar.config import Settings
-from avatar.errors import SessionNotFoundError, UsageError
-from avatar.events import Notice, PermissionRequested, ToolCallFinished, TurnFinished, Usage
-from avatar.native.prompt import build_system_prompt, find_instructions
+from avatar.core.config import Settings
+from avatar.core.errors import SessionNotFoundError, UsageError
+from avatar.core.events import Notice, PermissionRequested, ToolCallFinished, TurnFinished, Usage
+from avatar.native.agent.prompt import build_system_prompt, find_instructions
 from avatar.native.tools import default_tools
 from avatar.sessions.native import NativeStore
 from tests.native.helpers import make_bridge, run_turn

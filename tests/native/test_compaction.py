@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from avatar.bridges.base import OpenRequest
-from avatar.config import ModelConfig, ProviderConfig, Settings
-from avatar.events import Notice, TurnFinished
-from avatar.native.compaction import (
+from avatar.core.config import ModelConfig, ProviderConfig, Settings
+from avatar.core.events import Notice, TurnFinished
+from avatar.native.agent.compaction import (
     NoCompaction,
     SlidingWindow,
     SummaryCompaction,
@@ -17,7 +17,7 @@ from avatar.native.compaction import (
     strategy_for,
     transcript_for_summary,
 )
-from avatar.native.context import SUMMARY_PREFIX
+from avatar.native.agent.context import SUMMARY_PREFIX
 from avatar.native.llm.types import Message, ToolCall
 from tests.native.helpers import make_bridge, run_turn
 from tests.support.model_server import FakeModelServer, Reply

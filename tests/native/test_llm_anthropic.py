@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from avatar.errors import ProviderError
+from avatar.core.errors import ProviderError
 from avatar.native.llm.anthropic import AnthropicClient, to_anthropic_messages
 from avatar.native.llm.types import (
     ChatRequest,

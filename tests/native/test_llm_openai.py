@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from avatar.errors import ProviderError
+from avatar.core.errors import ProviderError
 from avatar.native.llm.openai import OpenAIClient
 from avatar.native.llm.types import (
     ChatRequest,

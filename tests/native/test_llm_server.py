@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from avatar.errors import ProviderError
+from avatar.core.errors import ProviderError
 from avatar.native.llm import make_client
 from avatar.native.llm.types import ChatRequest, DonePart, Message, TextPart, ToolCallPart, ToolSpec
 from avatar.native.models import ModelResolver

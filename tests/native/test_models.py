@@ -6,8 +6,8 @@ import socket
 
 import pytest
 
-from avatar.config import ModelConfig, ModelCost, ProviderConfig, Settings, parse_settings
-from avatar.errors import UsageError
+from avatar.core.config import ModelConfig, ModelCost, ProviderConfig, Settings, parse_settings
+from avatar.core.errors import UsageError
 from avatar.native import models
 from avatar.native.models import ModelRegistry, ModelResolver, native_has_credentials
 
@@ -123,7 +123,7 @@ def _free_port() -> int:
 def test_native_example_config_loads() -> None:
     from pathlib import Path
 
-    from avatar.config import load_file
+    from avatar.core.config import load_file
 
     path = Path(__file__).resolve().parents[2] / "examples" / "native-local-models.yaml"
     settings = parse_settings(load_file(path))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from avatar.config import Scope
+from avatar.core.config import Scope
 from avatar.native.tools.base import ToolContext
 from avatar.native.tools.edit import EditTool
 from avatar.native.tools.find import FindTool

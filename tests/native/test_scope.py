@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from avatar.config import Scope
+from avatar.core.config import Scope
 from avatar.native.tools.base import ToolContext, ToolError
 from avatar.native.tools.bash import BashTool
 from avatar.native.tools.read import ReadTool
 from avatar.native.tools.scope import ToolScope
 from avatar.native.tools.write import WriteTool
 from avatar.policy.patterns import glob_match, pattern_matches
-from avatar.scope import ScopeDenied, command_names
+from avatar.policy.scope import ScopeDenied, command_names
 
 
 @pytest.fixture

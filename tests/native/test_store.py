@@ -11,19 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from avatar.errors import SessionNotFoundError, UsageError
-from avatar.ids import is_valid_id
-from avatar.native.entries import (
+from avatar.core.errors import SessionNotFoundError, UsageError
+from avatar.core.ids import is_valid_id
+from avatar.native.store.entries import (
     CompactionEntry,
     EntryUsage,
     MessageEntry,
     ToolCallEntry,
     ToolResultEntry,
 )
-from avatar.native.index import INDEX_NAME, project_slug
-from avatar.native.store import SessionManager, index_record, read_state
-from avatar.native.ulid import new_ulid, ulid_time
-from avatar.native.writer import SessionBusyError, SessionWriter
+from avatar.native.store.index import INDEX_NAME, project_slug
+from avatar.native.store.manager import SessionManager, index_record, read_state
+from avatar.native.store.ulid import new_ulid, ulid_time
+from avatar.native.store.writer import SessionBusyError, SessionWriter
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -154,7 +154,8 @@ def test_torn_and_unknown_lines_are_skipped_with_warnings(
 def test_second_writer_is_refused(manager: SessionManager, tmp_path: Path) -> None:
     header, w = manager.create(tmp_path, model="m")
     code = (
-        "import sys; from pathlib import Path; from avatar.native.writer import SessionWriter\n"
+        "import sys; from pathlib import Path\n"
+        "from avatar.native.store.writer import SessionWriter\n"
         "try:\n    SessionWriter(Path(sys.argv[1]))\nexcept Exception as e:\n"
         "    print(type(e).__name__, e); sys.exit(3)\n"
     )

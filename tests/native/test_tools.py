@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from avatar.config import Scope
+from avatar.core.config import Scope
 from avatar.native.tools import default_tools
 from avatar.native.tools.base import ToolContext
 from avatar.native.tools.bash import BashTool
@@ -78,7 +78,7 @@ def test_a_run_imports_only_the_tools_the_model_calls(tmp_path: Path) -> None:
         "tools = {t.name: t for t in default_tools()}\n"
         "assert [t.parameters()['type'] for t in tools.values()] == ['object'] * 7\n"
         "print('BEFORE', sorted(m for m in sys.modules if m.startswith('avatar.native.tools.')))\n"
-        "from avatar.config import Scope\n"
+        "from avatar.core.config import Scope\n"
         "from avatar.native.tools.base import ToolContext\n"
         "from avatar.native.tools.scope import ToolScope\n"
         "async def ask(title, kind): return True\n"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from avatar.config import Scope
-from avatar.policy.hidden_paths import CoveredTree
+from avatar.core.config import Scope
+from avatar.policy.covered import CoveredTree
 from avatar.policy.readable import program_prefixes
 from avatar.policy.sandbox import (
     Sandbox,
@@ -24,7 +24,7 @@ from avatar.policy.sandbox import (
     support,
     walls,
 )
-from avatar.scope import ScopePolicy
+from avatar.policy.scope import ScopePolicy
 
 
 def _run(box: Sandbox, command: str, cwd: Path) -> subprocess.CompletedProcess[str]:

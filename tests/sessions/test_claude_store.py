@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from avatar.errors import SessionNotFoundError, UsageError
+from avatar.core.errors import SessionNotFoundError, UsageError
 from avatar.sessions.claude import ClaudeStore, project_slug
 from tests.sessions.conftest import Homes
 

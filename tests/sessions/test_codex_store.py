@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from avatar.errors import NotSupportedError, SessionNotFoundError, UsageError
+from avatar.core.errors import NotSupportedError, SessionNotFoundError, UsageError
 from tests.sessions.conftest import Homes
 
 EXEC = "01a20060-c343-7803-adb4-a803ecb21b39"  # codex exec 0.169: one turn

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from avatar.errors import NotSupportedError, SessionNotFoundError
+from avatar.core.errors import NotSupportedError, SessionNotFoundError
 from tests.sessions.conftest import Homes
 
 REAL = "60ec600d-7ed8-4588-9392-96e38d8cca4e"

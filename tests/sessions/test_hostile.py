@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from avatar.errors import UsageError
+from avatar.core.errors import UsageError
 from avatar.sessions.filestore import JsonlSessionStore
 from tests.sessions.conftest import Homes
 

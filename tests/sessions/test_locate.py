@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from avatar.errors import SessionNotFoundError, UsageError
-from avatar.native.entries import MessageEntry
-from avatar.native.store import SessionManager
+from avatar.core.errors import SessionNotFoundError, UsageError
+from avatar.native.store.entries import MessageEntry
+from avatar.native.store.manager import SessionManager
 from avatar.sessions.native import NativeStore
 from avatar.sessions.store import SessionStore
 from tests.sessions.conftest import Homes

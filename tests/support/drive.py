@@ -84,7 +84,7 @@ def run_avatar(home: AgentHome, *args: str, stdin: str = "") -> subprocess.Compl
 
 def talk(home: AgentHome, provider: str, prompts: Iterable[str]) -> str:
     """A new session on `provider` with one turn per prompt; its id."""
-    from avatar.engine import Engine
+    from avatar.engine.engine import Engine
 
     env = avatar_env(home)
 
@@ -109,7 +109,7 @@ def rename_gemini_files(home: AgentHome, session_id: str, minute: str) -> None:
     names is all its same-minute load bug depends on, so a test can force the bug (the
     current minute) or stand for "started before this minute" without waiting for the clock
     (that wait is tested in tests/acp/test_quirks.py)."""
-    from avatar.bridges import acp_quirks
+    from avatar.bridges.acp import quirks as acp_quirks
 
     for path in acp_quirks.gemini_session_files(home.env, session_id):
         old = acp_quirks.created_minute(path)

@@ -22,7 +22,8 @@ from contextlib import aclosing
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
-from avatar.errors import ProviderError
+from avatar.core.errors import ProviderError
+from avatar.core.surrogates import loads
 from avatar.native.llm.types import (
     ChatRequest,
     DonePart,
@@ -32,7 +33,6 @@ from avatar.native.llm.types import (
     ToolCallPart,
     UsagePart,
 )
-from avatar.surrogates import loads
 
 if TYPE_CHECKING:
     import httpx

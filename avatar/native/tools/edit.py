@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from avatar.fileio import SpecialFileError, open_regular, write_regular
+from avatar.core.fileio import SpecialFileError, open_regular, write_regular
 from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext, ToolError
 
 

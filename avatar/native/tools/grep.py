@@ -18,7 +18,7 @@ from stat import S_ISREG
 import regex
 from pydantic import Field
 
-from avatar.fileio import open_regular
+from avatar.core.fileio import open_regular
 from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext, ToolError
 from avatar.native.tools.walk import search, walk
 from avatar.policy.patterns import glob_match

@@ -12,7 +12,7 @@ from typing import BinaryIO
 
 from pydantic import Field
 
-from avatar.fileio import SpecialFileError, open_regular
+from avatar.core.fileio import SpecialFileError, open_regular
 from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext, ToolError
 from avatar.native.tools.truncate import MAX_BYTES, MAX_LINES
 

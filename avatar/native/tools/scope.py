@@ -1,5 +1,5 @@
-"""The native tools' side of the one scope policy (`avatar.scope`): a refusal is a `ToolError`,
-which the model reads as the tool's result."""
+"""The native tools' side of the one scope policy (`avatar.policy.scope`): a refusal is a
+`ToolError`, which the model reads as the tool's result."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from avatar.native.tools.base import ToolError
-from avatar.scope import Mode, ScopeDenied, ScopePolicy
+from avatar.policy.scope import Mode, ScopeDenied, ScopePolicy
 
 
 class ToolScope(ScopePolicy):

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from avatar.native.tools.base import AgentToolResult
 from avatar.native.tools.truncate import MAX_BYTES, MAX_LINES
-from avatar.scope import ScopePolicy
+from avatar.policy.scope import ScopePolicy
 
 # Never descended into unless the search starts inside one: huge, generated, or private.
 SKIP_DIRS = frozenset(

@@ -1,0 +1,455 @@
+"""`ACPBridge`: any Agent Client Protocol agent behind avatar's session API.
+
+One generic bridge serves Gemini CLI (`gemini --acp`), codex-acp, claude-agent-acp and every
+`transport: acp` entry in config; what differs between agents is data (`ProviderSpec`) and
+quirks (`acp_quirks`). The bridge composes:
+
+- `acp_connection` the agent process + SDK connection: launch, `call()` with timeouts and
+                   death handling, stderr tail (`AgentConnection`)
+- `acp_session`    the load → resume → new cascade, continue-last, fork (`SessionOpener`,
+                   which returns an `OpenResult`; the bridge reports fallbacks in one place)
+- `acp_stream`     where updates go: the running `Turn`, or the sink (marked replay on load)
+- `acp_client`     the agent's callbacks (updates, permission, files, terminals)
+- `acp_fs`, `acp_terminal`   file access and terminals, confined to the session's directories
+- `acp_listing`    `session/list` pages, else the engine's store: the newest session
+- `acp_updates`    ACP session updates → avatar events
+- `acp_compat`     the one use of the SDK's private API (`session/set_model`)
+- `mcp`            config `mcp_servers` → the MCP servers handed to the agent
+- `acp_quirks`     what differs per agent (claude executable, Gemini's load bugs, late replay)
+
+`import acp` costs ~0.65 s, so this module does not import it: `start()` spawns the agent
+first and imports the SDK while the agent boots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Coroutine
+from dataclasses import replace
+from typing import Any
+
+from avatar.bridges.acp import compat as acp_compat
+from avatar.bridges.acp.connection import AgentConnection, agent_argv, agent_env, describe_error
+from avatar.bridges.acp.fs import FileAccess
+from avatar.bridges.acp.listing import list_pages
+from avatar.bridges.acp.options import select_option, set_model_unstable, set_option
+from avatar.bridges.acp.permission import ToolCalls, scope_refusal
+from avatar.bridges.acp.quirks import SameMinuteWait, remove_companions
+from avatar.bridges.acp.session import SessionOpener
+from avatar.bridges.acp.stream import UpdateRouter
+from avatar.bridges.acp.terminal import TerminalManager
+from avatar.bridges.acp.updates import prompt_usage, translate
+from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest, SessionCapabilities
+from avatar.bridges.turn import Turn, TurnSignal
+from avatar.core.errors import NotSupportedError, ProviderError
+from avatar.core.events import (
+    BaseEvent,
+    Error,
+    Notice,
+    PermissionRequested,
+    SessionStarted,
+    TurnFinished,
+)
+from avatar.core.ids import is_valid_id
+from avatar.policy import sandbox
+from avatar.sessions.types import SessionInfo
+
+__all__ = ["ACPBridge", "session_capabilities"]
+
+CANCEL_GRACE = 2.0  # after session/cancel, end the turn ourselves if the agent stays silent
+
+
+def session_capabilities(agent_capabilities: Any) -> SessionCapabilities:
+    """DESIGN §2: every `agent_capabilities` field mapped into `SessionCapabilities`."""
+    session = getattr(agent_capabilities, "session_capabilities", None)
+
+    def has(name: str) -> bool:
+        return session is not None and getattr(session, name, None) is not None
+
+    can_load = bool(getattr(agent_capabilities, "load_session", False))
+    can_list = has("list")
+    can_resume = has("resume")
+    return SessionCapabilities(
+        can_list=can_list,
+        can_load=can_load,
+        can_resume=can_resume,
+        can_continue_last=can_list and (can_load or can_resume),
+        can_fork=has("fork"),
+        can_delete=has("delete"),
+        can_cancel=True,
+    )
+
+
+def _describe_tool(tool_call: Any) -> str:
+    """A title for a permission request: the agent's title, else kind and input."""
+    title = getattr(tool_call, "title", None)
+    if title:
+        return str(title)
+    raw = getattr(tool_call, "raw_input", None)
+    kind = getattr(tool_call, "kind", None) or "tool call"
+    if isinstance(raw, dict):
+        for key in ("command", "path", "file_path", "url"):
+            if raw.get(key):
+                return f"{kind}: {raw[key]}"
+    return str(kind)
+
+
+class ACPBridge(BaseBridge):
+    """A bridge to one ACP agent process (see the module docstring).
+
+    Public seams: `agent` (the running `AgentConnection`, None when stopped) and
+    `same_minute` (how Gemini's same-minute load bug is waited out; tests shorten it).
+    """
+
+    def __init__(self, ctx: BridgeContext) -> None:
+        super().__init__(ctx)
+        self.router = UpdateRouter(ctx.emit)
+        self.same_minute = SameMinuteWait()
+        self.agent: AgentConnection | None = None
+        self.config_options: list[Any] = []
+        self._opener: SessionOpener | None = None
+        self._terminals: TerminalManager | None = None
+        self._walled = False  # the agent runs inside avatar's kernel walls
+        self._files: FileAccess | None = None  # the scope the agent's callbacks are held to
+        self._calls = ToolCalls()  # what announced tool calls touch, for permission requests
+        self._model: str | None = None  # set through session/set_model (no option to read)
+        self._background: set[asyncio.Future[Any]] = set()  # fire-and-forget, kept referenced
+
+    def notice(self, message: str, level: str = "info") -> None:
+        """Tell the user something through the event sink."""
+        self.ctx.emit(Notice(message=message, level="warning" if level == "warning" else "info"))
+
+    # -- the agent --------------------------------------------------------------------------
+
+    @property
+    def alive(self) -> bool:
+        """True while the agent process runs and the connection is open."""
+        return self.agent is not None and self.agent.alive
+
+    async def start(self) -> None:
+        """Spawn the agent, `initialize` it and read its capabilities."""
+        if self.alive:
+            return
+        if self.agent is not None:
+            await self.stop()  # the remains of an agent that died
+        ctx = self.ctx
+        env = agent_env(ctx)
+        argv = agent_argv(ctx.spec, env)
+        files = FileAccess(ctx.cwd, ctx.additional_dirs, ctx.settings.scope)
+        terminals = TerminalManager(
+            files,
+            env,
+            ctx.settings.scope.shell_commands,
+            sandbox.for_commands(files.policy, env),
+        )
+
+        walls = sandbox.for_agent(files.policy, ctx.spec.state_dirs, env)
+        self._walled = walls is not None and sandbox.support().walls
+
+        def make_client() -> Any:
+            from avatar.bridges.acp.client import AvatarClient
+
+            return AvatarClient(self._on_update, self._decide, files, terminals)
+
+        agent = await AgentConnection.launch(
+            self.name,
+            argv,
+            env,
+            ctx.cwd,
+            install_hint=ctx.spec.install_hint,
+            make_client=make_client,
+            on_exit=self._agent_exited,
+            emit=ctx.emit,
+            sandbox=walls,
+        )
+        self.agent, self._terminals, self._files = agent, terminals, files
+        self.session_id, self.config_options = None, []
+        self.capabilities = session_capabilities(agent.agent_capabilities)
+        self._opener = SessionOpener(
+            ctx, agent, self.capabilities, self.router, self.same_minute, self.notice
+        )
+
+    async def stop(self) -> None:
+        """Cancel any turn, kill terminals, close the connection and end the agent."""
+        self.router.end_replay()
+        if self.router.turn is not None:
+            self.router.turn.put(TurnSignal("stopped"))
+        terminals, self._terminals = self._terminals, None
+        if terminals is not None:
+            with contextlib.suppress(Exception):
+                await terminals.close()
+        agent, self.agent, self._opener = self.agent, None, None
+        if agent is not None:
+            await agent.close(self.session_id)
+            if "same_minute_load" in self.ctx.spec.quirks and self.session_id:
+                remove_companions(agent.env, self.session_id)
+
+    def _agent_exited(self) -> bool:
+        turn = self.router.turn
+        if turn is None:
+            return False
+        turn.put(TurnSignal("died"))
+        return True
+
+    def _running(self) -> tuple[AgentConnection, SessionOpener]:
+        if self.agent is None or self._opener is None:
+            raise ProviderError(f"{self.name} is not running")
+        if not self.agent.alive:
+            raise self.agent.not_running()
+        return self.agent, self._opener
+
+    # -- callbacks --------------------------------------------------------------------------
+
+    def _terminal_output(self, terminal_id: str) -> str | None:
+        if self._terminals is None:
+            return None
+        try:
+            return self._terminals.output(terminal_id)[0]
+        except Exception:
+            return None
+
+    def _on_update(self, session_id: str, update: Any) -> None:
+        # Synchronous on purpose: the SDK runs each notification as its own task, and routing
+        # before any await keeps them in arrival order.
+        if self._opener is not None and not self._opener.wants_updates_of(session_id):
+            return
+        if getattr(update, "session_update", None) in ("tool_call", "tool_call_update"):
+            self._calls.seen(update)
+        self.router.deliver(translate(update, self._terminal_output))
+
+    async def _decide(self, session_id: str, tool_call: Any) -> bool | None:
+        """Check the scope, then ask the permission policy; None when the turn is cancelled
+        while asking. A request the scope refuses is denied whatever the policy says."""
+        facts = self._calls.facts(tool_call)
+        event = PermissionRequested(
+            id=str(tool_call.tool_call_id), title=_describe_tool(tool_call), kind=facts.kind
+        )
+        refused = scope_refusal(self._files.policy, facts) if self._files is not None else None
+        if refused is not None:
+            event.decision, event.reason = "deny", refused
+            notice = Notice(message=f"denied {event.title!r}: {refused}", level="warning")
+            self.router.deliver([event, notice])
+            return False
+        ask = asyncio.ensure_future(self.ctx.permission(replace(event)))
+        waiters: set[asyncio.Future[Any]] = {ask}
+        turn = self.router.turn
+        cancel_wait = None
+        if turn is not None:
+            cancel_wait = asyncio.ensure_future(turn.cancel_requested.wait())
+            waiters.add(cancel_wait)
+        try:
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if cancel_wait is not None:
+                cancel_wait.cancel()
+        if not ask.done():
+            ask.cancel()
+            return None
+        try:
+            allowed = bool(ask.result())
+            reason = None if allowed else "denied by the permission policy"
+        except Exception as e:
+            allowed, reason = False, f"permission check failed: {e}"
+        event.decision = "allow" if allowed else "deny"
+        event.reason = reason
+        self.router.deliver([event])
+        return allowed
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    async def open(self, request: OpenRequest) -> SessionStarted:
+        """Open a session as `request` asks (DESIGN §2 cascade); a fallback is reported here,
+        in one Notice saying what failed and what was opened instead."""
+        _, opener = self._running()
+        result = await opener.open(request)
+        if not is_valid_id(result.session_id):  # it names files and is printed: no paths
+            raise ProviderError(
+                f"{self.name}: the agent gave an invalid session id {result.session_id!r}"
+            )
+        self.session_id, self.config_options = result.session_id, result.config_options
+        fallback = result.fallback_notice()
+        if fallback is not None:
+            self.notice(*fallback)
+        await self._apply_model()
+        return SessionStarted(
+            session_id=result.session_id,
+            provider=self.name,
+            how=result.how,
+            model=self.model_in_use,
+            cwd=str(self.ctx.cwd),
+        )
+
+    async def new_session(self, session_id: str | None = None) -> SessionStarted:
+        """`session/new` (ACP agents choose the id; a requested one is reported as ignored)."""
+        return await self.open(OpenRequest("new", session_id))
+
+    async def resume_session(self, session_id: str) -> SessionStarted:
+        """Reopen by id: load → resume → new (with a notice)."""
+        return await self.open(OpenRequest("resume", session_id))
+
+    async def continue_last(self) -> SessionStarted:
+        """Reopen the newest session of this provider in the cwd, else open a new one."""
+        return await self.open(OpenRequest("continue"))
+
+    async def agent_sessions(self) -> list[SessionInfo] | None:
+        """`session/list` for the cwd, every page, where the agent advertises it."""
+        if not self.capabilities.can_list:
+            return None
+        _, opener = self._running()
+        return await list_pages(opener.list_page, self.name)
+
+    async def delete_session(self, session_id: str) -> bool:
+        """`session/delete` where advertised (through the compat module: the SDK lacks it)."""
+        if not self.capabilities.can_delete:
+            return False
+        agent, _ = self._running()
+        request = acp_compat.send_raw(agent.conn, "session/delete", {"sessionId": session_id})
+        await agent.call("session/delete", request)
+        return True
+
+    async def fork_session(self, session_id: str) -> SessionStarted:
+        """`session/fork` where advertised; a failed fork opens a new session (with a notice)."""
+        return await self.open(OpenRequest("fork", session_id))
+
+    # -- model and mode (config options) -----------------------------------------------------
+
+    @property
+    def model_in_use(self) -> str | None:
+        """The session's `model` config option as the agent last reported it, else the model
+        avatar asked for."""
+        option = select_option(self.config_options, "model")
+        if option is not None and option.current_value is not None:
+            return str(option.current_value)
+        return self._model or self.ctx.model or self.ctx.spec.model
+
+    async def _apply_model(self) -> None:
+        # The agent's own mode first: the one in which it asks before changing anything, so
+        # avatar's scope and policy decide (claude-agent-acp starts in one that asks nothing).
+        mode = self.ctx.spec.permission_mode
+        if self._walled and self.ctx.spec.walled_mode and self.ctx.settings.permission == "allow":
+            mode = self.ctx.spec.walled_mode  # its own sandbox cannot run inside the walls
+        if mode and self.agent is not None and self.session_id is not None:
+            self.config_options, problem = await set_option(
+                self.agent, self.session_id, self.config_options, "mode", mode
+            )
+            if problem:
+                self.notice(f"{self.name}: mode {mode!r} not set: {problem}", "warning")
+        if self.ctx.model:
+            try:
+                await self.set_model(self.ctx.model)
+            except (ProviderError, NotSupportedError) as e:
+                self.notice(f"model {self.ctx.model!r} not set: {e}", "warning")
+
+    async def set_model(self, model: str) -> None:
+        """Switch model through the session's `model` config option (or `session/set_model`)."""
+        if self.agent is None or self.session_id is None:
+            raise ProviderError(f"{self.name}: no session open")
+        if select_option(self.config_options, "model") is None:
+            # Agents without a model option still take the unstable session/set_model.
+            await set_model_unstable(self.agent, self.session_id, model)
+            self._model = model
+            return
+        self.config_options, problem = await set_option(
+            self.agent, self.session_id, self.config_options, "model", model
+        )
+        if problem:
+            raise ProviderError(f"{self.name}: cannot switch to model {model!r}: {problem}")
+
+    # -- turns ------------------------------------------------------------------------------
+
+    async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
+        """Run one turn: stream its events, end with TurnFinished (or Error)."""
+        agent, session_id = self.agent, self.session_id
+        if agent is None or not agent.alive or session_id is None:
+            if agent is not None and not agent.alive:
+                gone = agent.not_running()  # a death the watcher has not reported yet
+                yield Error(message=str(gone), detail=gone.stderr_tail)
+            else:
+                status = "the agent is not running" if agent is None else "no session is open"
+                yield Error(message=f"{self.name}: {status}")
+            return
+        # Never prompt while a load's history is still streaming in (see acp_stream).
+        await self.router.replay_settled()
+        from acp import text_block
+
+        turn = self.router.open_turn()
+        task = asyncio.ensure_future(
+            agent.conn.prompt(session_id=session_id, prompt=[text_block(prompt)])
+        )
+        task.add_done_callback(lambda t: turn.put(TurnSignal("done", t)))
+        ended = False
+        try:
+            while True:
+                item = await turn.events.get()
+                if isinstance(item, BaseEvent):
+                    yield item
+                    continue
+                async for event in self._ending(item, agent, turn):
+                    yield event
+                ended = True
+                return
+        finally:
+            self.router.close_turn(turn)
+            if not task.done():
+                task.cancel()
+                if not ended:
+                    # The caller stopped listening mid-turn: stop the agent's work too.
+                    self._in_background(agent.notify_cancel(session_id))
+
+    async def _ending(
+        self, signal: TurnSignal, agent: AgentConnection, turn: Turn
+    ) -> AsyncIterator[BaseEvent]:
+        """The last events of a turn, for the signal that ended it."""
+        if signal.kind == "died":
+            yield await agent.death_error()
+            return
+        if signal.kind != "done":  # cancel_timeout, stopped
+            yield TurnFinished(stop_reason="cancelled")
+            return
+        task: asyncio.Future[Any] = signal.payload
+        if task.cancelled():
+            yield TurnFinished(stop_reason="cancelled")
+            return
+        error = task.exception()
+        if error is None:
+            response = task.result()
+            usage = prompt_usage(getattr(response, "usage", None))
+            if usage is not None:
+                yield usage
+            reason = "cancelled" if turn.cancelling else str(response.stop_reason)
+            yield TurnFinished(stop_reason=reason)  # type: ignore[arg-type]
+        elif isinstance(error, ConnectionError):
+            yield await agent.death_error()
+        elif turn.cancelling:
+            yield TurnFinished(stop_reason="cancelled")
+        else:
+            yield Error(message=f"{self.name}: {describe_error(error)}", detail=agent.stderr_tail())
+
+    async def cancel(self) -> None:
+        """`session/cancel`; the turn ends `cancelled` within CANCEL_GRACE seconds regardless."""
+        turn, agent, session_id = self.router.turn, self.agent, self.session_id
+        if turn is None:
+            return
+        first = turn.request_cancel()  # pending permission requests answer "cancelled"
+        if agent is not None and session_id is not None:
+            await agent.notify_cancel(session_id)
+        if first:
+            # A late timer only reaches a finished turn, which drops it.
+            loop = asyncio.get_running_loop()
+            loop.call_later(CANCEL_GRACE, turn.put, TurnSignal("cancel_timeout"))
+
+    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def status(self) -> dict[str, Any]:
+        """Agent name/version and pid for `/status`."""
+        info: dict[str, Any] = {}
+        if self.agent is not None:
+            agent_info = self.agent.agent_info
+            if agent_info is not None:
+                info["agent"] = f"{agent_info.name} {agent_info.version}"
+            info["pid"] = self.agent.process.pid
+        return info

@@ -1,0 +1,208 @@
+"""The client side of ACP: what avatar answers when the agent calls back.
+
+`AvatarClient` implements the SDK's `Client` protocol: session updates go to the bridge's
+router, permission requests to the bridge's permission policy, file access through
+`FileAccess`, terminals through `TerminalManager`. A refusal becomes a JSON-RPC error whose
+message the agent (and its model) can read.
+
+This module imports `acp`; the bridge imports it only after spawning the agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from acp import RequestError
+from acp.schema import (
+    AllowedOutcome,
+    CreateTerminalResponse,
+    DeniedOutcome,
+    EnvVariable,
+    KillTerminalResponse,
+    PermissionOption,
+    ReadTextFileResponse,
+    ReleaseTerminalResponse,
+    RequestPermissionResponse,
+    TerminalExitStatus,
+    TerminalOutputResponse,
+    ToolCallUpdate,
+    WaitForTerminalExitResponse,
+    WriteTextFileResponse,
+)
+
+from avatar.bridges.acp.fs import AccessDenied, FileAccess
+from avatar.bridges.acp.terminal import ExitStatus, TerminalManager
+
+if TYPE_CHECKING:
+    from acp.interfaces import Agent
+
+UpdateHandler = Callable[[str, Any], None]
+PermissionDecider = Callable[[str, ToolCallUpdate], Awaitable[bool | None]]
+"""Returns True (allow), False (deny) or None (the turn was cancelled while asking)."""
+
+
+def _refuse(message: str) -> RequestError:
+    return RequestError(-32602, message, {"reason": message})
+
+
+def pick_option(options: list[PermissionOption], allow: bool) -> PermissionOption | None:
+    """The agent's option matching the decision: allow_once/reject_once first, then *_always."""
+    wanted = ("allow_once", "allow_always") if allow else ("reject_once", "reject_always")
+    for kind in wanted:
+        for option in options:
+            if option.kind == kind:
+                return option
+    return None
+
+
+def _exit_status(status: ExitStatus | None) -> TerminalExitStatus | None:
+    if status is None:
+        return None
+    return TerminalExitStatus(exit_code=status.exit_code, signal=status.signal)
+
+
+class AvatarClient:
+    """avatar's answers to an ACP agent's requests and notifications."""
+
+    def __init__(
+        self,
+        on_update: UpdateHandler,
+        decide: PermissionDecider,
+        files: FileAccess,
+        terminals: TerminalManager,
+    ) -> None:
+        self._on_update = on_update
+        self._decide = decide
+        self.files = files
+        self.terminals = terminals
+
+    def on_connect(self, conn: Agent) -> None:
+        """Nothing to do: the bridge holds the connection."""
+
+    # -- updates ----------------------------------------------------------------------------
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        """Hand the update to the bridge synchronously, so arrival order is kept."""
+        self._on_update(session_id, update)
+
+    # -- permission -------------------------------------------------------------------------
+
+    async def request_permission(
+        self,
+        session_id: str,
+        tool_call: ToolCallUpdate,
+        options: list[PermissionOption],
+        **kwargs: Any,
+    ) -> RequestPermissionResponse:
+        """Ask avatar's permission policy and select the agent's matching option."""
+        allowed = await self._decide(session_id, tool_call)
+        option = None if allowed is None else pick_option(options, allowed)
+        if option is None:
+            # Cancelled turn, or the agent offered no option of that kind.
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(option_id=option.option_id, outcome="selected")
+        )
+
+    # -- files ------------------------------------------------------------------------------
+
+    async def read_text_file(
+        self,
+        session_id: str,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        **kwargs: Any,
+    ) -> ReadTextFileResponse:
+        """Read a text file inside the session's directories."""
+        try:
+            return ReadTextFileResponse(content=self.files.read(path, line, limit))
+        except AccessDenied as e:
+            raise _refuse(str(e)) from None
+
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **kwargs: Any
+    ) -> WriteTextFileResponse:
+        """Write a text file inside the session's writable directories."""
+        try:
+            self.files.write(path, content)
+        except AccessDenied as e:
+            raise _refuse(str(e)) from None
+        return WriteTextFileResponse()
+
+    # -- terminals --------------------------------------------------------------------------
+
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: list[EnvVariable] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        **kwargs: Any,
+    ) -> CreateTerminalResponse:
+        """Start a command in a terminal the agent can read, wait for and kill."""
+        try:
+            terminal_id = await self.terminals.create(
+                command,
+                args,
+                {v.name: v.value for v in env or []},
+                cwd,
+                output_byte_limit,
+            )
+        except AccessDenied as e:
+            raise _refuse(str(e)) from None
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> TerminalOutputResponse:
+        """The terminal's output so far."""
+        try:
+            text, truncated, status = self.terminals.output(terminal_id)
+        except AccessDenied as e:
+            raise _refuse(str(e)) from None
+        return TerminalOutputResponse(
+            output=text, truncated=truncated, exit_status=_exit_status(status)
+        )
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> WaitForTerminalExitResponse:
+        """Wait until the terminal's command exits."""
+        try:
+            status = await self.terminals.wait(terminal_id)
+        except AccessDenied as e:
+            raise _refuse(str(e)) from None
+        return WaitForTerminalExitResponse(exit_code=status.exit_code, signal=status.signal)
+
+    async def kill_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> KillTerminalResponse:
+        """Kill the terminal's command (the terminal stays readable until released)."""
+        try:
+            await self.terminals.kill(terminal_id)
+        except AccessDenied as e:
+            raise _refuse(str(e)) from None
+        return KillTerminalResponse()
+
+    async def release_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> ReleaseTerminalResponse:
+        """Kill the command if needed and forget the terminal."""
+        try:
+            await self.terminals.release(terminal_id)
+        except AccessDenied as e:
+            raise _refuse(str(e)) from None
+        return ReleaseTerminalResponse()
+
+    # -- extensions -------------------------------------------------------------------------
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """avatar implements no extension methods."""
+        raise RequestError.method_not_found(f"_{method}")
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        """Extension notifications are ignored."""

@@ -1,0 +1,320 @@
+"""One running ACP agent: its process, the SDK connection on its stdio, and how requests fail.
+
+`AgentConnection.launch()` spawns the agent, imports the SDK while it boots (`import acp`
+costs ~0.65 s), connects and `initialize`s. Every request then goes through `call()`, which
+turns a dead agent or a silent one into a `ProviderError` carrying the agent's last stderr
+lines. An agent that dies between requests is reported through `on_exit` (the running turn
+takes it) or, when nobody is waiting on it, as one `Error` event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from avatar.bridges.acp.quirks import quirk_env
+from avatar.bridges.process import AgentProcess
+from avatar.core.errors import ProviderError
+from avatar.core.events import Error, Notice
+from avatar.providers.registry import find_executable
+
+if TYPE_CHECKING:
+    from acp.core import ClientSideConnection
+
+    from avatar.bridges.acp.guard import StdoutSeen
+    from avatar.bridges.base import BridgeContext, EventSink
+    from avatar.policy.sandbox import Sandbox
+    from avatar.providers.registry import ProviderSpec
+
+T = TypeVar("T")
+
+INIT_TIMEOUT = 60.0  # spawn → initialize answered (Gemini needs ~1.2 s, npx shims more)
+# An agent whose stdout has carried junk (not JSON-RPC) has this long more to answer
+# `initialize`: a program that is no ACP agent fails in seconds, not at INIT_TIMEOUT.
+JUNK_GRACE = 3.0
+REQUEST_TIMEOUT = 180.0  # session/new, load (a long history), list …
+STDERR_LINES_IN_ERRORS = 15
+
+ExitHandler = Callable[[], bool]
+"""Called when the agent exits on its own; True when a running turn took the news."""
+
+
+def describe_error(error: BaseException) -> str:
+    """A one-line description of a failed ACP request."""
+    from acp import RequestError
+    from pydantic import ValidationError
+
+    if isinstance(error, RequestError):
+        text = str(error)
+        data = error.data
+        detail = None
+        if isinstance(data, dict):
+            detail = data.get("details") or data.get("message") or data.get("reason")
+        elif isinstance(data, str):
+            detail = data
+        if detail and str(detail) not in text:
+            text = f"{text}: {detail}"
+        return f"{text} ({error.code})"
+    if isinstance(error, ValidationError):
+        return f"unexpected answer from the agent ({error.error_count()} validation errors)"
+    return str(error) or type(error).__name__
+
+
+def agent_env(ctx: BridgeContext) -> dict[str, str]:
+    """The agent's environment: ctx.env (already merged with the spec's), plus its quirks'."""
+    env = dict(ctx.env) if ctx.env else {**os.environ, **ctx.spec.env}
+    env.update(quirk_env(ctx.spec, ctx.settings, env))
+    return env
+
+
+def agent_argv(spec: ProviderSpec, env: dict[str, str]) -> list[str]:
+    """The command to run, its program resolved (config path, PATH, bridges/)."""
+    if not spec.command:
+        raise ProviderError(
+            f"{spec.name}: no command configured (set providers.{spec.name}.command)"
+        )
+    program = spec.command[0]
+    found = find_executable(program, path=env.get("PATH"))
+    if found is None:
+        hint = f"; install it: {spec.install_hint}" if spec.install_hint else ""
+        raise ProviderError(
+            f"{spec.name}: {program} not found (looked in config, PATH and "
+            f"bridges/node_modules/.bin){hint}"
+        )
+    return [found, *spec.command[1:]]
+
+
+class AgentConnection:
+    """A running agent and the SDK connection to it (see the module docstring).
+
+    Public attributes: `process` (the `AgentProcess`: pid, stderr tail), `conn` (the SDK's
+    `ClientSideConnection`), `env` (what the agent runs with, e.g. where it keeps its files),
+    and what `initialize` answered: `agent_capabilities`, `auth_methods`, `agent_info`.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        process: AgentProcess,
+        conn: ClientSideConnection,
+        env: dict[str, str],
+        on_exit: ExitHandler,
+        emit: EventSink,
+    ) -> None:
+        self.name = name
+        self.process = process
+        self.conn = conn
+        self.env = env
+        self.agent_capabilities: Any = None
+        self.auth_methods: list[Any] = []
+        self.agent_info: Any = None
+        self._on_exit = on_exit
+        self._emit = emit
+        self._closing = False
+        self._calls_in_flight = 0
+        self._idle = asyncio.Event()  # set while no request is under way
+        self._idle.set()
+        self._death_told = False  # a failing request has reported the agent's death
+        self._watch = asyncio.get_running_loop().create_task(self._watch_exit())
+
+    @classmethod
+    async def launch(
+        cls,
+        name: str,
+        argv: Sequence[str],
+        env: dict[str, str],
+        cwd: Path,
+        *,
+        install_hint: str,
+        make_client: Callable[[], Any],
+        on_exit: ExitHandler,
+        emit: EventSink,
+        sandbox: Sandbox | None = None,
+    ) -> AgentConnection:
+        """Spawn `argv` (inside `sandbox` when given), connect `make_client()` to it and
+        `initialize`; closed on failure."""
+        process = await AgentProcess.spawn(name, argv, env, cwd, install_hint, sandbox)
+        try:
+            # The agent boots in parallel with this import (~0.65 s of pydantic schema building).
+            import acp
+
+            from avatar.bridges.acp.guard import StdoutSeen, guard_stdout
+
+            stdin, stdout = process.process.stdin, process.process.stdout
+            assert stdin is not None and stdout is not None
+            held: list[str] = []  # until initialize is answered: junk alone is the error
+
+            def dropped(message: str) -> None:  # a broken or hostile agent's junk: say so once
+                if seen.messages:
+                    emit(Notice(message=f"{name}: {message}", level="warning"))
+                else:
+                    held.append(message)
+
+            seen = StdoutSeen()
+            guarded = guard_stdout(stdout, dropped, seen=seen)
+            conn = acp.connect_to_agent(make_client(), stdin, guarded)
+        except BaseException:
+            await process.stop()
+            raise
+        agent = cls(name, process, conn, env, on_exit, emit)
+        try:
+            await agent._initialize(seen)
+        except BaseException:
+            await agent.close()
+            raise
+        for message in held:
+            emit(Notice(message=f"{name}: {message}", level="warning"))
+        return agent
+
+    async def _junk_only(self, seen: StdoutSeen) -> str:
+        """Wait until the agent has written junk and then JUNK_GRACE has passed; the error."""
+        await seen.junk.wait()
+        await asyncio.sleep(JUNK_GRACE)
+        sample = (seen.first_junk or b"").decode("utf-8", "replace")
+        return (
+            f"{self.name} is not speaking ACP: its output is not JSON-RPC "
+            f"(it began {sample!r}); check providers.{self.name}.command"
+        )
+
+    async def _initialize(self, seen: StdoutSeen) -> None:
+        import acp
+        from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
+
+        from avatar import __version__
+
+        asked = self.conn.initialize(
+            protocol_version=acp.PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(
+                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
+                terminal=True,
+            ),
+            client_info=Implementation(name="avatar", title="avatar", version=__version__),
+        )
+        request = asyncio.ensure_future(self.call("initialize", asked, INIT_TIMEOUT))
+        junk = asyncio.ensure_future(self._junk_only(seen))
+        try:
+            await asyncio.wait({request, junk}, return_when=asyncio.FIRST_COMPLETED)
+            if not request.done():
+                raise ProviderError(junk.result(), self.stderr_tail())
+            init = request.result()
+        except acp.RequestError as e:
+            raise ProviderError(
+                f"{self.name}: initialize failed: {describe_error(e)}", self.stderr_tail()
+            ) from None
+        finally:
+            request.cancel()
+            junk.cancel()
+        self.agent_capabilities = init.agent_capabilities
+        self.auth_methods = list(init.auth_methods or [])
+        self.agent_info = init.agent_info
+
+    # -- state ------------------------------------------------------------------------------
+
+    @property
+    def alive(self) -> bool:
+        """True while the agent process runs and the connection has not been closed."""
+        return not self._closing and self.process.returncode is None
+
+    def not_running(self) -> ProviderError:
+        """The error for a request to an agent that is gone: how it went, if it died."""
+        if self.process.returncode is not None and not self._closing:
+            return ProviderError(
+                self.process.death(self.name),
+                self.stderr_tail(),
+            )
+        return ProviderError(f"{self.name} is not running")
+
+    def stderr_tail(self, lines: int = STDERR_LINES_IN_ERRORS) -> str | None:
+        """The agent's last stderr lines (for error messages)."""
+        return self.process.stderr.text(lines) or None
+
+    # -- requests ---------------------------------------------------------------------------
+
+    async def call(self, what: str, aw: Awaitable[T], timeout: float | None = REQUEST_TIMEOUT) -> T:
+        """Await one request; a dead or silent agent becomes a ProviderError with its stderr."""
+        if self._closing:
+            if asyncio.iscoroutine(aw):
+                aw.close()
+            raise ProviderError(f"{self.name} is not running")
+        self._calls_in_flight += 1
+        self._idle.clear()
+        try:
+            return await asyncio.wait_for(aw, timeout)
+        except ConnectionError:
+            self._death_told = True
+            await self.settle_death()
+            raise ProviderError(
+                f"{self.name} exited during {what} ({self.process.describe_exit()})",
+                self.stderr_tail(),
+            ) from None
+        except TimeoutError:
+            raise ProviderError(
+                f"{self.name} did not answer {what} within {timeout:g} s", self.stderr_tail()
+            ) from None
+        finally:
+            self._calls_in_flight -= 1
+            if not self._calls_in_flight:
+                self._idle.set()
+
+    async def notify_cancel(self, session_id: str) -> None:
+        """`session/cancel` (a notification: nothing to wait for, and failures do not matter)."""
+        if self.alive:
+            with contextlib.suppress(Exception):
+                await self.conn.cancel(session_id=session_id)
+
+    # -- death ------------------------------------------------------------------------------
+
+    async def settle_death(self) -> None:
+        """Give a dying agent a moment to exit and flush stderr, for a useful error."""
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.process.exited), 1.0)
+        await self.process.stderr_settled(0.5)
+
+    async def death_error(self) -> Error:
+        """The `Error` event for an agent that exited on its own."""
+        await self.settle_death()
+        return Error(
+            message=self.process.death(self.name),
+            detail=self.stderr_tail(),
+        )
+
+    async def _watch_exit(self) -> None:
+        await asyncio.shield(self.process.exited)
+        if self._closing or self._on_exit():
+            return
+        # A request under way reports the death itself, with the same stderr tail — unless its
+        # answer came just before the death, and it succeeds: then the death is told here.
+        await self._idle.wait()
+        if not (self._closing or self._death_told):
+            self._emit(await self.death_error())
+
+    # -- shutdown ---------------------------------------------------------------------------
+
+    def can_close(self) -> bool:
+        """True when the agent advertised `session/close`."""
+        session = getattr(self.agent_capabilities, "session_capabilities", None)
+        return getattr(session, "close", None) is not None
+
+    async def close(self, session_id: str | None = None) -> None:
+        """End the agent and the connection.
+
+        With an open session on an agent that advertises `session/close`, the session is
+        closed first; once the agent has answered, its files are safe and the process group
+        ends at once. Otherwise stdin is closed first and the agent gets a moment to flush
+        its session files and exit by itself (Gemini does; others wait for a signal).
+        """
+        self._closing = True
+        grace = 0.5
+        if session_id is not None and self.can_close() and self.process.returncode is None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.conn.close_session(session_id=session_id), 2.0)
+                grace = 0.0
+        await self.process.stop(eof_grace=grace)
+        with contextlib.suppress(Exception):
+            await self.conn.close()
+        if self._watch is not asyncio.current_task():
+            self._watch.cancel()

@@ -1,0 +1,72 @@
+"""File access an ACP agent asks the client for, confined by the session's scope.
+
+`fs/read_text_file` and `fs/write_text_file` go through the one scope policy
+(`avatar.policy.scope.ScopePolicy`): gitignore-style `scope.read`/`scope.write`/`scope.deny`
+relative to the session cwd, plus the added directories; deny wins; symlinks and `..` are
+resolved first.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from avatar.core.config import Scope
+from avatar.core.fileio import open_regular, write_regular
+from avatar.policy.scope import ScopeDenied, ScopePolicy
+
+Access = Literal["read", "write"]
+
+
+class AccessDenied(Exception):
+    """A path the agent may not touch; the message is what the agent gets to read."""
+
+
+class FileAccess:
+    """Decides and performs the agent's `fs/read_text_file` and `fs/write_text_file` calls."""
+
+    def __init__(self, cwd: Path, additional_dirs: Sequence[Path], scope: Scope) -> None:
+        self.policy = ScopePolicy(scope, cwd, additional_dirs)
+        self.cwd = self.policy.root
+        self.extra = self.policy.extra_roots
+        self.scope = scope
+
+    def check(self, path: str, access: Access) -> Path:
+        """The resolved path when `access` to it is allowed; AccessDenied otherwise."""
+        try:
+            return self.policy.check(path, access)
+        except ScopeDenied as e:
+            raise AccessDenied(str(e)) from None
+
+    def read(self, path: str, line: int | None = None, limit: int | None = None) -> str:
+        """The file's text, from 1-based `line` for `limit` lines when given."""
+        target = self.check(path, "read")
+        try:
+            # Not `read_text`: a FIFO would block the agent's read (and avatar) for good.
+            with io.TextIOWrapper(open_regular(target), encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except FileNotFoundError:
+            raise AccessDenied(f"{path}: no such file") from None
+        except IsADirectoryError:
+            raise AccessDenied(f"{path}: is a directory") from None
+        except OSError as e:
+            raise AccessDenied(f"{path}: {e.strerror or e}") from None
+        if line is None and limit is None:
+            return text
+        lines = text.splitlines(keepends=True)
+        start = max((line or 1) - 1, 0)
+        end = start + limit if limit is not None else None
+        return "".join(lines[start:end])
+
+    def write(self, path: str, content: str) -> None:
+        """Write `content` to the file, creating parent directories inside the allowed root."""
+        target = self.check(path, "write")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_regular(target, content.encode("utf-8"))
+        except IsADirectoryError:
+            raise AccessDenied(f"{path}: is a directory") from None
+        except OSError as e:
+            raise AccessDenied(f"{path}: {e.strerror or e}") from None

@@ -1,0 +1,90 @@
+"""Finding the session to continue: every page of `session/list`, else the on-disk reader.
+
+Listing for users goes through the engine's stores; the bridge lists only to continue the
+newest session of its cwd (DESIGN §2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from avatar.core.times import newest, parse_time
+from avatar.sessions.types import SessionInfo
+
+if TYPE_CHECKING:
+    from avatar.sessions.store import SessionStore
+
+PageFetcher = Callable[[str | None], Awaitable[Any]]
+"""Fetches one `session/list` page for a cursor (None = the first page)."""
+
+
+def same_dir(path: str, cwd: Path) -> bool:
+    """True when `path` names the (resolved) directory `cwd`."""
+    try:
+        return Path(path).resolve() == cwd
+    except (OSError, ValueError):
+        return False
+
+
+async def list_pages(fetch: PageFetcher, provider: str) -> list[SessionInfo]:
+    """Every page of `session/list`, following `next_cursor`, as avatar SessionInfo."""
+    out: list[SessionInfo] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    while True:
+        resp = await fetch(cursor)
+        out.extend(
+            SessionInfo(
+                id=s.session_id,
+                provider=provider,
+                cwd=s.cwd,
+                title=s.title,
+                updated=parse_time(s.updated_at),
+            )
+            for s in resp.sessions
+        )
+        cursor = resp.next_cursor
+        # A cursor seen before would loop forever; agents have shipped that bug.
+        if not cursor or cursor in seen:
+            return out
+        seen.add(cursor)
+
+
+async def newest_in(
+    provider: str,
+    cwd: Path,
+    fetch: PageFetcher | None,
+    store: SessionStore | None,
+) -> tuple[SessionInfo | None, list[str]]:
+    """The newest session in `cwd` (resolved), and why there is none when there is none.
+
+    `fetch` is `session/list` (None when the agent cannot list); when it is missing or fails,
+    the provider's store (the engine's reader, None when there is none) lists instead.
+    """
+    from acp import RequestError
+    from pydantic import ValidationError
+
+    from avatar.bridges.acp.connection import describe_error
+
+    failures: list[str] = []
+    sessions: list[SessionInfo] | None = None
+    if fetch is not None:
+        try:
+            sessions = await list_pages(fetch, provider)
+        except (RequestError, ValidationError) as e:
+            failures.append(f"session/list failed: {describe_error(e)}")
+    if sessions is None and store is not None:
+        # Readers parse files synchronously; keep the event loop (and the agent's pipes) moving.
+        sessions = await asyncio.to_thread(store.list, cwd)
+    if sessions is None:
+        if not failures:
+            failures.append(f"{provider} cannot list its sessions")
+        return None, failures
+    # Agents filter by cwd themselves, but not all of them reliably.
+    latest = newest(s for s in sessions if s.cwd is None or same_dir(s.cwd, cwd))
+    if latest is None:
+        failures.append(f"no earlier {provider} session in {cwd}")
+    return latest, failures

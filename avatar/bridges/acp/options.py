@@ -1,0 +1,66 @@
+"""An ACP session's config options (`session/set_config_option`): the model and the agent's
+own mode are selectors the agent describes, with the values it accepts."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from avatar.bridges.acp import compat as acp_compat
+from avatar.bridges.acp.connection import describe_error
+from avatar.core.errors import ProviderError
+
+if TYPE_CHECKING:
+    from avatar.bridges.acp.connection import AgentConnection
+
+
+def select_option(config_options: list[Any], category: str) -> Any | None:
+    """The session's selector of `category` (`model`, `mode`): by category, else by id."""
+    for option in config_options:
+        if getattr(option, "type", None) != "select":
+            continue
+        if getattr(option, "category", None) == category or option.id == category:
+            return option
+    return None
+
+
+async def set_option(
+    agent: AgentConnection,
+    session_id: str,
+    config_options: list[Any],
+    category: str,
+    value: str,
+) -> tuple[list[Any], str | None]:
+    """Set the `category` selector to `value`: the options the agent then reports, and what
+    went wrong (None when it is set, or already was)."""
+    from acp import RequestError
+    from pydantic import ValidationError
+
+    option = select_option(config_options, category)
+    if option is None:
+        return config_options, f"the agent has no {category} option"
+    if option.current_value == value:
+        return config_options, None
+    values = [getattr(o, "value", None) for o in getattr(option, "options", None) or []]
+    if values and value not in values and category != "model":
+        return config_options, f"the agent offers {', '.join(map(str, values))}"
+    try:
+        resp = await agent.call(
+            "session/set_config_option",
+            agent.conn.set_config_option(config_id=option.id, session_id=session_id, value=value),
+        )
+    except (RequestError, ValidationError) as e:
+        return config_options, describe_error(e)
+    return list(resp.config_options or config_options), None
+
+
+async def set_model_unstable(agent: AgentConnection, session_id: str, model: str) -> None:
+    """`session/set_model`, for agents that have no model option (older Gemini and Claude
+    adapters); a ProviderError saying why it failed."""
+    from acp import RequestError
+    from pydantic import ValidationError
+
+    try:
+        await agent.call("session/set_model", acp_compat.set_model(agent.conn, session_id, model))
+    except (RequestError, ValidationError) as e:
+        problem = describe_error(e)
+        raise ProviderError(f"{agent.name}: cannot switch to model {model!r}: {problem}") from None

@@ -1,0 +1,368 @@
+"""Opening ACP sessions: the load → resume → new cascade of DESIGN §2.
+
+1. A session id: `session/load` when advertised, else (or when it fails) `session/resume`.
+2. Continue-last: the newest session in the cwd from `session/list` (every page, newest by
+   `updated_at`), or from the provider's store where the agent cannot list; then 1.
+3. Whatever failed ends in `session/new`.
+
+`SessionOpener.open()` never tells the user anything about the cascade itself: it returns an
+`OpenResult` saying what was opened and, for a fallback, why, and the bridge reports that in
+one place. Each step catches `RequestError` and pydantic `ValidationError` (agents answer
+unsupported methods either way). Authentication problems are not fallbacks: they surface as
+errors, and so does a failing `session/new` (nothing is left to fall back to).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import ValidationError
+
+from avatar.bridges.acp import quirks as acp_quirks
+from avatar.bridges.acp.connection import describe_error
+from avatar.bridges.acp.listing import PageFetcher, newest_in
+from avatar.bridges.mcp import build_mcp_servers
+from avatar.core.errors import NotSupportedError, ProviderError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from avatar.bridges.acp.connection import AgentConnection
+    from avatar.bridges.acp.stream import UpdateRouter
+    from avatar.bridges.base import BridgeContext, OpenRequest, SessionCapabilities
+    from avatar.core.events import OpenHow
+
+T = TypeVar("T")
+
+AUTH_REQUIRED = -32000
+ANY_SESSION = "*"  # `opening` while the agent has yet to name the new session
+
+
+@dataclass(frozen=True)
+class OpenResult:
+    """What opening a session came to: the session, how, and why it is not what was asked.
+
+    `via` is the request that opened it (`session/load`, `session/resume`, `session/new`,
+    `session/fork`); `fell_back_because` lists what failed first (empty: opened as asked).
+    """
+
+    session_id: str
+    how: OpenHow
+    via: str
+    config_options: list[Any]
+    fell_back_because: tuple[str, ...] = ()
+
+    def fallback_notice(self) -> tuple[str, str] | None:
+        """The (message, level) telling the user what failed and what was opened instead."""
+        if not self.fell_back_because:
+            return None
+        why = "; ".join(self.fell_back_because)
+        if self.via == "session/new":
+            return f"{why}; opened a new session {self.session_id} instead", "warning"
+        return f"{why}; reopened it with {self.via} instead", "info"
+
+
+class SessionOpener:
+    """Opens sessions on one running agent (one per agent start; see the module docstring).
+
+    It also knows which session's updates belong to the bridge: the one open and the one
+    being opened (`wants_updates_of`).
+    """
+
+    def __init__(
+        self,
+        ctx: BridgeContext,
+        agent: AgentConnection,
+        capabilities: SessionCapabilities,
+        router: UpdateRouter,
+        same_minute: acp_quirks.SameMinuteWait,
+        notify: acp_quirks.Notify,
+    ) -> None:
+        self.ctx = ctx
+        self.agent = agent
+        self.capabilities = capabilities
+        self.router = router
+        self.same_minute = same_minute
+        self.notify = notify
+        self.name = ctx.spec.name
+        #: The session the agent is in, set as soon as a request opened it.
+        self.current: str | None = None
+        #: The session being opened: its id (load/resume), ANY_SESSION (new/fork: the agent
+        #: picks the id), or None. Its updates are wanted before the response names it.
+        self.opening: str | None = None
+        self._mcp: list[Any] | None = None
+
+    def wants_updates_of(self, session_id: str) -> bool:
+        """True for updates of the open session or of one being opened.
+
+        One agent process can hold several sessions (after `/new`, a fork or a resume on the
+        same bridge); a late update of a session the bridge has left must not show up in
+        the current one.
+        """
+        current, opening = self.current, self.opening
+        return current is None or opening == ANY_SESSION or session_id in (current, opening)
+
+    # -- the cascade ------------------------------------------------------------------------
+
+    async def open(self, request: OpenRequest) -> OpenResult:
+        """Open what `request` asks for, falling back as DESIGN §2 says."""
+        if request.mode == "new":
+            result = await self.new()
+            if request.session_id and request.session_id != result.session_id:
+                why = f"{self.name} chooses its own session ids"
+                return _fell_back(result, [why])
+            return result
+        if request.mode == "continue":
+            return await self.continue_last()
+        # The engine resolved the session (`request.info`); the agent needs only its id.
+        session_id = request.info.id if request.info is not None else request.session_id
+        assert session_id, f"{request.mode} needs a session id"
+        if request.mode == "fork":
+            return await self.fork(session_id)
+        if request.files_gone:
+            why = f"{self.name}'s files of session {session_id} are gone"
+            return _fell_back(await self.new(), [why])
+        reopened = await self.reopen(session_id, None)
+        if isinstance(reopened, OpenResult):
+            return reopened
+        return _fell_back(await self.new(), reopened)
+
+    async def reopen(self, session_id: str, how: OpenHow | None) -> OpenResult | list[str]:
+        """Load, else resume; the result, or why every attempt failed."""
+        from acp import RequestError
+
+        failures: list[str] = []
+        if self.capabilities.can_load:
+            try:
+                options = await self._load(session_id)
+            except (RequestError, ValidationError) as e:
+                failures.append(f"session/load of {session_id} failed: {describe_error(e)}")
+            else:
+                # Return once the replay is complete (Gemini sends part of it after the load
+                # response), so the caller sees the whole history before anything else.
+                await self.router.replay_settled()
+                return OpenResult(session_id, how or "loaded", "session/load", options)
+        if self.capabilities.can_resume:
+            try:
+                options = await self._resume(session_id)
+            except (RequestError, ValidationError) as e:
+                failures.append(f"session/resume of {session_id} failed: {describe_error(e)}")
+            else:
+                result = OpenResult(session_id, how or "resumed", "session/resume", options)
+                return _fell_back(result, failures)
+        if not self.capabilities.can_load and not self.capabilities.can_resume:
+            failures.append(
+                f"{self.name} cannot reopen sessions (no session/load or session/resume)"
+            )
+        return failures
+
+    async def continue_last(self) -> OpenResult:
+        """Reopen the newest session of this provider in the cwd, else open a new one."""
+        fetch: PageFetcher | None = None
+        if self.capabilities.can_list and "list_from_disk" not in self.ctx.spec.quirks:
+            fetch = self.list_page
+        latest, failures = await newest_in(self.name, self._cwd(), fetch, self.ctx.store)
+        if latest is not None:
+            result = await self.reopen(latest.id, "continued")
+            if isinstance(result, OpenResult):
+                return result
+            failures = result
+        return _fell_back(await self.new(), failures)
+
+    async def fork(self, session_id: str) -> OpenResult:
+        """`session/fork` where advertised; a failed fork falls back to a new session."""
+        from acp import RequestError
+
+        if not self.capabilities.can_fork:
+            raise NotSupportedError(self.name, "forking a session")
+        conn = self.agent.conn
+        try:
+            with self._opening(ANY_SESSION):
+                resp = await self._authed(
+                    "session/fork",
+                    lambda: conn.fork_session(
+                        session_id=session_id,
+                        cwd=str(self._cwd()),
+                        additional_directories=self._additional_dirs(),
+                        mcp_servers=self._mcp_servers(),
+                    ),
+                )
+        except (RequestError, ValidationError) as e:
+            why = f"session/fork of {session_id} failed: {describe_error(e)}"
+            return _fell_back(await self.new(), [why])
+        self.current = resp.session_id
+        return OpenResult(resp.session_id, "forked", "session/fork", _options(resp))
+
+    async def new(self) -> OpenResult:
+        """`session/new`; a failure is a ProviderError (the end of every cascade)."""
+        from acp import RequestError
+
+        conn = self.agent.conn
+        try:
+            with self._opening(ANY_SESSION):
+                resp = await self._authed(
+                    "session/new",
+                    lambda: conn.new_session(
+                        cwd=str(self._cwd()),
+                        additional_directories=self._additional_dirs(),
+                        mcp_servers=self._mcp_servers(),
+                    ),
+                )
+        except (RequestError, ValidationError) as e:
+            raise ProviderError(f"{self.name}: session/new failed: {describe_error(e)}") from None
+        self.current = resp.session_id
+        return OpenResult(resp.session_id, "new", "session/new", _options(resp))
+
+    # -- single steps -----------------------------------------------------------------------
+
+    async def _load(self, session_id: str) -> list[Any]:
+        conn = self.agent.conn
+        with self._opening(session_id):
+            async with self._guard(session_id):
+                self.router.begin_replay()
+                try:
+                    resp = await self._authed(
+                        "session/load",
+                        lambda: conn.load_session(
+                            cwd=str(self._cwd()),
+                            session_id=session_id,
+                            mcp_servers=self._mcp_servers(),
+                            additional_directories=self._additional_dirs(),
+                        ),
+                    )
+                except BaseException:
+                    self.router.end_replay()
+                    raise
+                quiet = acp_quirks.replay_quiet(self.ctx.spec)
+                self.router.settle(quiet, acp_quirks.REPLAY_LIMIT)
+        self.current = session_id
+        return _options(resp)
+
+    def _guard(self, session_id: str) -> contextlib.AbstractAsyncContextManager[None]:
+        if "same_minute_load" not in self.ctx.spec.quirks:
+            return contextlib.nullcontext()
+        backup_dir = self.ctx.avatar_home / "backups" / self.name
+        # Wait out the minute only while the agent lives: a death meanwhile is reported at
+        # once (by the load that follows), not after up to a minute (the kill tests).
+        wait = replace(self.same_minute, sleep=self._sleep_while_alive)
+        return acp_quirks.guarded_load(
+            self.name, self.agent.env, session_id, backup_dir, wait, self.notify
+        )
+
+    async def _sleep_while_alive(self, seconds: float) -> None:
+        sleeping = asyncio.ensure_future(self.same_minute.sleep(seconds))
+        try:
+            await asyncio.wait(
+                {sleeping, self.agent.process.exited}, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            sleeping.cancel()
+
+    async def _resume(self, session_id: str) -> list[Any]:
+        conn = self.agent.conn
+        with self._opening(session_id):
+            resp = await self._authed(
+                "session/resume",
+                lambda: conn.resume_session(
+                    session_id=session_id,
+                    cwd=str(self._cwd()),
+                    additional_directories=self._additional_dirs(),
+                    mcp_servers=self._mcp_servers(),
+                ),
+            )
+        self.current = session_id
+        return _options(resp)
+
+    async def list_page(self, cursor: str | None) -> Any:
+        """One page of `session/list` for the cwd (None: the first page)."""
+        conn, cwd = self.agent.conn, str(self._cwd())
+        return await self._authed(
+            "session/list", lambda: conn.list_sessions(cwd=cwd, cursor=cursor)
+        )
+
+    @contextlib.contextmanager
+    def _opening(self, session_id: str) -> Iterator[None]:
+        self.opening = session_id
+        try:
+            yield
+        finally:
+            self.opening = None
+
+    # -- request plumbing -------------------------------------------------------------------
+
+    async def _authed(self, what: str, make: Callable[[], Awaitable[T]]) -> T:
+        """Run a session request; on "authentication required", authenticate once if configured."""
+        from acp import RequestError
+
+        try:
+            return await self.agent.call(what, make())
+        except RequestError as e:
+            if e.code != AUTH_REQUIRED:
+                raise
+            method = self._auth_method()
+            if method is None:
+                raise ProviderError(self._auth_message(e)) from None
+            try:
+                await self.agent.call(
+                    "authenticate", self.agent.conn.authenticate(method_id=method)
+                )
+            except RequestError as auth_error:
+                raise ProviderError(
+                    f"{self.name}: authentication with method {method!r} failed: "
+                    f"{describe_error(auth_error)}"
+                ) from None
+            try:
+                return await self.agent.call(what, make())
+            except RequestError as again:
+                if again.code == AUTH_REQUIRED:
+                    raise ProviderError(self._auth_message(again)) from None
+                raise
+
+    def _auth_method(self) -> str | None:
+        cfg = self.ctx.settings.provider_config(self.name)
+        return cfg.auth_method if cfg is not None and cfg.auth_method else None
+
+    def _auth_message(self, error: BaseException) -> str:
+        ids = [m.id for m in self.agent.auth_methods]
+        hint = self.ctx.spec.auth_hint
+        text = f"{self.name} requires authentication ({describe_error(error)})"
+        if hint:
+            text += f"; {hint}"
+        if ids:
+            text += f"; or set providers.{self.name}.auth_method to one of: {', '.join(ids)}"
+        return text
+
+    def _mcp_servers(self) -> list[Any]:
+        # Built once per agent start, so a skipped server is reported once, not per attempt.
+        if self._mcp is None:
+            mcp_caps = getattr(self.agent.agent_capabilities, "mcp_capabilities", None)
+            self._mcp, skipped = build_mcp_servers(self.ctx.settings.mcp_servers, mcp_caps)
+            for message in skipped:
+                self.notify(message, "warning")
+        return self._mcp
+
+    def _additional_dirs(self) -> list[str] | None:
+        if not self.ctx.additional_dirs:
+            return None
+        session_caps = getattr(self.agent.agent_capabilities, "session_capabilities", None)
+        if getattr(session_caps, "additional_directories", None) is None:
+            return None  # not advertised: agents may reject the field
+        return [str((self.ctx.cwd / d).resolve()) for d in self.ctx.additional_dirs]
+
+    def _cwd(self) -> Path:
+        return self.ctx.cwd.resolve()
+
+
+def _options(resp: Any) -> list[Any]:
+    return list(getattr(resp, "config_options", None) or [])
+
+
+def _fell_back(result: OpenResult, why: list[str]) -> OpenResult:
+    """`result`, noting what failed before it (nothing noted when nothing failed)."""
+    if not why:
+        return result
+    return OpenResult(result.session_id, result.how, result.via, result.config_options, tuple(why))

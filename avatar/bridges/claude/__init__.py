@@ -1,0 +1,1 @@
+"""The Claude Code bridge: one persistent `claude -p` stream-json process."""

@@ -1,0 +1,447 @@
+"""Claude Code behind avatar's session API: one persistent `claude -p` stream-json process.
+
+The process is started when a session is opened, with the session on its command line:
+`--session-id <uuid>` for a new session (so the id is known before the first turn),
+`--resume <id>` to resume or continue, `--resume <id> --fork-session --session-id <uuid>` to
+fork. The engine resolves the session to resume or fork (`OpenRequest.info`, from its own
+reader of Claude Code's files, `BridgeContext.store`); the bridge never looks it up again.
+
+Each turn is one `Turn`: `send()` writes the user line, and the stdout reader
+(`claude_process`) routes claude's messages, translated (`claude_stream`), into that turn
+until its `result`. Interrupting sends the CLI's own `interrupt` control request; if the CLI
+does not confirm (or the turn does not end within a grace), the process is stopped and the
+next turn restarts it with `--resume`, so the session stays resumable either way. A turn
+whose caller stopped reading is simply a `Turn` not finished when the next `send` starts: it
+is interrupted and drained first, so its output never leaks into the next answer.
+
+Modules: `claude_stream` (protocol and translation, no I/O), `claude_process` (the process,
+its stdout reader, control requests and the routing of its output into turns),
+`claude_permission` (scope and policy answers to permission requests), `claude_fork` (where
+transcripts live; writing a fork left without a turn).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import uuid
+from collections.abc import AsyncIterator, Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest, SessionCapabilities
+from avatar.bridges.claude.permission import PermissionDesk
+from avatar.bridges.claude.process import ClaudeProcess
+from avatar.bridges.claude.stream import StreamTranslator, build_argv, mcp_env, user_message
+from avatar.bridges.turn import Turn, TurnSignal
+from avatar.core.errors import ProviderError, SessionNotFoundError, UsageError
+from avatar.core.events import BaseEvent, Error, Notice, OpenHow, SessionStarted, TurnFinished
+from avatar.core.times import newest
+from avatar.policy import sandbox
+from avatar.policy.scope import ScopePolicy
+from avatar.providers.registry import find_executable
+from avatar.sessions.claude import UUID_RE
+from avatar.sessions.claude_fork import transcript_path, write_fork
+
+if TYPE_CHECKING:
+    from avatar.sessions.types import SessionInfo
+
+__all__ = ["INTERRUPT_GRACE", "ClaudeBridge", "write_fork"]
+
+# How long an interrupt may take to end the turn before the process is stopped instead.
+INTERRUPT_GRACE = 5.0
+
+
+class ClaudeBridge(BaseBridge):
+    """Claude Code through its stream-json mode; see the module docstring for the protocol."""
+
+    def __init__(self, ctx: BridgeContext) -> None:
+        super().__init__(ctx)
+        self.capabilities = SessionCapabilities.named(
+            "list", "resume", "continue_last", "fork", "delete", "cancel"
+        )
+        self.executable: str | None = None
+        #: The model asked for (`--model` of the next process, `set_model` of the running one).
+        self.model = ctx.model
+        self._cwd = ctx.cwd  # where claude runs: the session's own project directory
+        self._proc: ClaudeProcess | None = None
+        self._translator = StreamTranslator()  # the latest process's (for status after it)
+        self._turn: Turn | None = None  # the latest turn; open while not finished
+        self._resumable = False  # claude has the session on disk: restart with --resume
+        self._fork_of: SessionInfo | None = None  # parent of a fork claude has not written
+        self._permissions = PermissionDesk(ctx)
+        self._tasks: set[asyncio.Task[None]] = set()  # permission answers, cancel watchdogs
+
+    # ----- observation ------------------------------------------------------------------------
+
+    @property
+    def process_pid(self) -> int | None:
+        """The pid of the running claude process (None when none runs)."""
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def running(self) -> bool:
+        """True while a turn is open: started and not finished (an abandoned one included)."""
+        return self._turn is not None and not self._turn.finished
+
+    @property
+    def cwd(self) -> Path:
+        """The directory claude runs in (a resumed session's own project directory)."""
+        return self._cwd
+
+    @property
+    def model_in_use(self) -> str | None:
+        """The model claude reported for the running process, else the one asked for."""
+        return self._translator.model or self.model
+
+    def status(self) -> dict[str, Any]:
+        """Process, model and cost facts for `/status`."""
+        out: dict[str, Any] = {}
+        if self._proc is not None:
+            out["pid"] = self._proc.pid
+        if self.model_in_use:
+            out["model"] = self.model_in_use
+        if self._translator.cost_usd is not None:
+            out["cost_usd"] = round(self._translator.cost_usd, 6)
+        return out
+
+    # ----- lifecycle --------------------------------------------------------------------------
+
+    def _env(self) -> dict[str, str]:
+        # The engine hands over the complete environment; pass exactly that (plus the spec's,
+        # and the MCP env values and headers `--mcp-config` refers to, kept off the argv).
+        base = dict(self.ctx.env) if self.ctx.env else dict(os.environ)
+        return {**base, **self.ctx.spec.env, **mcp_env(self.ctx.settings.mcp_servers)}
+
+    async def start(self) -> None:
+        """Find the executable; the process itself starts when a session is opened."""
+        program = self.ctx.spec.executable or "claude"
+        found = find_executable(program, self._env().get("PATH"))
+        if found is None:
+            hint = f" (install: {self.ctx.spec.install_hint})" if self.ctx.spec.install_hint else ""
+            raise ProviderError(f"{self.name}: {program} not found{hint}")
+        self.executable = found
+
+    async def stop(self) -> None:
+        """Stop the process (close stdin, wait, terminate, kill); safe to call twice."""
+        await self._stop_process()
+        tasks = list(self._tasks)  # each removes itself from the set as it ends
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._write_pending_fork()
+
+    async def _spawn(self, session_args: list[str], cwd: Path) -> None:
+        await self._stop_process()
+        if self.executable is None:
+            await self.start()
+        assert self.executable is not None
+        argv = build_argv(
+            self.ctx.spec.command or ("claude",),
+            self.executable,
+            settings=self.ctx.settings,
+            provider=self.name,
+            model=self.model,
+            system_prompt=self.ctx.system_prompt,
+            add_dirs=[str(d) for d in self.ctx.additional_dirs],
+            session_args=session_args,
+        )
+        env = self._env()
+        policy = ScopePolicy(self.ctx.settings.scope, cwd, self.ctx.additional_dirs)
+        self._proc = await ClaudeProcess.spawn(
+            self.name,
+            argv,
+            env,
+            cwd,
+            install_hint=self.ctx.spec.install_hint,
+            model=self.model,
+            on_control=self._on_control,
+            sandbox=sandbox.for_agent(policy, self.ctx.spec.state_dirs, env),
+        )
+        self._translator, self._cwd = self._proc.translator, cwd
+
+    async def _stop_process(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        await proc.stop()  # its open turn, if any, gets `died` as stdout ends
+        if proc.turns_done:  # claude has the session on disk (a fork included) by now
+            self._resumable, self._fork_of = True, None
+
+    def _on_control(self, proc: ClaudeProcess, turn: Turn | None, msg: dict[str, Any]) -> None:
+        # Answered in a task: the stdout reader must keep reading meanwhile.
+        self._background(self._permissions.answer(proc, turn, msg))
+
+    def _background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ----- opening sessions -------------------------------------------------------------------
+
+    async def open(self, request: OpenRequest) -> SessionStarted:
+        """Open a session as `request` asks; a resume or fork uses the session the engine
+        resolved (`request.info`; None means there is no such session on disk)."""
+        if request.mode == "fork" and request.info is None:
+            raise SessionNotFoundError(f"no claude session {request.session_id!r}")
+        if request.mode == "new" and request.session_id is not None:
+            self._check_new_id(request.session_id)
+        await self._leave()
+        if request.mode == "resume":
+            if request.info is not None:
+                return await self._reopen(request.info, "resumed")
+            ref = request.session_id
+            self._notice(f"no claude session {ref!r} on disk; opened a new session", "warning")
+        elif request.mode == "continue":
+            store = self.ctx.store
+            latest = newest(store.list(self.ctx.cwd)) if store is not None else None
+            if latest is not None:
+                return await self._reopen(latest, "continued")
+            self._notice("no earlier claude session here; opened a new session")
+        elif request.mode == "fork":
+            assert request.info is not None
+            return await self._fork(request.info)
+        else:
+            return await self._new(request.session_id)
+        return await self._new(None)
+
+    async def new_session(self, session_id: str | None = None) -> SessionStarted:
+        """A fresh session whose id avatar chooses now (`--session-id`)."""
+        return await self.open(OpenRequest("new", session_id))
+
+    async def resume_session(self, session_id: str) -> SessionStarted:
+        """Reopen a session by id or unique prefix (looked up in `ctx.store`; the engine
+        calls `open()` with the session it resolved instead)."""
+        return await self.open(OpenRequest("resume", session_id, self._lookup(session_id)))
+
+    async def continue_last(self) -> SessionStarted:
+        """Resume the newest session of this cwd, else open a new one (with a notice)."""
+        return await self.open(OpenRequest("continue"))
+
+    async def fork_session(self, session_id: str) -> SessionStarted:
+        """A new session starting with a copy of another's history (`--fork-session`)."""
+        return await self.open(OpenRequest("fork", session_id, self._lookup(session_id)))
+
+    def _lookup(self, ref: str) -> SessionInfo | None:
+        store = self.ctx.store
+        if store is None:
+            return None
+        try:
+            return store.locate(ref)
+        except SessionNotFoundError:
+            return None
+
+    def _started(self, how: OpenHow) -> SessionStarted:
+        assert self.session_id is not None
+        return SessionStarted(
+            session_id=self.session_id,
+            provider=self.name,
+            how=how,
+            model=self.model_in_use,
+            cwd=str(self._cwd),
+        )
+
+    def _session_cwd(self, info: SessionInfo) -> Path:
+        """Where to run to resume `info`: Claude Code finds sessions only in their project."""
+        if info.cwd and Path(info.cwd).is_dir():
+            recorded = Path(info.cwd)
+            if os.path.realpath(recorded) != os.path.realpath(self.ctx.cwd):
+                self._notice(f"session {info.id} belongs to {recorded}; claude runs there")
+            return recorded
+        return self.ctx.cwd
+
+    def _notice(self, message: str, level: Literal["info", "warning"] = "info") -> None:
+        self.ctx.emit(Notice(message=message, level=level))
+
+    def _check_new_id(self, session_id: str) -> None:
+        if not UUID_RE.fullmatch(session_id):
+            raise UsageError(f"claude session ids are UUIDs, not {session_id!r}")
+        # Claude refuses a --session-id already in use; say so before starting it.
+        store = self.ctx.store
+        if store is not None and any(s.id == session_id for s in store.find(session_id)):
+            raise UsageError(f"claude session {session_id} already exists")
+
+    async def _new(self, session_id: str | None) -> SessionStarted:
+        sid = session_id or str(uuid.uuid4())
+        await self._spawn(["--session-id", sid], self.ctx.cwd)
+        self.session_id, self._resumable = sid, False
+        return self._started("new")
+
+    async def _reopen(self, info: SessionInfo, how: OpenHow) -> SessionStarted:
+        await self._spawn(["--resume", info.id], self._session_cwd(info))
+        self.session_id, self._resumable = info.id, True
+        return self._started(how)
+
+    async def _fork(self, parent: SessionInfo) -> SessionStarted:
+        new = str(uuid.uuid4())
+        cwd = self._session_cwd(parent)
+        await self._spawn(["--resume", parent.id, "--fork-session", "--session-id", new], cwd)
+        self.session_id, self._resumable, self._fork_of = new, False, parent
+        return self._started("forked")
+
+    async def _leave(self) -> None:
+        """Before opening another session: stop claude; a fork left without a turn is
+        written to disk."""
+        await self._stop_process()
+        self._write_pending_fork()
+
+    def _write_pending_fork(self) -> None:
+        # Claude Code writes a fork only with its first turn; a fork opened and left at once
+        # (`avatar session fork ID`) is written here the way Claude Code writes one.
+        parent, self._fork_of = self._fork_of, None
+        if parent is None or self.session_id is None:
+            return
+        target = self._transcript(self.session_id)
+        source = Path(parent.path) if parent.path else self._transcript(parent.id)
+        if target.exists() or not source.is_file():
+            return
+        with contextlib.suppress(OSError):
+            write_fork(source, target, self.session_id)
+
+    def _transcript(self, session_id: str) -> Path:
+        return transcript_path(self._env(), self._cwd, session_id)
+
+    # ----- model ------------------------------------------------------------------------------
+
+    async def set_model(self, model: str) -> None:
+        """Switch model (the CLI's `set_model` control request); during a turn it is applied
+        before the next one, and a restarted process gets it as `--model`."""
+        self.model = model
+        self._translator.model = None  # what claude reported is no longer what runs next
+        proc = self._proc
+        if proc is not None and proc.alive and not self.running:
+            await self._apply_model(proc)
+
+    async def _apply_model(self, proc: ClaudeProcess) -> None:
+        model = self.model
+        if not model:
+            return
+        proc.model = model  # one attempt per switch, whatever the CLI answers
+        try:
+            answer = await proc.control("set_model", model=model)
+            failure = answer.get("error") if answer.get("subtype") != "success" else None
+        except (ProviderError, TimeoutError) as e:
+            failure = str(e) or "no answer"
+        if failure:
+            self._notice(f"claude did not switch to {model}: {failure}", "warning")
+
+    # ----- turns ------------------------------------------------------------------------------
+
+    async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
+        """Run one turn: write the user line, yield events until the turn's `result`."""
+        await self._settle()
+        await self._ensure_process()
+        proc = self._proc
+        assert proc is not None
+        turn = self._turn = proc.begin_turn()
+        try:
+            await proc.write(user_message(prompt))
+        except ProviderError:
+            turn.put(TurnSignal("died", proc))
+        while True:
+            item = await turn.events.get()
+            if isinstance(item, TurnSignal):
+                async for event in self._died(item.payload, turn):
+                    yield event
+                return
+            yield item
+            # The reader finished the turn before queueing TurnFinished, so a caller that
+            # stops reading right here has not abandoned it.
+            if isinstance(item, TurnFinished) or self._turn is not turn:
+                return  # done, or a later turn took over from this abandoned one
+
+    async def _settle(self) -> None:
+        """Before a turn: end one left unread and apply a model switch made during it."""
+        turn = self._turn
+        if turn is not None and not turn.finished:
+            await self._end_abandoned(turn)
+        proc = self._proc
+        if proc is not None and proc.alive and proc.model != self.model:
+            await self._apply_model(proc)
+
+    async def _end_abandoned(self, turn: Turn) -> None:
+        # Its output would otherwise be read as the next turn's (and its result end it).
+        turn.request_cancel()  # its permission questions answer no meanwhile
+        proc = self._proc
+        if proc is not None and proc.alive:
+            try:
+                await asyncio.wait_for(self._interrupt_and_drain(proc, turn), INTERRUPT_GRACE)
+            except (TimeoutError, ProviderError):
+                await self._stop_process()  # the next turn resumes in a fresh process
+        if not turn.finished:
+            turn.finish("cancelled")
+
+    async def _interrupt_and_drain(self, proc: ClaudeProcess, turn: Turn) -> None:
+        answer = await proc.control("interrupt")
+        if answer.get("subtype") != "success":
+            raise ProviderError("interrupt refused")
+        while not turn.finished:
+            item = await turn.events.get()
+            if isinstance(item, TurnSignal):
+                await self._stop_process()
+                return
+            if isinstance(item, TurnFinished):
+                return
+
+    async def _ensure_process(self) -> None:
+        proc = self._proc
+        if proc is not None and proc.alive:
+            return
+        await self._stop_process()
+        if self.session_id is None:
+            self.ctx.emit(await self._new(None))
+            return
+        sid = self.session_id
+        if self._fork_of is not None:  # the fork never got its first turn: start it again
+            args = ["--resume", self._fork_of.id, "--fork-session", "--session-id", sid]
+        elif self._resumable or self._transcript(sid).exists():
+            args = ["--resume", sid]
+        else:  # opened but never used: start it under the same id
+            args = ["--session-id", sid]
+        await self._spawn(args, self._cwd)
+
+    async def _died(self, proc: ClaudeProcess, turn: Turn) -> AsyncIterator[BaseEvent]:
+        """The process ended mid-turn: a cancelled turn if we stopped it, else an error."""
+        if proc is self._proc:
+            await self._stop_process()
+        else:
+            await proc.stop()
+        if turn.cancelling:
+            turn.finish("cancelled")
+            yield TurnFinished(stop_reason="cancelled")
+            return
+        how, detail = await proc.exit_report()
+        turn.finish("error")
+        last = detail.strip().splitlines()[-1] if detail else ""
+        message = f"claude {how} during the turn" + (f": {last}" if last else "")
+        yield Error(message=message, detail=detail)
+
+    # ----- cancel -----------------------------------------------------------------------------
+
+    async def cancel(self) -> None:
+        """Interrupt the running turn with the CLI's `interrupt`; stop the process if the CLI
+        refuses, does not answer, or the turn has not ended INTERRUPT_GRACE seconds later."""
+        turn, proc = self._turn, self._proc
+        if turn is None or not turn.request_cancel():
+            return
+        try:
+            answer = (
+                await asyncio.wait_for(proc.control("interrupt"), INTERRUPT_GRACE) if proc else {}
+            )
+            ok = answer.get("subtype") == "success"
+        except (ProviderError, TimeoutError):
+            ok = False
+        if not ok:
+            # The turn sees the process end and finishes as cancelled; the next turn
+            # restarts claude with --resume.
+            await self._stop_process()
+        elif not turn.finished:
+            self._background(self._stop_unless_finished(turn))
+
+    async def _stop_unless_finished(self, turn: Turn) -> None:
+        await asyncio.sleep(INTERRUPT_GRACE)
+        if not turn.finished and self._turn is turn:
+            await self._stop_process()

@@ -1,0 +1,426 @@
+"""Claude Code's stream-json protocol: the command line to start it and its output as events.
+
+`claude -p --input-format stream-json --output-format stream-json --verbose` reads one JSON
+message per line on stdin (user turns and `control_request`s) and writes one per line on stdout.
+Per turn it writes `system/init` (session id, model, tools), `stream_event`s wrapping the
+Anthropic streaming events (with `--include-partial-messages`), one `assistant` message per
+content block, `user` messages carrying tool results, and a final `result` with usage and cost.
+It asks for permissions with `control_request` `can_use_tool` (with
+`--permission-prompt-tool stdio`). Pure functions and a small state machine: no I/O here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from avatar.core.config import McpServer, Settings
+from avatar.core.events import (
+    BaseEvent,
+    CommandsAvailable,
+    Error,
+    Notice,
+    StopReason,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFinished,
+    Usage,
+)
+
+# Flags the bridge depends on; added when a configured `args:` left them out.
+REQUIRED_FLAGS: tuple[tuple[str, ...], ...] = (
+    ("-p",),
+    ("--input-format", "stream-json"),
+    ("--output-format", "stream-json"),
+    ("--verbose",),
+)
+
+# avatar's permission policy → Claude Code's --permission-mode, when config names none.
+# Always Claude's default: every action that changes something is asked through
+# `can_use_tool`, where avatar checks its scope first (a `deny` pattern must hold for edits
+# too) and then answers by its policy (`allow` answers yes itself). A mode that pre-approves
+# edits (acceptEdits) would let Claude write past the scope unasked; bypassPermissions is
+# refused as root and would hide what ran. Reads inside the project stay free.
+PERMISSION_MODES = {"allow": "default", "deny": "default", "ask": "default"}
+
+# Claude Code tool name → the ACP-style kind the UI groups tools by.
+TOOL_KINDS = {
+    "Read": "read",
+    "Write": "edit",
+    "Edit": "edit",
+    "MultiEdit": "edit",
+    "NotebookEdit": "edit",
+    "Bash": "execute",
+    "BashOutput": "execute",
+    "KillShell": "execute",
+    "Grep": "search",
+    "Glob": "search",
+    "LS": "search",
+    "WebFetch": "fetch",
+    "WebSearch": "fetch",
+    "Task": "think",
+    "Agent": "think",
+    "TodoWrite": "think",
+}
+
+SYNTHETIC = "<synthetic>"
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    "stop_sequence": "end_turn",
+    "tool_use": "end_turn",
+    "pause_turn": "end_turn",
+    "max_tokens": "max_tokens",
+    "refusal": "refusal",
+}
+
+
+# Claude Code expands `${VAR}` in `--mcp-config` from its own environment. Values that may be
+# secret (a server's env, http headers) travel that way instead of on the command line, where
+# every local user can read them (`ps`, /proc/<pid>/cmdline).
+MCP_SECRET_PREFIX = "AVATAR_MCP_"
+
+
+def _mcp_secrets(servers: Mapping[str, McpServer]) -> Iterator[tuple[str, str, str, str]]:
+    """(server, key, variable, value) for every env value and header, numbered in order."""
+    from avatar.bridges.mcp import server_kind
+
+    for i, (name, server) in enumerate(servers.items()):
+        items = server.env if server_kind(server) == "stdio" else server.headers
+        for j, (key, value) in enumerate(items.items()):
+            yield name, key, f"{MCP_SECRET_PREFIX}{i}_{j}", value
+
+
+def mcp_env(servers: Mapping[str, McpServer]) -> dict[str, str]:
+    """The environment Claude Code needs to expand the references in `mcp_config`."""
+    return {var: value for _, _, var, value in _mcp_secrets(servers)}
+
+
+def mcp_config(servers: Mapping[str, McpServer]) -> str | None:
+    """The `--mcp-config` JSON for config `mcp_servers` (None when there are none).
+
+    Env values and headers are `${AVATAR_MCP_<i>_<j>}` references (see `mcp_env`); a stdio
+    command is made absolute as for ACP agents when it can be found.
+    """
+    from avatar.bridges.mcp import server_kind, stdio_command
+
+    refs: dict[str, dict[str, str]] = {}
+    for name, key, var, _ in _mcp_secrets(servers):
+        refs.setdefault(name, {})[key] = "${" + var + "}"
+    out: dict[str, dict[str, Any]] = {}
+    for name, server in servers.items():
+        kind = server_kind(server)
+        if kind == "stdio":
+            if server.command:
+                out[name] = {
+                    "type": "stdio",
+                    "command": stdio_command(server) or server.command,
+                    "args": list(server.args),
+                    "env": refs.get(name, {}),
+                }
+        elif server.url:
+            out[name] = {"type": kind, "url": server.url, "headers": refs.get(name, {})}
+    return json.dumps({"mcpServers": out}) if out else None
+
+
+def permission_mode(settings: Settings, provider: str) -> str:
+    """Config `providers.<name>.permission_mode`, else the mode for avatar's policy."""
+    cfg = settings.provider_config(provider)
+    if cfg is not None and cfg.permission_mode:
+        return cfg.permission_mode
+    return PERMISSION_MODES.get(settings.permission, "default")
+
+
+def build_argv(
+    command: tuple[str, ...],
+    executable: str,
+    *,
+    settings: Settings,
+    provider: str,
+    model: str | None,
+    system_prompt: str | None,
+    add_dirs: list[str],
+    session_args: list[str],
+) -> list[str]:
+    """The full command line: configured command, required flags, then avatar's own options."""
+    argv = [executable, *command[1:]]
+    for flag in REQUIRED_FLAGS:
+        if flag[0] not in argv:
+            argv.extend(flag)
+    argv += ["--include-partial-messages", "--permission-prompt-tool", "stdio"]
+    if "--permission-mode" not in argv and "--dangerously-skip-permissions" not in argv:
+        argv += ["--permission-mode", permission_mode(settings, provider)]
+    if model:
+        argv += ["--model", model]
+    if system_prompt:
+        argv += ["--append-system-prompt", system_prompt]
+    for d in add_dirs:
+        argv += ["--add-dir", d]
+    servers = mcp_config(settings.mcp_servers)
+    if servers:
+        argv += ["--mcp-config", servers]
+    return argv + session_args
+
+
+def user_message(text: str) -> dict[str, Any]:
+    """One user turn as a stream-json input line."""
+    return {
+        "type": "user",
+        "message": {"role": "user", "content": [{"type": "text", "text": text}]},
+        "parent_tool_use_id": None,
+    }
+
+
+def control_request(request_id: str, subtype: str, **fields: Any) -> dict[str, Any]:
+    """A control request to the CLI (`interrupt`, `set_model`, …)."""
+    return {
+        "type": "control_request",
+        "request_id": request_id,
+        "request": {"subtype": subtype, **fields},
+    }
+
+
+def control_response(request_id: str, response: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A successful answer to one of the CLI's control requests."""
+    return {
+        "type": "control_response",
+        "response": {"subtype": "success", "request_id": request_id, "response": response or {}},
+    }
+
+
+def control_error(request_id: str, message: str) -> dict[str, Any]:
+    """A failed answer to one of the CLI's control requests."""
+    return {
+        "type": "control_response",
+        "response": {"subtype": "error", "request_id": request_id, "error": message},
+    }
+
+
+DENIED = "denied by avatar's permission policy"
+
+
+def permission_answer(allowed: bool, tool_input: Any, reason: str | None = None) -> dict[str, Any]:
+    """The `can_use_tool` verdict: allow with the input unchanged, or deny with a reason
+    (the model reads it as the tool's result)."""
+    if allowed:
+        updated = tool_input if isinstance(tool_input, dict) else {}
+        return {"behavior": "allow", "updatedInput": updated}
+    return {"behavior": "deny", "message": reason or DENIED}
+
+
+_TITLE_KEYS = ("description", "command", "file_path", "notebook_path", "path", "pattern", "url")
+
+
+def tool_title(name: str, tool_input: Any) -> str:
+    """A short human title for a tool call: the command, the file, or the tool name."""
+    if isinstance(tool_input, dict):
+        for key in _TITLE_KEYS:
+            value = tool_input.get(key)
+            if isinstance(value, str) and value.strip():
+                line = value.strip().splitlines()[0]
+                return f"{name}: {line[:120]}"
+    return name
+
+
+def result_text(content: Any) -> str:
+    """The text of a tool result's content (a string or a list of content blocks)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, dict):
+                if block.get("type") == "text":
+                    parts.append(str(block.get("text") or ""))
+                elif block.get("type") == "image":
+                    parts.append("[image]")
+        return "\n".join(parts)
+    return ""
+
+
+class StreamTranslator:
+    """Turns stdout messages into avatar events; one instance per process, reset per turn."""
+
+    def __init__(self) -> None:
+        self.session_id: str | None = None
+        self.model: str | None = None
+        self.commands_sent = False
+        self.cost_usd: float | None = None
+        self.context_size: int | None = None
+        self.begin_turn()
+
+    def begin_turn(self) -> None:
+        """Forget per-turn state before a new user message."""
+        self.cancelled = False
+        self._streamed: set[str] = set()  # message ids whose text/thinking came as deltas
+        self._message_id: str | None = None
+        self._context_used: int | None = None
+        self._started: set[str] = set()  # tool_use ids already reported
+
+    def feed(self, msg: Mapping[str, Any]) -> list[BaseEvent]:
+        """Events for one stdout message (control messages are the bridge's business)."""
+        kind = msg.get("type")
+        if msg.get("parent_tool_use_id"):
+            return []  # a sub-agent's inner conversation: its tool call reports the outcome
+        if kind == "system":
+            return self._system(msg)
+        if kind == "stream_event":
+            return self._stream_event(msg.get("event") or {})
+        if kind == "assistant":
+            return self._assistant(msg.get("message") or {})
+        if kind == "user":
+            return self._user(msg.get("message") or {})
+        if kind == "result":
+            return self._result(msg)
+        return []
+
+    def _system(self, msg: Mapping[str, Any]) -> list[BaseEvent]:
+        subtype = msg.get("subtype")
+        if subtype == "init":
+            self.session_id = msg.get("session_id") or self.session_id
+            self.model = msg.get("model") or self.model
+            commands = msg.get("slash_commands")
+            if not self.commands_sent and isinstance(commands, list):
+                self.commands_sent = True
+                return [CommandsAvailable(commands=[str(c) for c in commands])]
+        elif subtype == "api_retry":
+            attempt, most = msg.get("attempt"), msg.get("max_retries")
+            why = msg.get("error_status") or msg.get("error") or "error"
+            return [
+                Notice(
+                    message=f"model API request failed ({why}); retrying ({attempt}/{most})",
+                    level="warning",
+                )
+            ]
+        elif subtype == "compact_boundary":
+            return [Notice(message="claude compacted the conversation")]
+        return []
+
+    def _stream_event(self, event: Mapping[str, Any]) -> list[BaseEvent]:
+        kind = event.get("type")
+        if kind == "message_start":
+            message = event.get("message") or {}
+            self._message_id = message.get("id")
+            usage = message.get("usage") or {}
+            self._context_used = sum(
+                _count(usage.get(k)) or 0
+                for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+            )
+        elif kind == "message_delta":
+            out = (event.get("usage") or {}).get("output_tokens")
+            if self._context_used is not None and isinstance(out, int):
+                self._context_used += out
+        elif kind == "content_block_delta":
+            delta = event.get("delta") or {}
+            dtype = delta.get("type")
+            if self._message_id:
+                self._streamed.add(self._message_id)
+            if dtype == "text_delta" and (text := _text(delta.get("text"))):
+                return [TextDelta(text=text)]
+            if dtype == "thinking_delta" and (text := _text(delta.get("thinking"))):
+                return [ThinkingDelta(text=text)]
+        return []
+
+    def _assistant(self, message: Mapping[str, Any]) -> list[BaseEvent]:
+        # "<synthetic>" messages are made by Claude Code itself (API errors, interruptions);
+        # their text repeats what the `result` reports as an error.
+        streamed = message.get("id") in self._streamed or message.get("model") == SYNTHETIC
+        out: list[BaseEvent] = []
+        for block in message.get("content") or []:
+            if not isinstance(block, dict):
+                continue
+            btype = block.get("type")
+            if btype == "text" and not streamed and (text := _text(block.get("text"))):
+                # Not streamed: an older CLI, or a message Claude Code made itself (API errors).
+                out.append(TextDelta(text=text))
+            elif btype == "thinking" and not streamed and (text := _text(block.get("thinking"))):
+                out.append(ThinkingDelta(text=text))
+            elif btype == "tool_use" and block.get("id") not in self._started:
+                name = str(block.get("name") or "tool")
+                tool_input = block.get("input")
+                self._started.add(str(block.get("id")))
+                out.append(
+                    ToolCallStarted(
+                        id=str(block.get("id")),
+                        name=name,
+                        title=tool_title(name, tool_input),
+                        kind=TOOL_KINDS.get(name, "other"),
+                        input=tool_input if isinstance(tool_input, dict) else None,
+                    )
+                )
+        return out
+
+    def _user(self, message: Mapping[str, Any]) -> list[BaseEvent]:
+        content = message.get("content")
+        out: list[BaseEvent] = []
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                out.append(
+                    ToolCallFinished(
+                        id=str(block.get("tool_use_id")),
+                        output=result_text(block.get("content")),
+                        is_error=bool(block.get("is_error")),
+                    )
+                )
+        return out
+
+    def _result(self, msg: Mapping[str, Any]) -> list[BaseEvent]:
+        out: list[BaseEvent] = []
+        self.session_id = msg.get("session_id") or self.session_id
+        usage = msg.get("usage") or {}
+        for info in (msg.get("modelUsage") or {}).values():
+            if isinstance(info, dict) and _count(info.get("contextWindow")):
+                self.context_size = info["contextWindow"]
+        if isinstance(msg.get("total_cost_usd"), (int, float)):
+            self.cost_usd = float(msg["total_cost_usd"])
+        if any(usage.get(k) for k in ("input_tokens", "output_tokens")):
+            # An interrupted turn reports all zeros: nothing worth showing.
+            out.append(
+                Usage(
+                    input_tokens=_count(usage.get("input_tokens")),
+                    output_tokens=_count(usage.get("output_tokens")),
+                    cache_read_tokens=_count(usage.get("cache_read_input_tokens")),
+                    cache_write_tokens=_count(usage.get("cache_creation_input_tokens")),
+                    cost_usd=self.cost_usd,
+                    context_used=self._context_used,
+                    context_size=self.context_size,
+                )
+            )
+        subtype = msg.get("subtype")
+        if self.cancelled:
+            out.append(TurnFinished(stop_reason="cancelled"))
+        elif subtype == "error_max_turns":
+            out.append(TurnFinished(stop_reason="max_turn_requests"))
+        elif msg.get("is_error") or subtype != "success":
+            out.append(Error(message=f"claude: {result_error(msg)}"))
+            out.append(TurnFinished(stop_reason="error"))
+        else:
+            reason = _STOP_REASONS.get(str(msg.get("stop_reason")), "end_turn")
+            out.append(TurnFinished(stop_reason=reason))
+        return out
+
+
+def _text(value: Any) -> str | None:
+    """A text field of claude's output, when it is one (events carry only checked values)."""
+    return value if isinstance(value, str) else None
+
+
+def _count(value: Any) -> int | None:
+    """A token count of claude's output, when it is one."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def result_error(msg: Mapping[str, Any]) -> str:
+    """What went wrong, from a failed `result` message."""
+    errors = msg.get("errors")
+    if isinstance(errors, list):
+        real = [str(e) for e in errors if e and not str(e).startswith("[ede_diagnostic]")]
+        if real:
+            return "; ".join(real)
+    text = msg.get("result")
+    if isinstance(text, str) and text.strip():
+        return text.strip()
+    return str(msg.get("subtype") or "the turn failed")

@@ -1,0 +1,1 @@
+"""Plain output: the chat stream, tables, trees."""

@@ -1,0 +1,1 @@
+"""The REPL: input, completion, the picker, the screen, slash commands."""

@@ -1,0 +1,59 @@
+"""The session picker: `/resume` with no id (and `avatar repl --resume` without one) lists this
+project's sessions across providers; typing filters them (fuzzy, by title, provider or id),
+Enter resumes the best match, Ctrl-C or an empty line cancels."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+
+from avatar.cli.output.table import label
+from avatar.cli.repl.complete import pick
+from avatar.core.times import ago
+
+if TYPE_CHECKING:
+    from avatar.sessions.types import SessionInfo
+
+
+def row(s: SessionInfo) -> str:
+    """One line of the picker: provider, title, age, messages."""
+    title = label(s)
+    title = title if len(title) <= 48 else title[:47] + "…"
+    return f"{s.provider:<11} {title:<48} {ago(s.updated or s.created):>9} {s.messages:>4} msgs"
+
+
+class _Sessions(Completer):
+    def __init__(self, sessions: list[SessionInfo]) -> None:
+        self.sessions = sessions
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterator[Completion]:
+        text = document.text
+        for s in pick(text, self.sessions)[:30]:
+            yield Completion(s.id, -len(text), display=row(s))
+
+
+async def pick_session(sessions: list[SessionInfo]) -> SessionInfo | None:
+    """Ask which session to resume; None when cancelled or nothing matches."""
+    from prompt_toolkit import PromptSession
+
+    if not sessions:
+        return None
+    picker: PromptSession[str] = PromptSession(
+        message="resume › ",
+        completer=_Sessions(sessions),
+        complete_while_typing=True,
+        bottom_toolbar="type to filter · Tab/arrows choose · Enter resumes · Ctrl-C cancels",
+    )
+    try:
+        text = await picker.prompt_async(pre_run=lambda: picker.default_buffer.start_completion())
+    except (KeyboardInterrupt, EOFError):
+        return None
+    if not text.strip():
+        return None
+    found = pick(text, sessions)
+    return found[0] if found else None

@@ -1,0 +1,76 @@
+"""The REPL's input line: history (persistent, Ctrl-R; secrets masked in its file),
+completion, multi-line input (Alt-Enter or Esc-Enter; a pasted block stays one message),
+single-key permission answers, Ctrl-O to read a handoff in full before it is sent, and the
+status line, redrawn several times a second so the spinner moves."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+from avatar.cli.repl.complete import ReplCompleter
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from avatar.cli.repl.repl import Repl
+
+
+class MaskedHistory(FileHistory):
+    """Input history whose file holds no secret (`mask` masks each entry written); this run's
+    own entries stay as typed in memory, for the up arrow."""
+
+    def __init__(self, filename: str, mask: Callable[[str], str]) -> None:
+        super().__init__(filename)
+        self.mask = mask
+
+    def store_string(self, string: str) -> None:
+        """Append one entry to the file, masked."""
+        super().store_string(self.mask(string))
+
+
+def make_prompt(repl: Repl) -> PromptSession[str]:
+    """The prompt session of `repl`."""
+    bindings = KeyBindings()
+    asking = Condition(lambda: repl.permission is not None)
+
+    @bindings.add("escape", "enter")
+    def _newline(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @bindings.add("c-o")
+    def _show_handoff(event: KeyPressEvent) -> None:
+        from prompt_toolkit.application import run_in_terminal
+
+        run_in_terminal(repl.show_handoff)
+
+    for key in ("y", "a", "n"):
+
+        @bindings.add(key, filter=asking & Condition(lambda: not _buffer_text(repl)))
+        def _answer(event: KeyPressEvent, key: str = key) -> None:
+            repl.answer_permission(key)
+            event.app.invalidate()
+
+    history = repl.engine.home / "history"
+    history.parent.mkdir(parents=True, exist_ok=True)
+    session: PromptSession[str] = PromptSession(
+        message=lambda: "allow? [y/a/n] › " if repl.permission is not None else "› ",
+        history=MaskedHistory(str(history), lambda text: repl.engine.registry.secrets().mask(text)),
+        completer=ReplCompleter(repl.engine, lambda: repl.engine.sessions()),
+        complete_while_typing=False,
+        key_bindings=bindings,
+        bottom_toolbar=repl.toolbar,
+        refresh_interval=0.25,
+        enable_history_search=False,  # Ctrl-R searches; up-arrow walks history
+    )
+    return session
+
+
+def _buffer_text(repl: Repl) -> str:
+    from prompt_toolkit.application.current import get_app
+
+    return get_app().current_buffer.text

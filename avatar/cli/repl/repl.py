@@ -1,0 +1,352 @@
+"""The REPL: prompt-toolkit input, rich output, slash commands, steering.
+
+Turns and slow commands (opening a session, switching provider) run as tasks while the prompt
+stays live: the status line shows a spinner with what is happening, text typed meanwhile
+steers the turn (native) or is queued for the next one (others), and Ctrl-C interrupts the
+turn, not the REPL. Without a terminal on stdin, lines are read one by one (for scripts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import sys
+import time
+from collections import deque
+from collections.abc import Awaitable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from avatar.cli import settled
+from avatar.cli.repl.attach import attach_files
+from avatar.cli.repl.diffs import change_of, render_diff
+from avatar.cli.repl.screen import Screen
+from avatar.cli.repl.slash import lookup
+from avatar.core.errors import AvatarError
+from avatar.core.events import BaseEvent, PermissionRequested, SessionStarted, Usage
+
+if TYPE_CHECKING:
+    from avatar.cli.commands import AppState
+    from avatar.engine.engine import Engine
+    from avatar.policy.permissions import Answer
+
+ANSWERS: dict[str, Answer] = {
+    "y": "allow",
+    "yes": "allow",
+    "a": "always",
+    "always": "always",
+    "n": "deny",
+    "no": "deny",
+}
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+QUIET = 0.3  # seconds without output before the spinner shows
+
+
+class Repl:
+    """State of one interactive run; talks to the engine's public API only."""
+
+    def __init__(self, engine: Engine, screen: Screen | None = None) -> None:
+        self.engine = engine
+        self.screen = screen or Screen()
+        self.engine.set_permission_handler(self.ask_permission)
+        self.engine.subscribe(self._on_event)
+        self.usage = Usage()
+        self.work: asyncio.Task[None] | None = None  # the running turn or slow command
+        self.turn_running = False
+        self.queued: deque[str] = deque()
+        self.permission: asyncio.Future[Answer] | None = None
+        self._reopened = False  # a session was resumed: show where it was, once opened
+
+    # ----- events ---------------------------------------------------------------------
+
+    def _on_event(self, event: BaseEvent) -> None:
+        if isinstance(event, SessionStarted):
+            self.usage = Usage()
+            self._reopened = event.how != "new"
+        if isinstance(event, Usage) and not event.replay:
+            self.usage = event
+        self.screen.on_event(event)
+
+    def say(self, text: str, style: str | None = None) -> None:
+        """Print a line for the user."""
+        self.screen.line(text, style)
+
+    def offer_handoff(self) -> None:
+        """After a switch: say how to read the handoff (shown as one line) before it is sent."""
+        if self.engine.status().handoff is not None:
+            self.say("Ctrl-O shows the handoff in full before your next prompt sends it", "dim")
+
+    def show_handoff(self) -> None:
+        """The handoff that will open the next prompt, in full."""
+        text = self.engine.status().handoff
+        self.screen.line(text or "no handoff is waiting to be sent", None if text else "dim")
+
+    def show_where_we_were(self) -> None:
+        """After a resume, continue or fork: the last turns of the session, once."""
+        if not self._reopened:
+            return
+        self._reopened = False
+        history = self.engine.history()
+        if history is not None:
+            self.screen.history(history.messages)
+
+    async def ask_permission(self, request: PermissionRequested) -> Answer:
+        """The permission menu: the action, its diff when it edits a file, three answers."""
+        # The tool call's own event may still be on its way to the screen: let it arrive,
+        # so the menu can show what the call would change.
+        for _ in range(20):
+            if self.screen.started_call(request.id) is not None:
+                break
+            await asyncio.sleep(0.01)
+        self.screen.flush()
+        self.say(f"permission: {request.title}", "bold yellow")
+        started = self.screen.started_call(request.id)
+        change = change_of(started) if started is not None else None
+        if change is not None:
+            self.screen.print(render_diff(change, 20))
+        self.say("  [y] allow once   [a] allow always (this session)   [n] deny", "yellow")
+        self.permission = asyncio.get_running_loop().create_future()
+        try:
+            answer = await self.permission
+        finally:
+            self.permission = None
+        self.say(f"  → {'allowed' if answer != 'deny' else 'denied'}", "dim")
+        return answer
+
+    def answer_permission(self, text: str) -> bool:
+        """Answer a pending permission question; False when none is pending."""
+        if self.permission is None or self.permission.done():
+            return False
+        self.permission.set_result(ANSWERS.get(text.strip().lower(), "deny"))
+        return True
+
+    # ----- status line ----------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        """True while a turn or a slow command runs."""
+        return self.work is not None and not self.work.done()
+
+    def toolbar(self) -> str:
+        """Provider, model, session, context use, tokens and cost; a spinner while busy."""
+        try:
+            status = self.engine.status()
+        except AvatarError as e:
+            return f"avatar: {e}"
+        parts = [
+            status.provider or "-",
+            status.model or "default model",
+            status.session_id[:12] if status.session_id else "no session yet",
+        ]
+        pct = self.usage.context_percent
+        if pct is not None:
+            parts.append(f"ctx {pct:.0f}%")
+        tokens = (self.usage.input_tokens or 0) + (self.usage.output_tokens or 0)
+        if tokens:
+            parts.append(f"{tokens:,} tok")
+        if self.usage.cost_usd:
+            parts.append(f"${self.usage.cost_usd:.4f}")
+        if self.permission is not None:
+            parts.append("answer: y / a / n")
+        elif self.busy:
+            if self.turn_running:
+                parts.append("busy: typing steers" if status.steers else "busy: typing queues")
+            quiet = time.monotonic() - self.screen.last_output
+            if self.screen.pending:
+                parts.append(f"… {self.screen.pending[-40:]}")
+            elif quiet > QUIET and self.screen.activity:
+                frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
+                parts.append(f"{frame} {self.screen.activity}… {quiet:.0f}s")
+        else:
+            parts.append("idle")
+        import shutil
+
+        width = shutil.get_terminal_size((100, 24)).columns
+        line = " · ".join(parts)
+        return line if len(line) < width else line[: width - 2] + "…"
+
+    # ----- turns ----------------------------------------------------------------------
+
+    async def run_turn(self, prompt: str) -> None:
+        """One turn, then any prompts queued while it ran."""
+        self.turn_running = True
+        try:
+            while True:
+                self.screen.begin_turn()
+                try:
+                    async for event in self.engine.send(attach_files(prompt, self.engine.cwd)):
+                        self._on_event(event)
+                except AvatarError as e:
+                    self.screen.flush()
+                    self.say(f"avatar: {e}", "bold red")
+                self.show_where_we_were()  # the agent was restarted and its session reopened
+                if not self.queued:
+                    return
+                prompt = self.queued.popleft()
+        finally:
+            self.turn_running = False
+
+    async def submit(self, text: str) -> None:
+        """Start a turn, or steer/queue when one is running."""
+        if self.busy and self.turn_running:
+            if await self.engine.steer(text):
+                self.say("(steering the running turn)", "dim")
+            else:
+                self.queued.append(text)
+                self.say("(queued for after this turn)", "dim")
+            return
+        if self.busy:
+            self.say("avatar: wait for the command to finish", "yellow")
+            return
+        self.work = asyncio.create_task(self.run_turn(text))
+
+    async def wait(self) -> None:
+        """Wait for the running turn or command (used when input is not a terminal)."""
+        if self.work is not None:
+            await self.work
+
+    async def interrupt(self) -> None:
+        """Ctrl-C: stop the running turn."""
+        if self.busy:
+            self.queued.clear()
+            if self.permission is not None and not self.permission.done():
+                self.permission.set_result("deny")
+            await self.engine.cancel()
+            self.say("(interrupted)", "dim")
+
+    # ----- commands -------------------------------------------------------------------
+
+    async def command(self, line: str) -> bool:
+        """Run a slash command; True means leave. Slow ones run as a task."""
+        try:
+            words = shlex.split(line)
+        except ValueError as e:
+            self.say(f"avatar: {e}", "red")
+            return False
+        cmd = lookup(words[0])
+        if cmd is None:
+            self.say(f"avatar: unknown command {words[0]} (/help lists them)", "red")
+            return False
+        if self.busy and not cmd.while_busy:
+            self.say("avatar: wait for the running turn to finish (Ctrl-C interrupts it)", "red")
+            return False
+        if cmd.name == "/resume" and len(words) == 1 and sys.stdin.isatty():
+            from avatar.cli.repl.picker import pick_session
+
+            chosen = await pick_session(self.engine.sessions())
+            if chosen is None:
+                return False
+            words.append(chosen.id)
+        if cmd.while_busy:
+            return await self._guarded(cmd.handler(self, words[1:]))
+        self.screen.activity = cmd.doing(words[1:])
+        self.screen.last_output = time.monotonic()
+        self.work = asyncio.create_task(self._run_command(cmd.handler(self, words[1:])))
+        return False
+
+    async def _guarded(self, call: Awaitable[bool]) -> bool:
+        try:
+            return await call
+        except AvatarError as e:
+            self.say(f"avatar: {e}", "red")
+        except Exception as e:  # a bug must not end the REPL, nor pass unseen
+            if os.environ.get("AVATAR_DEBUG"):
+                raise
+            self.say(f"avatar: internal error: {type(e).__name__}: {e}", "bold red")
+        return False
+
+    async def _run_command(self, call: Awaitable[bool]) -> None:
+        await self._guarded(call)
+        self.screen.activity = ""
+        self.show_where_we_were()
+
+    # ----- input loops ----------------------------------------------------------------
+
+    async def handle(self, line: str) -> bool:
+        """Dispatch one input line; True means leave."""
+        if self.answer_permission(line):
+            return False
+        text = line.strip()
+        if not text:
+            return False
+        if text.startswith("/"):
+            return await self.command(text)
+        await self.submit(text)
+        return False
+
+    async def run_tty(self) -> None:
+        """Interactive loop on a terminal."""
+        from avatar.cli.repl.prompt import make_prompt
+
+        prompt = make_prompt(self)
+        from prompt_toolkit.patch_stdout import patch_stdout
+
+        with patch_stdout(raw=True):
+            while True:
+                try:
+                    line = await prompt.prompt_async()
+                except KeyboardInterrupt:
+                    await self.interrupt()
+                    continue
+                except EOFError:
+                    break
+                if await self.handle(line):
+                    break
+
+    async def run_lines(self) -> None:
+        """Loop over stdin lines when stdin is not a terminal; each turn finishes first."""
+        loop = asyncio.get_running_loop()
+        while True:
+            line = await loop.run_in_executor(None, sys.stdin.readline)
+            if not line:
+                break
+            if await self.handle(line):
+                break
+            await self.wait()
+
+
+def run_repl(
+    state: AppState,
+    *,
+    resume: str | None,
+    cont: bool,
+    source: str | None,
+    permission: str | None = None,
+    add_dirs: Sequence[Path] = (),
+    pick: bool = False,
+    imported: bool = False,
+) -> int:
+    """Start the REPL (optionally resuming, continuing, or seeded from another session:
+    a handoff, or with `imported` its conversation in this provider's own store)."""
+    # Built before the loop: an unknown provider, preset or model is a usage error, not a REPL.
+    engine = state.engine(permission=permission, add_dirs=add_dirs)
+    engine.check_model()
+    from avatar.cli.signals import run_until_hangup
+
+    return run_until_hangup(_main(engine, resume, cont, source, pick, imported))
+
+
+async def _main(
+    engine: Engine, resume: str | None, cont: bool, source: str | None, pick: bool, imp: bool
+) -> int:
+    repl = Repl(engine)
+    try:
+        if resume or cont or source:
+            await engine.open(resume=resume, continue_last=cont, source=source, imported=imp)
+            repl.show_where_we_were()
+            repl.offer_handoff()
+        settled()
+        if sys.stdin.isatty():
+            repl.say("avatar REPL — /help for commands, Ctrl-D to leave", "dim")
+            if pick:
+                await repl.command("/resume")
+            await repl.run_tty()
+        else:
+            await repl.run_lines()
+        if repl.busy:
+            await engine.cancel()
+            await repl.wait()
+    finally:
+        await engine.close()
+    return 0

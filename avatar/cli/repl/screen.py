@@ -1,0 +1,295 @@
+"""What the REPL prints between prompts: answers as markdown, one line per tool call, diffs of
+edits, thinking folded to one dim line, notices and errors in their own style.
+
+Answers stream line by line: a finished line of prose is printed at once (as markdown: headings,
+lists, emphasis), a fenced code block is held until its closing fence and then printed
+highlighted. Nothing here ever writes on the prompt line: under prompt-toolkit's
+`patch_stdout` every write lands above the prompt, which is redrawn after it.
+
+Everything printed passes one render hook (`_InertText`) that makes the text of what is drawn
+inert (`avatar.policy.terminal_text`), after markdown and highlighting have laid it out and
+before rich adds its styles: an escape sequence in an answer, a title or an agent's stderr
+shows as text, and rich's styling is the only escape code on the screen. Markdown links are
+drawn as their text and address, not as terminal hyperlinks whose target the text may hide.
+This holds without a terminal too (a script driving the REPL): what the REPL prints is a
+rendering for a person, not the model's text as data (that is `chat`'s stdout).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, TextIO, cast
+
+from avatar.cli.output.render import session_line
+from avatar.cli.repl.diffs import FileChange, change_of, render_diff
+from avatar.policy.terminal_text import inert
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from rich.console import (
+        Console,
+        ConsoleOptions,
+        ConsoleRenderable,
+        RenderableType,
+        RenderHook,
+    )
+    from rich.segment import Segment
+
+    from avatar.core.events import BaseEvent, Error, ToolCallFinished, ToolCallStarted
+
+# How much of a diff is shown inline; `/diff` shows the whole of the last one.
+DIFF_LINES = 12
+SUMMARY_CHARS = 100
+# Words that make a stderr line the reason an agent died (rather than a stray warning).
+_REASON_WORDS = ("error", "fatal", "panic", "killed", "exception", "denied", "not found", "failed")
+
+
+def reason_line(detail: str | None) -> str:
+    """The line of an agent's stderr tail that explains a failure: the last one that reads
+    like an error, else the last one."""
+    lines = [line.strip() for line in (detail or "").splitlines() if line.strip()]
+    for line in reversed(lines):
+        if any(word in line.lower() for word in _REASON_WORDS):
+            return line
+    return lines[-1] if lines else ""
+
+
+class _CurrentStdout:
+    """`sys.stdout` as it is at each write: prompt-toolkit's `patch_stdout` replaces it with a
+    proxy that prints above the prompt, and the console must write through that proxy."""
+
+    def write(self, text: str) -> int:
+        return sys.stdout.write(text)
+
+    def flush(self) -> None:
+        sys.stdout.flush()
+
+    def isatty(self) -> bool:
+        return sys.__stdout__.isatty() if sys.__stdout__ else False
+
+    def fileno(self) -> int:
+        return sys.__stdout__.fileno() if sys.__stdout__ else 1
+
+
+class _Shown:
+    """A renderable drawn with its text made inert (rich's control segments, which move the
+    cursor for rich itself, pass as they are)."""
+
+    def __init__(self, inner: ConsoleRenderable) -> None:
+        self.inner = inner
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:
+        from rich.segment import Segment
+
+        for seg in console.render(self.inner, options):
+            yield seg if seg.control else Segment(inert(seg.text), seg.style)
+
+
+class _InertText:
+    """The console's render hook: every renderable printed is drawn through `_Shown`."""
+
+    def process_renderables(self, renderables: list[ConsoleRenderable]) -> list[ConsoleRenderable]:
+        return [_Shown(r) for r in renderables]
+
+
+class Screen:
+    """Renders events for a person at a terminal (or, without colours, a pipe)."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        from rich.console import Console
+
+        self.out: TextIO = out or _CurrentStdout()  # type: ignore[assignment]
+        self.console: Console = Console(file=self.out, highlight=False, soft_wrap=False)
+        # (duck-typed: subclassing rich's RenderHook would import rich with this module)
+        self.console.push_render_hook(cast("RenderHook", _InertText()))
+        self._line = ""  # prose of the current line, not yet printed
+        self._code: list[str] | None = None  # lines of an open code fence
+        self._fence_lang = ""
+        self._thinking: list[str] = []
+        self._tools: dict[str, ToolCallStarted] = {}
+        self.last_change: FileChange | None = None
+        self.turn_started: float | None = None
+        self.last_output = time.monotonic()
+        self.activity = ""  # what is happening now, for the spinner
+        self.tokens = 0
+
+    # -- output primitives ------------------------------------------------------------------
+
+    def print(self, *items: RenderableType, style: str | None = None) -> None:
+        """Print renderables (or markup-free strings) on their own lines."""
+        self.console.print(*items, style=style, markup=False)
+        self.out.flush()
+        self.last_output = time.monotonic()
+
+    def line(self, text: str, style: str | None = None) -> None:
+        """One line of plain text (no markup interpretation)."""
+        from rich.text import Text
+
+        self.print(Text(text, style=style or ""))
+
+    # -- answer text ------------------------------------------------------------------------
+
+    def _text(self, chunk: str) -> None:
+        self._fold_thinking()
+        text = self._line + chunk
+        *done, self._line = text.split("\n")
+        for line in done:
+            self._prose_or_code(line)
+        # A long line of prose is printed as it wraps, so a slow answer shows as it comes.
+        width = max(self.console.width - 4, 20)
+        while self._code is None and len(self._line) > width:
+            cut = self._line.rfind(" ", 0, width)
+            cut = cut if cut > width // 2 else width
+            head, self._line = self._line[:cut], self._line[cut:].lstrip(" ")
+            self._prose_or_code(head)
+        self.last_output = time.monotonic()
+
+    @property
+    def pending(self) -> str:
+        """The line being streamed, not printed yet (the status line shows its end)."""
+        return self._line
+
+    def _prose_or_code(self, line: str) -> None:
+        stripped = line.strip()
+        if self._code is not None:
+            if stripped.startswith("```"):
+                self._print_code()
+            else:
+                self._code.append(line)
+            return
+        if stripped.startswith("```"):
+            self._code, self._fence_lang = [], stripped[3:].strip() or "text"
+            return
+        if not stripped:
+            self.line("")
+            return
+        from rich.markdown import Markdown
+
+        self.print(Markdown(line, hyperlinks=False))
+
+    def _print_code(self) -> None:
+        from rich.syntax import Syntax
+
+        code = "\n".join(self._code or [])
+        self._code = None
+        self.print(Syntax(code, self._fence_lang, theme="monokai", word_wrap=True))
+
+    def flush(self) -> None:
+        """Print what is held back (a last line without newline, an unclosed code block)."""
+        self._fold_thinking()
+        if self._line:
+            line, self._line = self._line, ""
+            self._prose_or_code(line)
+        if self._code is not None:
+            self._print_code()
+
+    def _fold_thinking(self) -> None:
+        if self._thinking:
+            text = " ".join("".join(self._thinking).split())
+            self._thinking = []
+            short = text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
+            self.line(f"thinking: {short}", "dim italic")
+
+    # -- events -----------------------------------------------------------------------------
+
+    def on_event(self, event: BaseEvent) -> None:
+        """Render one event (replayed history is shown by `history()`, not here)."""
+        import avatar.core.events as ev
+
+        if event.replay:
+            return
+        if isinstance(event, ev.TextDelta):
+            self._text(event.text)
+            return
+        if isinstance(event, ev.ThinkingDelta):
+            self._thinking.append(event.text)
+            self.activity = "thinking"
+            return
+        self.flush()
+        if isinstance(event, ev.SessionStarted):
+            self.line(session_line(event), "dim")
+        elif isinstance(event, ev.UserMessage):
+            self.line(f"› {event.text}", "bold")  # steering, as the model now sees it
+        elif isinstance(event, ev.ToolCallStarted):
+            self._tools[event.id] = event
+            self.activity = f"running {event.title or event.name}"
+        elif isinstance(event, ev.ToolCallUpdated) and event.title and event.id in self._tools:
+            started = self._tools[event.id]
+            self._tools[event.id] = replace(started, title=event.title)
+        elif isinstance(event, ev.ToolCallFinished):
+            self._tool_done(event)
+        elif isinstance(event, ev.PermissionRequested) and event.decision == "deny":
+            self.line(f"denied: {event.title}", "yellow")
+        elif isinstance(event, ev.Notice):
+            self.line(f"notice: {event.message}", "yellow" if event.level == "warning" else "dim")
+        elif isinstance(event, ev.Error):
+            self.error(event)
+        elif isinstance(event, ev.Usage):
+            self.tokens = (event.input_tokens or 0) + (event.output_tokens or 0) or self.tokens
+        elif isinstance(event, ev.TurnFinished):
+            self._turn_done(event.stop_reason)
+
+    def error(self, event: Error) -> None:
+        """An error as one red line, with the reason from the agent's stderr when there is one."""
+        reason = reason_line(event.detail)
+        suffix = f" ({reason})" if reason and reason not in event.message else ""
+        self.line(f"avatar: {event.message}{suffix}", "bold red")
+
+    def started_call(self, call_id: str) -> ToolCallStarted | None:
+        """The running tool call `call_id`, as it was announced (None when unknown)."""
+        return self._tools.get(call_id)
+
+    def _tool_done(self, event: ToolCallFinished) -> None:
+        started = self._tools.pop(event.id, None)
+        title = (started.title or started.name) if started else event.id
+        first = next((line.strip() for line in event.output.splitlines() if line.strip()), "")
+        summary = first if len(first) <= SUMMARY_CHARS else first[: SUMMARY_CHARS - 1] + "…"
+        mark, style = ("✗", "red") if event.is_error else ("✓", "green")
+        self.line(f"{mark} {title}" + (f" — {summary}" if summary else ""), style)
+        change = change_of(started) if started and not event.is_error else None
+        if change is not None:
+            self.last_change = change
+            self.print(render_diff(change, DIFF_LINES))
+        self.activity = "waiting for the model"
+
+    def _turn_done(self, stop_reason: str) -> None:
+        parts: list[str] = []
+        if self.turn_started is not None:
+            parts.append(f"{time.monotonic() - self.turn_started:.1f}s")
+        if self.tokens:
+            parts.append(f"{self.tokens:,} tokens")
+        if stop_reason not in ("end_turn",):
+            parts.append(stop_reason.replace("_", " "))
+        if parts:
+            self.line("─ " + " · ".join(parts), "dim")
+        self.turn_started = None
+        self.activity = ""
+
+    def begin_turn(self) -> None:
+        """A turn starts: time it, and say what is awaited."""
+        self.turn_started = self.last_output = time.monotonic()
+        self.activity = "waiting for the model"
+        self.tokens = 0
+
+    # -- history ----------------------------------------------------------------------------
+
+    def history(self, messages: list[Any], *, limit: int = 6) -> None:
+        """The last turns of a resumed session: user lines, answers condensed, tool calls as
+        their one-line summaries."""
+        shown = [m for m in messages if m.role in ("user", "assistant")][-limit:]
+        if not shown:
+            return
+        self.line("── earlier in this session", "dim")
+        for m in shown:
+            if m.role == "user":
+                self.line(f"› {' '.join(m.text.split())[:200]}", "bold")
+                continue
+            text = " ".join(m.text.split())
+            if text:
+                self.line(text if len(text) <= 300 else text[:299] + "…")
+            for call in m.tool_calls:
+                self.line(f"✓ {call.name}", "dim green")
+        self.line("──", "dim")

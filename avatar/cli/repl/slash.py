@@ -1,0 +1,288 @@
+"""The REPL's slash commands as one table: name, usage, help, whether it may run while a turn
+does, and its handler. The table also makes `/help` and the completion of command names."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from avatar.cli.repl.repl import Repl
+
+Handler = Callable[["Repl", list[str]], Awaitable[bool]]
+"""Runs a command with its arguments; True means leave the REPL."""
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    """One slash command."""
+
+    name: str
+    usage: str  # what follows the name in /help
+    help: str
+    handler: Handler
+    while_busy: bool = False  # allowed while a turn runs (and runs at once, not as a task)
+    aliases: tuple[str, ...] = ()
+    activity: str = ""  # what the spinner says while it runs; `{arg}`: the first argument
+
+    def doing(self, args: list[str]) -> str:
+        """What the spinner says while this command runs with `args`."""
+        if "{arg}" in self.activity:
+            return self.activity.format(arg=args[0] if args else "")
+        return self.activity or self.name[1:]
+
+
+async def _help(repl: Repl, args: list[str]) -> bool:
+    repl.say(help_text())
+    return False
+
+
+async def _quit(repl: Repl, args: list[str]) -> bool:
+    return True
+
+
+async def _sessions(repl: Repl, args: list[str]) -> bool:
+    from avatar.cli.output.table import render_table, short_ids
+    from avatar.core.times import ago
+
+    engine = repl.engine
+    everywhere = "--all" in args
+    rows = engine.sessions(None, any_cwd=everywhere)[:50]
+    for w in engine.warnings():
+        repl.say(f"warning: {w}")
+    if not rows:
+        repl.say("no sessions here yet" + ("" if everywhere else " (/sessions --all: everywhere)"))
+        return False
+    current = engine.session.session_id if engine.session else None
+    ids = short_ids([s.id for s in rows])
+    table = []
+    for s, sid in zip(rows, ids, strict=True):
+        cells = ["*" if s.id == current else "", s.provider, sid, (s.name or s.title or "")[:50]]
+        cells += [ago(s.updated or s.created), str(s.messages)]
+        table.append([*cells, s.cwd or "-"] if everywhere else cells)
+    head = ["", "provider", "id", "title", "updated", "messages"]
+    repl.say(render_table([*head, "directory"] if everywhere else head, table).rstrip())
+    return False
+
+
+async def _session(repl: Repl, args: list[str]) -> bool:
+    s = repl.engine.session
+    repl.say(f"{s.session_id} ({s.provider}, {s.how})" if s else "no session yet")
+    return False
+
+
+async def _resume(repl: Repl, args: list[str]) -> bool:
+    if len(args) != 1:
+        repl.say("usage: /resume ID (or /resume alone, at a terminal, to pick one)")
+    else:
+        await repl.engine.resume(args[0])
+    return False
+
+
+async def _search(repl: Repl, args: list[str]) -> bool:
+    from avatar.cli.output.table import session_line
+
+    if not args:
+        repl.say("usage: /search WORDS (this project's sessions, every provider)")
+        return False
+    hits = repl.engine.search(" ".join(args))
+    if not hits:
+        repl.say("no session here matches")
+    for hit in hits[:20]:
+        repl.say(session_line(hit.session))
+        repl.say(f"    {hit.snippet}")
+    return False
+
+
+async def _rename(repl: Repl, args: list[str]) -> bool:
+    from avatar.core.errors import SessionNotFoundError
+
+    session = repl.engine.session
+    if not args or session is None:
+        repl.say("usage: /rename NAME (names the current session)")
+        return False
+    try:
+        info = repl.engine.rename(session.session_id, " ".join(args))
+    except SessionNotFoundError:
+        repl.say("nothing to name yet: the session is saved after its first turn")
+    else:
+        repl.say(f"renamed: {info.name}")
+    return False
+
+
+async def _diff(repl: Repl, args: list[str]) -> bool:
+    from avatar.cli.repl.diffs import render_diff
+
+    change = repl.screen.last_change
+    if change is None:
+        repl.say("no edit in this session yet")
+    else:
+        repl.screen.print(render_diff(change))
+    return False
+
+
+async def _continue(repl: Repl, args: list[str]) -> bool:
+    await repl.engine.continue_last()
+    return False
+
+
+async def _new(repl: Repl, args: list[str]) -> bool:
+    await repl.engine.new()
+    return False
+
+
+async def _provider(repl: Repl, args: list[str]) -> bool:
+    names = [a for a in args if not a.startswith("--")]
+    flags = set(args) - set(names)
+    how = flags - {"--summarize"}  # a summary goes with a handoff: not with --fresh
+    summarize = "--summarize" in flags
+    if (
+        len(names) != 1
+        or not how <= {"--fresh", "--new", "--import"}
+        or len(how) > 1
+        or (summarize and how & {"--fresh", "--import"})
+    ):
+        repl.say("usage: /provider NAME [--fresh | --new | --import] [--summarize]")
+    else:
+        fresh = "--fresh" in flags
+        await repl.engine.switch_provider(
+            names[0],
+            handoff=not fresh,
+            new=fresh or "--new" in flags,
+            imported="--import" in flags,
+            summarize=summarize,
+        )
+        repl.offer_handoff()
+    return False
+
+
+async def _model(repl: Repl, args: list[str]) -> bool:
+    if len(args) != 1:
+        repl.say(f"model: {repl.engine.status().model or 'the provider default'}")
+    else:
+        await repl.engine.set_model(args[0])
+        repl.say(f"model: {args[0]}")
+    return False
+
+
+async def _preset(repl: Repl, args: list[str]) -> bool:
+    if len(args) != 1:
+        repl.say("usage: /preset NAME")
+        return False
+    await repl.engine.apply_preset(args[0])
+    repl.say(f"preset {args[0]} applied")
+    return False
+
+
+async def _fork(repl: Repl, args: list[str]) -> bool:
+    if len(args) > 1 or (args and not (args[0].isdigit() and int(args[0]) >= 1)):
+        repl.say("usage: /fork [N] (N: the message to fork after, as `session show` numbers)")
+    elif repl.engine.session is None:
+        repl.say("no session to fork")
+    else:
+        await repl.engine.fork(at=int(args[0]) if args else None)
+    return False
+
+
+async def _compact(repl: Repl, args: list[str]) -> bool:
+    repl.say(await repl.engine.compact())
+    return False
+
+
+async def _clear(repl: Repl, args: list[str]) -> bool:
+    sys.stdout.write("\x1b[2J\x1b[H")
+    return False
+
+
+async def _status(repl: Repl, args: list[str]) -> bool:
+    status = repl.engine.status()
+    repl.say(f"provider: {status.provider or '-'}")
+    repl.say(f"model: {status.model or 'the provider default'}")
+    session = f"{status.session_id} ({status.how})" if status.session_id else "none yet"
+    repl.say(f"session: {session}")
+    if status.session_id is not None:
+        repl.say(f"capabilities: {', '.join(status.capabilities) or 'none'}")
+        for key, value in status.facts.items():
+            if key != "model":
+                repl.say(f"{key}: {value}")
+    return False
+
+
+COMMANDS: tuple[SlashCommand, ...] = (
+    SlashCommand("/help", "", "this list", _help, while_busy=True),
+    SlashCommand(
+        "/sessions", "[--all]", "sessions of this project (--all: every directory)", _sessions, True
+    ),
+    SlashCommand("/session", "", "the current session", _session, while_busy=True),
+    SlashCommand(
+        "/resume",
+        "[ID]",
+        "resume a session (any provider; no id: pick one)",
+        _resume,
+        activity="opening the session",
+    ),
+    SlashCommand(
+        "/continue",
+        "",
+        "the newest session of this provider here",
+        _continue,
+        activity="opening the session",
+    ),
+    SlashCommand("/new", "", "a fresh session on this provider", _new, activity="starting"),
+    SlashCommand(
+        "/provider",
+        "NAME [--fresh | --new | --import] [--summarize]",
+        "switch provider with a handoff (back to its earlier session unless --new; "
+        "--fresh: carry nothing; --summarize: the agent left adds its own summary)",
+        _provider,
+        activity="starting {arg}",
+    ),
+    SlashCommand("/model", "NAME", "switch model", _model),
+    SlashCommand("/preset", "NAME", "apply a preset from config", _preset),
+    SlashCommand("/search", "QUERY", "find sessions by what was said in them", _search),
+    SlashCommand("/rename", "NAME", "name the current session", _rename),
+    SlashCommand(
+        "/fork", "[N]", "fork the session (N: keep messages 1..N)", _fork, activity="forking"
+    ),
+    SlashCommand("/compact", "", "compact the context (native)", _compact, activity="compacting"),
+    SlashCommand("/diff", "", "the whole diff of the last edit", _diff, while_busy=True),
+    SlashCommand("/clear", "", "clear the screen", _clear),
+    SlashCommand(
+        "/status",
+        "",
+        "provider, model, session, context use, tokens and cost",
+        _status,
+        while_busy=True,
+    ),
+    SlashCommand(
+        "/quit",
+        "",
+        "leave (Ctrl-D too); Ctrl-C interrupts a running turn",
+        _quit,
+        while_busy=True,
+        aliases=("/exit",),
+    ),
+)
+
+_BY_NAME = {name: c for c in COMMANDS for name in (c.name, *c.aliases)}
+
+
+def lookup(name: str) -> SlashCommand | None:
+    """The command called `name` (or one of its aliases)."""
+    return _BY_NAME.get(name.lower())
+
+
+def names() -> list[str]:
+    """Every command name and alias, for completion."""
+    return list(_BY_NAME)
+
+
+def help_text() -> str:
+    """The `/help` text, one line per command."""
+    lines = []
+    for c in COMMANDS:
+        head = ", ".join((f"{c.name} {c.usage}".rstrip(), *c.aliases))
+        lines.append(f"{head:<25} {c.help}")
+    return "\n".join(lines)

@@ -1,0 +1,2 @@
+"""The engine layer (DESIGN §1, §8): the Engine, the open session, opening, switching, status, per-
+session settings."""

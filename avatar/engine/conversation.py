@@ -1,0 +1,209 @@
+"""The open session's thread as the engine carries it: what this run saw of it, the context
+handed over from another session that opens the next prompt, and avatar's records of turns."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from avatar.core.errors import AvatarError, utf8_text
+from avatar.handoff import DEFAULT_TOKENS, build_handoff, seed_prompt
+from avatar.sessions.types import SessionInfo, ToolCall, Transcript, TranscriptMessage
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from avatar.core.events import BaseEvent
+    from avatar.library.catalog import SessionLibrary
+    from avatar.policy.secrets import SecretDetector
+
+
+class LiveTranscript:
+    """What this run saw of the open session: the handoff's source when no store has it."""
+
+    def __init__(self, info: SessionInfo, replayed: list[TranscriptMessage] | None = None) -> None:
+        self.info = info
+        #: The history the agent replayed when the session was reopened, then this run's.
+        self.messages: list[TranscriptMessage] = list(replayed or [])
+        self._answer: list[str] = []
+        self._tools: dict[str, ToolCall] = {}  # by call id; `input` holds its status
+        self._usage: dict[str, float] = {}
+        self._last: tuple[str, list[str], dict[str, Any]] = ("", [], {})
+
+    def prompt(self, text: str) -> None:
+        """The user sent `text`."""
+        self.messages.append(TranscriptMessage(role="user", text=text))
+        self._answer, self._tools, self._usage = [], {}, {}
+
+    def observe(self, event: BaseEvent) -> None:
+        """An event of the running turn: answer text, tool calls with their status and the
+        usage are kept; the turn's end closes it."""
+        from avatar.core.events import (
+            TextDelta,
+            ToolCallFinished,
+            ToolCallStarted,
+            ToolCallUpdated,
+            TurnFinished,
+            Usage,
+        )
+
+        if event.replay:
+            return
+        if isinstance(event, TextDelta):
+            self._answer.append(event.text)
+        elif isinstance(event, ToolCallStarted):
+            args = dict(event.input or {})
+            self._tools[event.id] = ToolCall(
+                id=event.id, name=event.title or event.name, input=args
+            )
+            self._status(event.id, "pending")
+        elif isinstance(event, ToolCallUpdated) and event.status:
+            self._status(event.id, event.status)
+        elif isinstance(event, ToolCallFinished):
+            self._status(event.id, "failed" if event.is_error else "completed")
+        elif isinstance(event, Usage):
+            fields = ("input_tokens", "output_tokens", "cost_usd")
+            self._usage |= {k: v for k in fields if (v := getattr(event, k)) is not None}
+        elif isinstance(event, TurnFinished):
+            self._close()
+
+    def _status(self, call_id: str, status: str) -> None:
+        call = self._tools.get(call_id)
+        if call is not None and isinstance(call.input, dict):
+            call.input["status"] = status
+
+    def _close(self) -> None:
+        answer, calls = "".join(self._answer), list(self._tools.values())
+        if answer or calls:
+            self.messages.append(TranscriptMessage(role="assistant", text=answer, tool_calls=calls))
+        status = [c.input.get("status") for c in calls if isinstance(c.input, dict)]
+        extra = {"tool_status": status} if calls else {}
+        self._last = (
+            answer,
+            [c.name for c in calls],
+            extra | ({"usage": self._usage} if self._usage else {}),
+        )
+        self._answer, self._tools, self._usage = [], {}, {}
+
+    def last_turn(self) -> tuple[str, list[str], dict[str, Any]]:
+        """The answer text, tool titles and what else avatar's copy keeps of the turn that
+        ended last (the tools' status, the usage)."""
+        return self._last
+
+    def transcript(self) -> Transcript | None:
+        """The conversation seen so far, or None when nothing was said."""
+        return Transcript(info=self.info, messages=list(self.messages)) if self.messages else None
+
+
+class Conversation:
+    """The thread of the open session (one per engine; reset when another session opens)."""
+
+    def __init__(self, library: SessionLibrary) -> None:
+        self.library = library
+        self.live: LiveTranscript | None = None
+        self._seed: str | None = None
+        self._replayed: list[TranscriptMessage] = []
+        #: Masks secrets in avatar's copy of the turns (set by the engine's switcher).
+        self.redact: Callable[[str], str] = str
+        #: Where the messages this engine has not handed anywhere yet begin (in `history()`):
+        #: 0 for a new session, the length of the history when a session was returned to.
+        self.entered = 0
+
+    def replayed(self, event: BaseEvent) -> None:
+        """History an agent replays while a session is being reopened (it arrives before
+        the session is open): the handoff's source where no store or copy has it."""
+        from avatar.core.events import TextDelta, UserMessage
+
+        if not event.replay:
+            return
+        last = self._replayed[-1] if self._replayed else None
+        if isinstance(event, UserMessage):
+            self._replayed.append(TranscriptMessage(role="user", text=event.text))
+        elif isinstance(event, TextDelta):
+            if last is not None and last.role == "assistant":
+                last.text += event.text
+            else:
+                self._replayed.append(TranscriptMessage(role="assistant", text=event.text))
+
+    def opened(self, info: SessionInfo) -> None:
+        """Another session is open now."""
+        self.live = LiveTranscript(info, self._replayed)
+        self._replayed = []
+        self.entered = 0
+
+    def closed(self) -> None:
+        """No session is open."""
+        self.live, self._seed = None, None
+
+    def hand_over(self, text: str) -> None:
+        """Context from another session, to open the next prompt (after any handed over
+        already and not sent yet)."""
+        self._seed = f"{self._seed}\n\n{text}" if self._seed else text
+
+    @property
+    def seeded(self) -> bool:
+        """True when handed-over context waits for the next prompt."""
+        return self._seed is not None
+
+    @property
+    def pending(self) -> str | None:
+        """The handed-over context that will open the next prompt, if any."""
+        return self._seed
+
+    def outgoing(self, prompt: str) -> str:
+        """What to send for the user's `prompt` (with handed-over context, once)."""
+        utf8_text(prompt)
+        text, self._seed = (seed_prompt(self._seed, prompt) if self._seed else prompt), None
+        # The copy keeps what was sent, handed-over context included: a later handoff of
+        # this session finds the original goal in it (titles take only the user's words).
+        if self.live is not None:
+            self.live.prompt(text)
+            info = self.live.info
+            self.library.turn_ended(info.provider, info.id, self.redact(text), "", [])
+        return text
+
+    def observe(self, event: BaseEvent) -> None:
+        """An event of the running turn."""
+        if self.live is not None:
+            self.live.observe(event)
+
+    def turn_ended(self, model: str | None = None) -> None:
+        """The turn is over: avatar's records of it (with the `model` that answered, when
+        known) are brought up to date."""
+        if self.live is not None:
+            info = self.live.info
+            answer, tools, extra = self.live.last_turn()
+            extra = extra | ({"model": model} if model else {})
+            self.library.turn_ended(info.provider, info.id, None, self.redact(answer), tools, extra)
+
+    def history(self) -> Transcript | None:
+        """The conversation: the session's store (or avatar's records of it), else what this
+        run saw; None without a session."""
+        if self.live is None:
+            return None
+        seen = self.live.transcript()
+        try:
+            stored = self.library.transcript(self.live.info)
+        except AvatarError:
+            return seen
+        # A copy that began with this run (a session avatar did not open) knows less than
+        # the history the agent replayed plus this run's turns.
+        return seen if seen is not None and len(seen.messages) > len(stored.messages) else stored
+
+    def handoff(
+        self,
+        budget_tokens: int = DEFAULT_TOKENS,
+        *,
+        delta: bool = False,
+        cwd: Path | None = None,
+        secrets: SecretDetector | None = None,
+        transcript: Transcript | None = None,
+    ) -> str | None:
+        """The handoff text of the conversation (None when nothing was said); with `delta`,
+        of only the messages since `entered`. `transcript`: the conversation as `history()`
+        gave it already (so the stores are not read again)."""
+        seen = transcript if transcript is not None else self.history()
+        since = self.entered if delta else None
+        if seen is None or len(seen.messages) <= (since or 0):
+            return None
+        return build_handoff(seen, budget_tokens, since=since, cwd=cwd, secrets=secrets)

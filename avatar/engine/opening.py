@@ -1,0 +1,116 @@
+"""Which provider to start and how to open the session, from what the user asked for.
+
+The open policy of DESIGN §3 in one place: `--resume ID` without a provider finds the
+provider that owns the id; with one, an id of another provider's session is a usage error
+that names the owner and suggests `--from`; an id no store knows is still handed to the
+agent, which may know it. `--continue`, `-s ID` and a provider's `session:` config block
+(`resume_id`, `continue_last`) complete the choices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal
+
+from avatar.core.errors import SessionNotFoundError, UsageError
+from avatar.core.ids import check_id
+
+if TYPE_CHECKING:
+    from avatar.core.config import Settings
+    from avatar.library.catalog import SessionLibrary
+    from avatar.sessions.types import SessionInfo
+
+
+OpenMode = Literal["new", "resume", "continue", "fork"]
+
+
+@dataclass(frozen=True)
+class OpenRequest:
+    """How to open a session: a new one (optionally with a chosen id), or an existing one.
+
+    For `resume` and `fork` the engine has already resolved the session: `info` is the one
+    the provider's store listed (or None when the store does not know the id and the agent
+    is asked anyway); bridges use it and never look the session up again.
+    """
+
+    mode: OpenMode = "new"
+    session_id: str | None = None
+    info: SessionInfo | None = None
+    #: The provider's own files of the session are gone; avatar has only its copy of the
+    #: turns. An agent may still claim to reopen it (codex-acp does, then fails every
+    #: prompt), so bridges open a new session, which the engine seeds from the copy.
+    files_gone: bool = False
+
+    @classmethod
+    def of(cls, mode: OpenMode, info: SessionInfo, files_gone: bool = False) -> OpenRequest:
+        """A request to reopen (or fork) a session the engine has resolved."""
+        return cls(mode, info.id, info, files_gone)
+
+
+@dataclass(frozen=True)
+class OpenPlan:
+    """The provider to start and the request to open a session on it."""
+
+    provider: str
+    request: OpenRequest
+
+
+def plan_open(
+    library: SessionLibrary,
+    settings: Settings,
+    provider: str | None,
+    default_provider: Callable[[], str],
+    *,
+    resume: str | None = None,
+    continue_last: bool = False,
+    session_id: str | None = None,
+) -> OpenPlan:
+    """The plan for opening a session; `provider` is a known provider name or None."""
+    if resume:
+        return _plan_resume(library, provider, check_id(resume))
+    name = provider or default_provider()
+    if not (continue_last or session_id):
+        # A provider's `session:` block in config sets how its sessions open by default.
+        cfg = settings.provider_config(name)
+        defaults = cfg.session if cfg is not None else None
+        if defaults is not None and defaults.resume_id:
+            return _plan_resume(library, name, check_id(defaults.resume_id))
+        continue_last = bool(defaults and defaults.continue_last)
+    if continue_last:
+        return OpenPlan(name, OpenRequest("continue"))
+    if session_id:
+        return OpenPlan(name, OpenRequest("new", check_id(session_id)))
+    return OpenPlan(name, OpenRequest("new"))
+
+
+def _plan_resume(library: SessionLibrary, provider: str | None, ref: str) -> OpenPlan:
+    """`ref` is checked already: the stores are asked without checking it again."""
+    if provider is None:
+        info = library.match(ref)
+        return OpenPlan(info.provider, _reopen(library, info))
+    try:
+        return OpenPlan(provider, _reopen(library, _as(library.find(ref, provider), provider)))
+    except SessionNotFoundError:
+        pass
+    try:
+        owner = library.match(ref)
+    except UsageError:
+        # No store knows it (or several others do): the agent itself may know the id.
+        return OpenPlan(provider, OpenRequest("resume", ref))
+    if library.shares_store(owner.provider, provider):
+        return OpenPlan(provider, OpenRequest.of("resume", _as(owner, provider)))
+    raise UsageError(
+        f"session {owner.id} belongs to {owner.provider}, not {provider}: resume it with "
+        f"-p {owner.provider} (or without -p), or carry it over with "
+        f"-p {provider} --from {owner.id}"
+    )
+
+
+def _as(info: SessionInfo, provider: str) -> SessionInfo:
+    """The same session as seen through `provider` (claude and claude-acp share a store)."""
+    return info if info.provider == provider else replace(info, provider=provider)
+
+
+def _reopen(library: SessionLibrary, info: SessionInfo) -> OpenRequest:
+    return OpenRequest.of("resume", info, files_gone=library.files_gone(info))

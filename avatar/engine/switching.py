@@ -1,0 +1,263 @@
+"""Switching provider mid-project (DESIGN §3 `/provider`, `--from`): a structured handoff
+sized to the target model's window, the lineage recorded, and a return to a provider used
+earlier reopening its session with only what happened elsewhere since (a delta)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypedDict
+
+from avatar.core.errors import AvatarError
+from avatar.engine.opening import OpenRequest
+
+if TYPE_CHECKING:
+    from avatar.core.events import SessionStarted
+    from avatar.engine.conversation import Conversation
+    from avatar.engine.engine import Engine
+    from avatar.policy.secrets import SecretDetector
+    from avatar.sessions.types import SessionInfo, Transcript
+
+Notify = Callable[[str, str], None]
+
+#: What `--summarize` asks the agent being left (its answer goes on top of the handoff).
+SUMMARY_PROMPT = (
+    "Another agent is taking over this work now. Without calling any tools, summarize this "
+    "session for it in plain prose, at most 200 words: the goal, what was done and decided, "
+    "what failed, and what is left to do."
+)
+
+
+class SwitchHow(TypedDict, total=False):
+    """How to switch provider (`Engine.switch_provider`); every key is optional.
+
+    `handoff` (default True): carry the conversation over. `new`: a new session even where
+    the provider has one to return to. `imported`: write the conversation into the target's
+    own store where it can be. `summarize`: first ask the agent being left for a prose
+    summary, put on top of the structured handoff.
+    """
+
+    handoff: bool
+    new: bool
+    imported: bool
+    summarize: bool
+
+
+class Switcher:
+    """The provider switches of one engine."""
+
+    def __init__(self, engine: Engine, thread: Conversation, notify: Notify) -> None:
+        self.engine = engine
+        self.thread = thread
+        self.notify = notify
+        #: The session this engine last left on each provider (returns go back to it).
+        self.left: dict[str, str] = {}
+        thread.redact = self._redact  # avatar's copy of the turns holds no secret
+
+    def budget(self, provider: str) -> int:
+        """The tokens a handoff to `provider` may take: a share of its model's window."""
+        from avatar.handoff.window import context_window, handoff_budget
+
+        e = self.engine
+        model = e.model or e.spec(provider).model
+        window = context_window(provider, model, e.settings, e.env)
+        return handoff_budget(window, e.settings.handoff_share)
+
+    def secrets(self) -> SecretDetector:
+        """The engine's secret detector, masking handoffs and avatar's copy of the turns
+        (made when first needed: a listing never needs it)."""
+        return self.engine.registry.secrets()
+
+    def _redact(self, text: str) -> str:
+        return self.secrets().mask(text)
+
+    async def to(
+        self,
+        name: str,
+        *,
+        handoff: bool = True,
+        new: bool = False,
+        imported: bool = False,
+        summarize: bool = False,
+    ) -> SessionStarted:
+        """Switch to provider `name`: back to the session left there (with a delta) unless
+        `new`; else a new session seeded with the conversation (unless not `handoff`), or
+        with `imported`, a session of `name`'s own format holding the conversation. With
+        `summarize`, the agent being left is asked for a summary on top of the handoff."""
+        e, current = self.engine, self.engine.session
+        name = e.spec(name).name
+        if current is not None:
+            self.left[current.provider] = current.session_id
+        if imported and current is not None:
+            seen = self.thread.history()
+            source = (current.provider, current.session_id)
+            if seen is not None and seen.messages:
+                started = await self.imported(name, seen, source)
+                if started is not None:
+                    return started
+        if current is not None and handoff and not new and name != current.provider:
+            earlier = self._earlier(name, current.provider, current.session_id)
+            if earlier is not None:
+                return await self._return(earlier, current)
+        text = None
+        if handoff:
+            text = self.thread.handoff(self.budget(name), cwd=e.cwd, secrets=self.secrets())
+        if text and summarize and current is not None:
+            text = await self._summarized(text, current.provider)
+        started = await e.open_on(name, OpenRequest("new"))
+        if text and current is not None:
+            self.thread.hand_over(text)
+            e.library.link((name, started.session_id), (current.provider, current.session_id))
+            self.notify(f"handing the conversation to {name}: {describe(text)}", "info")
+        return started
+
+    async def _summarized(self, handoff: str, provider: str) -> str:
+        """`handoff` with `provider`'s own summary of the open session on top (one more turn
+        in that session); the handoff alone, with a notice, when the agent gives none."""
+        from avatar.core.events import Error, TextDelta
+        from avatar.handoff.render import with_summary
+
+        self.notify(f"asking {provider} for a summary to hand over", "info")
+        said: list[str] = []
+        problem = "it answered nothing"
+        async for event in self.engine.send(SUMMARY_PROMPT):
+            if isinstance(event, TextDelta):
+                said.append(event.text)
+            elif isinstance(event, Error):
+                problem = event.message
+        summary = self.secrets().mask("".join(said).strip())
+        if not summary:
+            self.notify(f"no summary from {provider} ({problem}); handing over without", "warning")
+            return handoff
+        return with_summary(handoff, provider, summary)
+
+    def _earlier(self, name: str, provider: str, session_id: str) -> SessionInfo | None:
+        """The session to return to on `name`: the one left there in this run, else the one
+        the open session was handed over from; only while it is still `name`'s newest here."""
+        e = self.engine
+        sid = self.left.get(name)
+        if sid is None:
+            parent = e.library.lineage().get(f"{provider}/{session_id}")
+            owner, _, pid = (parent.parent or "").partition("/") if parent else ("", "", "")
+            sid = pid if owner == name and pid else None
+        if sid is None:
+            return None
+        found = e.library.sessions(name, e.cwd)
+        if found and found[0].id == sid:
+            return found[0]
+        self.notify(
+            f"{name} session {sid} is no longer its newest here; opening a new {name} session",
+            "info",
+        )
+        return None
+
+    async def _return(self, info: SessionInfo, current: SessionStarted) -> SessionStarted:
+        """Reopen `info` and hand it what happened in `current` since it was entered."""
+        e, thread = self.engine, self.thread
+        budget, secrets = self.budget(info.provider), self.secrets()
+        seen = thread.history()  # read now: the reopen replaces what this run saw
+        delta = thread.handoff(budget, delta=True, cwd=e.cwd, secrets=secrets, transcript=seen)
+        started = await e.open_on(info.provider, OpenRequest.of("resume", info))
+        if started.session_id != info.id:
+            # The agent could not reopen it: the new session got the earlier one's turns
+            # (`recover`) and gets what happened since; else the whole conversation, which
+            # carries the earlier session's goal.
+            text = delta
+            if not thread.seeded:
+                text = thread.handoff(budget, cwd=e.cwd, secrets=secrets, transcript=seen)
+            if text:
+                thread.hand_over(text)
+                e.library.link(
+                    (info.provider, started.session_id), (current.provider, current.session_id)
+                )
+            return started
+        try:
+            seen = e.history()
+            thread.entered = len(seen.messages) if seen is not None else 0
+        except AvatarError:
+            thread.entered = 0
+        if delta:
+            thread.hand_over(delta)
+            self.notify(
+                f"back to {info.provider} session {info.id}; handing it what happened on "
+                f"{current.provider} since: {describe(delta)}",
+                "info",
+            )
+        return started
+
+    def recover(self, provider: str, lost: str, started: SessionStarted) -> None:
+        """`provider` opened session `started` where session `lost` was asked for (it could
+        not reopen it): the new one opens with the lost one's turns, from the provider's
+        files if still readable, else avatar's own copy."""
+        from avatar.handoff import build_handoff
+        from avatar.sessions.types import SessionInfo
+
+        e = self.engine
+        try:
+            transcript = e.library.transcript(SessionInfo(lost, provider))
+        except AvatarError:  # neither its files nor avatar's copy: nothing to carry
+            return
+        if not transcript.messages:
+            return
+        budget = self.budget(provider)
+        text = build_handoff(transcript, budget, cwd=e.cwd, secrets=self.secrets())
+        self.thread.hand_over(text)
+        e.library.link((provider, started.session_id), (provider, lost), "recovered")
+        self.notify(
+            f"{provider} could not reopen session {lost}; the new session {started.session_id} "
+            f"opens with its {len(transcript.messages)} earlier messages",
+            "warning",
+        )
+
+    async def imported(
+        self, name: str, transcript: Transcript, source: tuple[str, str]
+    ) -> SessionStarted | None:
+        """A session of `name`'s own format holding `transcript`, opened with its resume;
+        None (after a notice) when `name` cannot take an import."""
+        from avatar.handoff.importing import IMPORTABLE, import_claude, import_codex, import_native
+        from avatar.sessions.archive_stores import kind_of
+
+        e = self.engine
+        spec = e.spec(name)
+        store = e.library.store(name)
+        kind = kind_of(store)
+        if kind not in IMPORTABLE or store is None:
+            self.notify(f"{name} cannot take an import; handing the conversation over", "info")
+            return None
+        if kind == "native":
+            model = e.model or spec.model
+            sid = import_native(transcript, e.home, e.cwd, e.env, model, self.secrets())
+        else:
+            write = import_claude if kind == "claude" else import_codex
+            sid = write(transcript, store, e.cwd, self.secrets())
+        started = await e.open_on(name, OpenRequest.of("resume", e.library.find(sid, name)))
+        e.library.link((name, started.session_id), source, "import")
+        self.notify(f"imported {source[0]} session {source[1]} into {name} session {sid}", "info")
+        return started
+
+    async def open_from(self, source: str, provider: str, imported: bool) -> SessionStarted:
+        """A new session on `provider`, seeded with a handoff of session `source` (or, with
+        `imported`, a session of `provider`'s format holding its conversation)."""
+        e = self.engine
+        info = e.library.info(source)
+        transcript = e.library.transcript(info)
+        if imported:
+            started = await self.imported(provider, transcript, (info.provider, info.id))
+            if started is not None:
+                return started
+        from avatar.handoff import build_handoff
+
+        text = build_handoff(transcript, self.budget(provider), cwd=e.cwd, secrets=self.secrets())
+        started = await e.open_on(provider, OpenRequest("new"))
+        self.thread.hand_over(text)
+        e.library.link((provider, started.session_id), (info.provider, info.id))
+        self.notify(
+            f"the other session's conversation will open this one: {describe(text)}", "info"
+        )
+        return started
+
+
+def describe(text: str) -> str:
+    """One line about a handoff (the renderer loads only when a switch happens)."""
+    from avatar.handoff.render import describe as about
+
+    return about(text)

@@ -1,0 +1,1 @@
+"""Transcripts as files a person can read: markdown, HTML, JSON."""

@@ -1,0 +1,1 @@
+"""Full-text search over every provider's sessions."""

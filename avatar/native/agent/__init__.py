@@ -1,0 +1,1 @@
+"""The native agent: one session's loop, context, compaction and system prompt."""

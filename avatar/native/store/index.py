@@ -1,0 +1,191 @@
+"""The per-project index of native sessions (DESIGN §6): what listing reads.
+
+Layout: `$AVATAR_HOME/sessions/<project-slug>/<id>.jsonl`, one file per session, plus a
+per-project `.index.jsonl` cache (one record per line, last record per id wins) so listing
+never parses session files. The files are the truth: a record whose file is gone is dropped,
+a file without a record (or whose size changed since it was indexed) is scanned and its
+record re-appended — so the index heals itself after crashes, races or deletion.
+
+This module imports nothing of the entry models, nor pydantic until an index is read (in
+`index_record`): `avatar session list` stays light.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from avatar.core.fileio import append_line, atomic_write
+from avatar.core.ids import is_valid_id, sha256_hex
+from avatar.core.times import recency
+from avatar.sessions.store import pick_one
+
+INDEX_NAME = ".index.jsonl"
+SUFFIX = ".jsonl"
+
+
+if TYPE_CHECKING:
+    from avatar.native.store.index_record import IndexRecord
+
+    _Records = builtins.list[IndexRecord]  # `list` is also a method name of `SessionIndex`
+
+
+def project_slug(cwd: Path) -> str:
+    """A readable, collision-free directory name for a project: `<name>-<hash of path>`."""
+    resolved = str(Path(cwd).resolve())
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(resolved).name).strip("-.") or "root"
+    digest = sha256_hex(resolved)[:10]
+    return f"{name[:40]}-{digest}"
+
+
+def _lines(records: Iterable[IndexRecord]) -> bytes:
+    # The writer (a thread, a queue, file locks) loads only when an index is written: a
+    # listing whose index is current never needs it.
+    from avatar.native.store.writer import model_line
+
+    return b"".join(model_line(r) for r in records)
+
+
+class SessionIndex:
+    """Where native sessions live, and the index that lists them without parsing a file."""
+
+    def __init__(self, avatar_home: Path) -> None:
+        self.root = Path(avatar_home) / "sessions"
+
+    # -- locations --------------------------------------------------------------------------
+
+    def project_dir(self, cwd: Path) -> Path:
+        """The directory holding the sessions started in `cwd`."""
+        return self.root / project_slug(cwd)
+
+    def _project_dirs(self) -> list[Path]:
+        try:
+            return [Path(e.path) for e in os.scandir(self.root) if e.is_dir()]
+        except FileNotFoundError:
+            return []
+
+    def path_of(self, session_id: str) -> Path | None:
+        """The file of session `session_id` (full id), wherever its project is."""
+        if not is_valid_id(session_id):
+            return None
+        for d in self._project_dirs():
+            candidate = d / (session_id + SUFFIX)
+            if candidate.is_file():
+                return candidate
+        return None
+
+    def files(self) -> Iterator[str]:
+        """The path of every session file, of every project (no file is read)."""
+        for d in self._project_dirs():
+            with contextlib.suppress(FileNotFoundError), os.scandir(d) as entries:
+                for e in entries:
+                    if e.name.endswith(SUFFIX) and not e.name.startswith("."):
+                        yield e.path
+
+    def exists(self, session_id: str) -> bool:
+        """True when a session file with this exact id exists."""
+        return self.path_of(session_id) is not None
+
+    # -- index ------------------------------------------------------------------------------
+
+    def update_index(self, path: Path, record: IndexRecord) -> None:
+        """Append `record` to the index of the file's project (one small atomic append)."""
+        append_line(path.parent / INDEX_NAME, _lines([record]))
+
+    def list(self, cwd: Path | None = None, *, newest_first: bool = True) -> _Records:
+        """Sessions of project `cwd` (all projects when None), newest first unless told not."""
+        dirs = [self.project_dir(cwd)] if cwd is not None else self._project_dirs()
+        records: _Records = []
+        for d in dirs:
+            records.extend(self._read_dir(d))
+        if newest_first:
+            records.sort(key=_recency, reverse=True)
+        return records
+
+    def _read_dir(self, directory: Path) -> _Records:
+        if not directory.is_dir():
+            return []  # a project without native sessions: nothing to read or import
+        from avatar.native.store.index_record import read_index
+
+        index_path = directory / INDEX_NAME
+        known: dict[str, IndexRecord] = {}
+        parsed = read_index(index_path)
+        lines = len(parsed)
+        for line in parsed:
+            if line.deleted:
+                known.pop(line.id, None)
+            else:
+                known[line.id] = line
+        out: _Records = []
+        repaired: _Records = []
+        try:
+            entries = os.scandir(directory)
+        except FileNotFoundError:
+            return []
+        with entries:
+            for e in entries:
+                name = e.name
+                if not name.endswith(SUFFIX) or name.startswith("."):
+                    continue
+                sid = name[: -len(SUFFIX)]
+                try:
+                    size = e.stat().st_size
+                except FileNotFoundError:
+                    continue
+                record = known.get(sid)
+                if record is None or record.size != size:
+                    # Only a stale or unindexed file needs the entry parser, which listing
+                    # otherwise never imports.
+                    from avatar.native.store.manager import scan_record
+
+                    record = scan_record(Path(e.path), record)
+                    if record is None:
+                        continue
+                    repaired.append(record)
+                # Straight into __dict__: pydantic's __setattr__ costs ~3 µs, ×10,000.
+                record.__dict__["path"] = e.path
+                out.append(record)
+        if repaired:
+            data = _lines(repaired)
+            with contextlib.suppress(OSError):
+                append_line(index_path, data)
+        if lines > 2 * len(out) + 64:
+            self._rewrite_index(index_path, out)
+        return out
+
+    def _rewrite_index(self, index_path: Path, records: _Records) -> None:
+        # Drop superseded lines. A record appended by another process in between may be lost;
+        # that is harmless, the next listing rescans that session's file.
+        with contextlib.suppress(OSError):
+            atomic_write(index_path, _lines(records))
+
+    def find(self, prefix: str) -> _Records:
+        """Sessions (any project) whose id starts with `prefix` (case-insensitive)."""
+        exact = self.path_of(prefix)
+        if exact is not None:
+            return [r for r in self._read_dir(exact.parent) if r.id == prefix]
+        low = prefix.lower()
+        return [r for r in self.list(None) if r.id.lower().startswith(low)]
+
+    def resolve(self, id_or_prefix: str) -> IndexRecord:
+        """The one session an id or unique prefix names; a usage error otherwise."""
+        return pick_one(id_or_prefix, self.find(id_or_prefix), "native")
+
+    def latest(self, cwd: Path) -> IndexRecord | None:
+        """The most recently updated session of project `cwd`."""
+        records = self.list(cwd)
+        return records[0] if records else None
+
+
+# -- file helpers ----------------------------------------------------------------------------
+
+
+# `times.recency` reads only `updated`, `created` and `id`, which a record has as a
+# `SessionInfo` does (its key is a float per record: comparing aware datetimes directly asks
+# their tzinfo for the offset on every comparison, which made sorting 10,000 records slow).
+_recency = cast("Callable[[IndexRecord], tuple[float, str]]", recency)

@@ -1,0 +1,353 @@
+"""SessionManager: the native session store of DESIGN §6 — creating, reading, forking and
+deleting session files. Where they live and how they are listed is `avatar.native.store.index`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from avatar.core.errors import SessionNotFoundError, UsageError
+from avatar.core.ids import check_id
+from avatar.core.times import parse_time
+from avatar.native.agent.context import SessionState, derive_title
+from avatar.native.store.entries import (
+    KNOWN_TYPES,
+    Entry,
+    MessageEntry,
+    ModelChangeEntry,
+    SessionHeader,
+    SteeringEntry,
+    TitleEntry,
+    parse_entry,
+)
+from avatar.native.store.index import SUFFIX, SessionIndex
+from avatar.native.store.index_record import IndexRecord
+from avatar.native.store.ulid import new_ulid
+from avatar.native.store.versions import NewerFormatError, migrate_line, parser_for, read_header
+from avatar.native.store.writer import SessionBusyError, SessionWriter, model_line
+
+
+@dataclass
+class LoadedSession:
+    """A session read from disk: its path and folded state."""
+
+    path: Path
+    state: SessionState
+
+
+def check_session_id(session_id: str) -> str:
+    """`session_id` if it can name a session file (the one id syntax of `avatar.core.ids`); else a
+    usage error saying what an id may hold (a native id is often one the user made up)."""
+    return check_id(session_id, explain=True)
+
+
+class SessionManager(SessionIndex):
+    """Create, load, list, fork, title and delete native sessions under one data dir."""
+
+    # -- create / open ----------------------------------------------------------------------
+
+    def create(
+        self,
+        cwd: Path,
+        *,
+        model: str | None,
+        session_id: str | None = None,
+        provider: str = "native",
+        parent_id: str | None = None,
+        branch_point: str | None = None,
+        preset: str | None = None,
+    ) -> tuple[SessionHeader, SessionWriter]:
+        """A new session file with its header written; returns the header and its writer."""
+        sid = check_session_id(session_id) if session_id else new_ulid()
+        if session_id and self.exists(sid):
+            raise UsageError(f"session {sid} already exists")
+        header = SessionHeader(
+            id=sid,
+            cwd=str(cwd),
+            provider=provider,
+            model=model,
+            parent_id=parent_id,
+            branch_point=branch_point,
+            preset=preset,
+        )
+        directory = self.project_dir(cwd)
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / (sid + SUFFIX)
+        try:
+            writer = SessionWriter(path, header=model_line(header))
+        except FileExistsError:
+            raise UsageError(f"session {sid} already exists") from None
+        created = parse_time(header.created)
+        self.update_index(
+            path,
+            IndexRecord(
+                id=sid,
+                cwd=header.cwd,
+                created=created,
+                updated=created,
+                model=model,
+                parent_id=parent_id,
+                size=writer.size(),
+            ),
+        )
+        return header, writer
+
+    def open_writer(self, session_id: str) -> SessionWriter:
+        """A writer appending to an existing session (exclusive; `SessionBusyError` if taken)."""
+        path = self.path_of(session_id)
+        if path is None:
+            raise SessionNotFoundError(f"no native session {session_id}")
+        return SessionWriter(path)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def load(self, session_id: str) -> LoadedSession:
+        """Read a session: its header and the context its entries add up to."""
+        path = self.path_of(session_id)
+        if path is None:
+            raise SessionNotFoundError(f"no native session {session_id}")
+        return LoadedSession(path, read_state(path))
+
+    # -- changes ----------------------------------------------------------------------------
+
+    def delete(self, session_id: str) -> None:
+        """Delete a session file for good (refused while another process writes it)."""
+        path = self.path_of(session_id)
+        if path is None:
+            raise SessionNotFoundError(f"no native session {session_id}")
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise SessionBusyError(
+                    f"session {session_id} is open in another avatar process"
+                ) from None
+            path.unlink()
+        finally:
+            os.close(fd)
+        self.update_index(path, IndexRecord(id=session_id, deleted=True))
+
+    def fork(self, session_id: str, cwd: Path | None = None, at_entry: str | None = None) -> str:
+        """Copy a session (up to `at_entry`, default all) into a new one; returns its id."""
+        source = self.path_of(session_id)
+        if source is None:
+            raise SessionNotFoundError(f"no native session {session_id}")
+        with open(source, "rb") as f:
+            header, version = _read_header(source, f)
+            parse = parser_for(version)
+            copied: list[bytes] = []
+            last_id: str | None = None
+            for line in f:
+                try:
+                    entry = parse(line)
+                    line = migrate_line(line, version)  # the copy is in the current format
+                except ValueError:
+                    continue  # broken or torn: not part of the history
+                copied.append(line if line.endswith(b"\n") else line + b"\n")
+                last_id = entry.id
+                if at_entry is not None and entry.id == at_entry:
+                    break
+            else:
+                if at_entry is not None and last_id != at_entry:
+                    raise UsageError(f"session {session_id} has no entry {at_entry}")
+        target_cwd = Path(cwd) if cwd is not None else Path(header.cwd)
+        new_header, writer = self.create(
+            target_cwd,
+            model=header.model,
+            parent_id=header.id,
+            branch_point=last_id,
+            preset=header.preset,
+        )
+        try:
+            for line in copied:
+                writer.add_line(line)
+            writer.sync()
+            size = writer.size()
+        finally:
+            writer.close()
+        state = read_state(writer.path)
+        self.update_index(writer.path, index_record(state, size))
+        return new_header.id
+
+    def set_title(self, session_id: str, title: str, writer: SessionWriter | None = None) -> None:
+        """Record a title entry (through `writer` when this process has the session open)."""
+        own = writer is None
+        if writer is None:
+            writer = self.open_writer(session_id)
+        try:
+            writer.add(TitleEntry(title=title))
+            writer.sync()
+            state = read_state(writer.path)
+            self.update_index(writer.path, index_record(state, writer.size()))
+        finally:
+            if own:
+                writer.close()
+
+
+# -- file helpers ----------------------------------------------------------------------------
+
+
+def iter_file(path: Path, warnings: list[str] | None = None) -> Iterator[SessionHeader | Entry]:
+    """The header, then every readable entry; broken, torn or unknown lines are skipped.
+
+    Each skip adds a one-line message to `warnings`. A file whose first line is not a header
+    raises ValueError.
+    """
+    with open(path, "rb") as f:
+        header, version = _read_header(path, f)
+        parse = parser_for(version)
+        yield header
+        for lineno, line in enumerate(f, 2):
+            try:
+                entry = parse(line)
+            except ValueError:
+                if warnings is not None:
+                    warnings.append(_skipped(path, lineno, line))
+                continue
+            yield entry
+
+
+def _read_header(path: Path, f: BinaryIO) -> tuple[SessionHeader, int]:
+    # The header and the format version the file was written in (see avatar.native.store.versions:
+    # a newer version is refused, an older one read through a migrating parser).
+    try:
+        return read_header(path, f.readline())
+    except NewerFormatError:
+        raise
+    except ValueError:
+        raise ValueError(f"{path}: not a native session file (bad header)") from None
+
+
+def _skipped(path: Path, lineno: int, line: bytes) -> str:
+    """The warning for a line of a session file that loading passes over."""
+    return f"{path.name}:{lineno}: {_why_bad(line)}; skipped"
+
+
+def _why_bad(line: bytes) -> str:
+    import json
+
+    if not line.endswith(b"\n"):
+        return "torn last line (interrupted write)"
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return "broken line"
+    if isinstance(data, dict) and data.get("type") not in (None, *KNOWN_TYPES):
+        return f"unknown entry type {data.get('type')!r}"
+    return "invalid entry"
+
+
+def read_state(path: Path) -> SessionState:
+    """Fold a session file into its `SessionState` (the resume path).
+
+    The loop is written out (no generator) because it is the cost of resuming a long session.
+    """
+    with open(path, "rb") as f:
+        header, version = _read_header(path, f)
+        parse = parser_for(version)
+        state = SessionState(header)
+        apply = state.apply
+        lineno = 1
+        for line in f:
+            lineno += 1
+            try:
+                entry = parse(line)
+            except (ValueError, RecursionError):  # (nested deeper than json can read)
+                state.warnings.append(_skipped(path, lineno, line))
+                continue
+            apply(entry)
+    return state
+
+
+def scan_record(path: Path, base: IndexRecord | None = None) -> IndexRecord | None:
+    """Rebuild an index record from a file; with `base`, read only what was appended since.
+
+    Returns None when the file is not a session file.
+    """
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return None
+    if base is not None and 0 < base.size < size:
+        record = base.model_copy()
+        try:
+            with open(path, "rb") as f:
+                f.seek(base.size)
+                _fold_tail(record, f)
+        except OSError:
+            return None
+        record.size = size
+        return record
+    try:
+        state = read_state(path)
+    except NewerFormatError:
+        return _newer_record(path, size)
+    except (OSError, ValueError, StopIteration, RecursionError):
+        return None
+    return index_record(state, size)
+
+
+def _newer_record(path: Path, size: int) -> IndexRecord | None:
+    # A file of a newer format is still listed (from its header alone), so that opening it
+    # gives the clear "written by a newer avatar" error instead of "no such session".
+    import json
+
+    with open(path, "rb") as f:
+        data = json.loads(f.readline())
+    sid = data.get("id")
+    if not isinstance(sid, str):
+        return None
+    cwd = data.get("cwd")
+    created = parse_time(data.get("created"))
+    return IndexRecord(
+        id=sid,
+        cwd=cwd if isinstance(cwd, str) else None,
+        title="(written by a newer avatar)",
+        created=created,
+        updated=created,
+        size=size,
+    )
+
+
+def index_record(state: SessionState, size: int) -> IndexRecord:
+    """The index record describing a session state at file size `size`."""
+    return IndexRecord(
+        id=state.header.id,
+        cwd=state.header.cwd,
+        title=state.display_title,
+        created=parse_time(state.header.created),
+        updated=parse_time(state.updated),
+        messages=state.message_count,
+        model=state.model,
+        parent_id=state.header.parent_id,
+        size=size,
+    )
+
+
+def _fold_tail(record: IndexRecord, f: BinaryIO) -> None:
+    for line in f:
+        if not line.endswith(b"\n"):
+            break
+        try:
+            entry = parse_entry(line)
+        except (ValueError, RecursionError):
+            continue
+        record.updated = parse_time(entry.timestamp)
+        if isinstance(entry, MessageEntry):
+            record.messages += 1
+            if entry.role == "user" and not record.title:
+                record.title = derive_title(entry.text)
+            if entry.model:
+                record.model = entry.model
+        elif isinstance(entry, SteeringEntry):
+            record.messages += 1
+        elif isinstance(entry, ModelChangeEntry):
+            record.model = entry.model
+        elif isinstance(entry, TitleEntry):
+            record.title = entry.title

@@ -1,0 +1,306 @@
+"""Providers as data: command, transport, env, quirks, capabilities and hints.
+
+A new ACP agent needs no code: a `transport: acp` entry in config becomes a `ProviderSpec`
+served by the shared `ACPBridge`. Code lives in bridges only where behaviour differs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from dataclasses import dataclass, field, replace
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from avatar.core.errors import AvatarError, UsageError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from avatar.core.config import ProviderConfig, Settings
+    from avatar.policy.secrets import SecretDetector
+
+Transport = Literal["acp", "stream-json", "native"]
+
+# The checkout's pinned agent CLIs (`npm ci --prefix bridges`).
+BRIDGES_BIN = Path(__file__).resolve().parents[2] / "bridges" / "node_modules" / ".bin"
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """Everything avatar knows about one provider before starting it (see providers.toml)."""
+
+    name: str
+    transport: Transport
+    command: tuple[str, ...] = ()  # executable first; empty for in-process providers
+    env: dict[str, str] = field(default_factory=dict)
+    package: str | None = None  # npm package that ships the executable
+    install_hint: str = ""
+    auth_hint: str = ""
+    login_command: str = ""  # the one command that logs in
+    login_env: tuple[str, ...] = ()  # any of these set: has credentials
+    login_files: tuple[str, ...] = ()  # any of these present: logged in
+    bridge: str = "avatar.bridges.acp.bridge:ACPBridge"  # "module:Class", imported lazily
+    store: str | None = None  # "module:Class" reading the provider's on-disk sessions
+    quirks: frozenset[str] = frozenset()
+    # Only for in-process providers: agents report what they can do when they start.
+    capabilities: tuple[str, ...] = ()
+    model: str | None = None
+    # The agent's own mode in which it asks before changing anything (ACP `mode` option).
+    permission_mode: str | None = None
+    # Where the agent keeps its own state (sessions, config): the only places outside the
+    # project its sandbox lets it write (`~` and `$VARS` expanded; unset variables skipped).
+    state_dirs: tuple[str, ...] = ()
+    # The agent's own mode while avatar's walls confine it and its policy allows every action:
+    # an agent whose own sandbox cannot run inside Landlock (codex's bubblewrap needs mounts)
+    # leaves confinement to the walls.
+    walled_mode: str | None = None
+    builtin: bool = True  # one of the five providers always offered (others: when found)
+
+    @property
+    def executable(self) -> str | None:
+        """The command's program name, or None for in-process providers."""
+        return self.command[0] if self.command else None
+
+
+#: The shipped provider table, in order.
+DATA_FILE = Path(__file__).with_name("providers.toml")
+#: The providers always offered; the other shipped entries are offered when installed.
+CORE = ("native", "claude", "claude-acp", "codex", "gemini")
+# Order in which agent CLIs are tried when no provider is named and native has no credentials.
+AUTO_ORDER = ("claude", "codex", "gemini")
+
+_LIST_KEYS = ("command", "login_env", "login_files", "capabilities", "state_dirs")
+
+
+def _spec(name: str, entry: dict[str, Any]) -> ProviderSpec:
+    data: dict[str, Any] = {k: tuple(v) if k in _LIST_KEYS else v for k, v in entry.items()}
+    env = dict(data.pop("env", {}))
+    as_root = data.pop("env_as_root", {})
+    if as_root and hasattr(os, "geteuid") and os.geteuid() == 0:
+        env.update(as_root)
+    data["quirks"] = frozenset(data.pop("quirks", ()))
+    return ProviderSpec(name=name, env=env, builtin=name in CORE, **data)
+
+
+@cache
+def shipped() -> dict[str, ProviderSpec]:
+    """The providers of `providers.toml` (read once, on first use)."""
+    return {name: _spec(name, entry) for name, entry in _table().items()}
+
+
+def _table() -> dict[str, Any]:
+    # The TOML parser costs ~15 ms of every command (its import and the parse), a JSON copy
+    # in avatar's cache ~0.2: the copy is used while the data file is the one it was made
+    # from, and made again (where it can be written) when it is not. The file stays the truth.
+    from avatar.core.config import avatar_home
+
+    stat = DATA_FILE.stat()
+    key = [stat.st_size, stat.st_mtime_ns, str(DATA_FILE)]
+    copy = avatar_home() / "cache" / "providers.json"
+    try:
+        cached = json.loads(copy.read_bytes())
+        if cached["key"] == key:
+            return dict(cached["table"])
+    except (OSError, ValueError, TypeError, KeyError):
+        pass
+    import tomllib
+
+    with DATA_FILE.open("rb") as f:
+        table = tomllib.load(f)
+    from avatar.core.fileio import atomic_write
+
+    with contextlib.suppress(OSError):  # a read-only home: the file is parsed each time
+        atomic_write(copy, json.dumps({"key": key, "table": table}).encode())
+    return table
+
+
+def __getattr__(name: str) -> Any:
+    # `BUILTIN` reads the data file only when someone asks for it.
+    if name == "BUILTIN":
+        return shipped()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def resolve_spec(name: str, cfg: ProviderConfig | None) -> ProviderSpec | None:
+    """Merge a shipped spec with its config entry; a config-only `transport: acp` entry is new."""
+    base = shipped().get(name)
+    if cfg is None:
+        return base
+    if base is None:
+        if cfg.transport != "acp" and cfg.command is None and cfg.executable is None:
+            return None
+        base = ProviderSpec(
+            name=name,
+            transport=cfg.transport or "acp",
+            install_hint="install the agent and name it in config (`command:`)",
+            auth_hint="see the agent's documentation",
+            builtin=True,  # named in config: always offered
+        )
+    command = base.command
+    if cfg.command:
+        command = tuple(cfg.command)
+    elif cfg.executable:
+        command = (cfg.executable, *command[1:])
+    if cfg.args is not None:
+        # `args` replaces the built-in arguments, but a stream-json bridge adds its own flags.
+        command = (command[0], *cfg.args) if command else command
+    return replace(
+        base,
+        transport=cfg.transport or base.transport,
+        command=command,
+        env={**base.env, **cfg.env},
+        model=cfg.model or base.model,
+        package=cfg.package or base.package,
+        install_hint=cfg.install_hint or base.install_hint,
+        auth_hint=cfg.auth_hint or base.auth_hint,
+        login_command=cfg.login_command or base.login_command,
+        login_env=tuple(cfg.login_env) if cfg.login_env is not None else base.login_env,
+        login_files=tuple(cfg.login_files) if cfg.login_files is not None else base.login_files,
+        quirks=frozenset(cfg.quirks) if cfg.quirks is not None else base.quirks,
+        permission_mode=cfg.permission_mode or base.permission_mode,
+        state_dirs=tuple(cfg.state_dirs) if cfg.state_dirs is not None else base.state_dirs,
+        walled_mode=cfg.walled_mode or base.walled_mode,
+        builtin=True,
+    )
+
+
+class ProviderRegistry:
+    """The providers of one run: the built-in ones (with their config entries), then
+    config-only ACP agents; `env` is the environment their processes start from."""
+
+    def __init__(self, settings: Settings, env: Mapping[str, str]) -> None:
+        builtin = shipped()
+        names = list(builtin) + [n for n in settings.providers if n not in builtin]
+        specs = (resolve_spec(name, settings.provider_config(name)) for name in names)
+        self._specs = {spec.name: spec for spec in specs if spec is not None}
+        self.env = env
+        self._settings = settings
+        self._secrets: SecretDetector | None = None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    def specs(self) -> list[ProviderSpec]:
+        """Every provider, in order."""
+        return list(self._specs.values())
+
+    def add(self, spec: ProviderSpec) -> None:
+        """Register (or replace) a provider."""
+        self._specs[spec.name] = spec
+
+    def spec(self, name: str) -> ProviderSpec:
+        """The provider called `name`; a UsageError lists the known ones."""
+        try:
+            return self._specs[name]
+        except KeyError:
+            import difflib
+
+            near = difflib.get_close_matches(name, list(self._specs), n=2)
+            hint = f"did you mean {' or '.join(near)}? " if near else ""
+            raise UsageError(
+                f"unknown provider {name!r} ({hint}`avatar providers` lists them)"
+            ) from None
+
+    def secrets(self) -> SecretDetector:
+        """The secret detector of every output (DESIGN §10, `avatar.policy.secrets`): the
+        values of the native models' key variables and of every key-named variable in the
+        environment and in the providers' configured `env`, then every secret shape. Made
+        when first asked for: a listing never needs it."""
+        if self._secrets is None:
+            from avatar.native.models import ModelRegistry
+            from avatar.policy.secrets import SecretDetector
+
+            names = ModelRegistry.from_settings(self._settings).key_variables()
+            envs = [self.env, *(spec.env for spec in self.specs())]
+            self._secrets = SecretDetector(*envs, names=names)
+        return self._secrets
+
+    def env_for(self, spec: ProviderSpec) -> dict[str, str]:
+        """The full environment the provider's process runs with."""
+        return {**self.env, **spec.env}
+
+    def models(self, provider: str, settings: Settings) -> list[str]:
+        """Model ids `provider` is known to offer (native: its model registry; agents say
+        theirs only once started)."""
+        if self.spec(provider).transport != "native":
+            return []
+        from avatar.native.models import ModelRegistry
+
+        return [m.full_id for m in ModelRegistry.from_settings(settings).all()]
+
+    def check_model(self, provider: str, model: str, settings: Settings) -> None:
+        """A UsageError for a model the native agent does not know (agents check their own)."""
+        if self.spec(provider).transport == "native":
+            from avatar.native.models import ModelResolver
+
+            ModelResolver.from_settings(settings, self.env).resolve(model)
+
+    def default(self, settings: Settings) -> str:
+        """DESIGN §3: config/preset provider, else native with credentials, else the first
+        agent CLI found; an AvatarError saying how to enable each when nothing is usable."""
+        if settings.provider:
+            return self.spec(settings.provider).name
+        from avatar.native.models import native_has_credentials
+
+        if native_has_credentials(settings, self.env):
+            return "native"
+        for name in AUTO_ORDER:
+            spec = self._specs.get(name)
+            if spec and spec.executable and find_executable(spec.executable, self.env.get("PATH")):
+                return name
+        hints = "; ".join(f"{s.name}: {s.auth_hint or s.install_hint}" for s in self.specs())
+        raise AvatarError(f"no usable provider found. Looked for: {hints}")
+
+
+def find_executable(program: str, path: str | None = None) -> str | None:
+    """Config path, then PATH, then the checkout's `bridges/node_modules/.bin` (DESIGN §2)."""
+    if not program:
+        return None
+    if os.sep in program:
+        p = Path(program).expanduser()
+        # Absolute: `./agent` as a string would become `agent`, which exec looks up on PATH.
+        return os.path.abspath(p) if p.is_file() and os.access(p, os.X_OK) else None
+    import shutil  # (with its archive modules) only when a program is looked for
+
+    found = shutil.which(program, path=path)
+    if found:
+        return found
+    candidate = BRIDGES_BIN / program
+    if candidate.exists() and os.access(candidate, os.X_OK):
+        return str(candidate)
+    return None
+
+
+def package_version(executable: str, package: str | None) -> str | None:
+    """The version of the npm package an executable belongs to, read from its package.json."""
+    real = Path(os.path.realpath(executable))
+    for parent in real.parents:
+        manifest = parent / "package.json"
+        if manifest.is_file():
+            try:
+                data = json.loads(manifest.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return None
+            if package is None or data.get("name") == package:
+                version = data.get("version")
+                return str(version) if version else None
+        if parent.name == "node_modules":
+            break
+    return None
+
+
+def executable_version(executable: str, package: str | None) -> str | None:
+    """The version the CLI or its npm package reports; `--version` only as a last resort."""
+    version = package_version(executable, package)
+    if version:
+        return version
+    from avatar.core.quick_run import quick_run
+
+    out = quick_run([executable, "--version"])
+    if out is None:
+        return None
+    first = (out.stdout or out.stderr).strip().splitlines()
+    return first[0].strip() if first and out.returncode == 0 else None
