@@ -6,10 +6,11 @@ The public API is `avatar.Engine` (see `avatar.engine.engine`); it is imported o
 
 from __future__ import annotations
 
+from avatar.core.version import __version__
+
 # Not `typing`: importing it costs `avatar --version` ~20 ms (mypy reads the name alone).
 TYPE_CHECKING = False
 
-__version__ = "0.1.0"
 __all__ = ["Engine", "__version__"]
 
 if TYPE_CHECKING:

@@ -24,7 +24,9 @@ from avatar.native.tools.ls import LsTool
 from avatar.native.tools.read import ReadTool
 from avatar.native.tools.scope import ToolScope
 from avatar.native.tools.write import WriteTool
-from avatar.policy.scope import Mode, ScopeDenied, ScopePolicy, check_tool_request
+from avatar.policy.claude_tools import check_tool_request
+from avatar.policy.denied import ScopeDenied
+from avatar.policy.scope import Mode, ScopePolicy
 
 ORIGINAL = "original\n"
 FILES = [
@@ -414,7 +416,7 @@ async def test_commands_answer_the_same_at_every_door(tmp_path: Path, case: Case
 
 
 def test_claude_tool_paths() -> None:
-    from avatar.policy.scope import claude_tool_paths
+    from avatar.policy.claude_tools import claude_tool_paths
 
     assert claude_tool_paths("Read", {"file_path": "a"}) == [("a", "read")]
     assert claude_tool_paths("MultiEdit", {"file_path": "a", "edits": []}) == [("a", "write")]

@@ -21,7 +21,8 @@ from avatar.native.store.manager import SessionManager, check_session_id
 
 if TYPE_CHECKING:
     from avatar.core.events import OpenHow
-    from avatar.native.agent.session import AgentSession, ClientFactory, SessionConfig
+    from avatar.native.agent.config import ClientFactory, SessionConfig
+    from avatar.native.agent.session import AgentSession
     from avatar.native.models import ModelInfo, ModelResolver
 
 
@@ -98,7 +99,7 @@ class NativeBridge(BaseBridge):
 
     def _config(self) -> SessionConfig:
         from avatar.native.agent.compaction import strategy_for
-        from avatar.native.agent.session import SessionConfig
+        from avatar.native.agent.config import SessionConfig
 
         assert self.resolver is not None
         settings = self.ctx.settings

@@ -8,11 +8,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from avatar.cli import settled
 from avatar.cli.output.render import LineRenderer
+from avatar.cli.startup import settled
 
 if TYPE_CHECKING:
-    from avatar.cli.commands import AppState
+    from avatar.cli.state import AppState
     from avatar.engine.engine import Engine
 
 

@@ -22,7 +22,7 @@ from avatar.core.errors import UsageError
 from avatar.policy.terminal_text import for_terminal, inert, is_terminal
 
 if TYPE_CHECKING:
-    from avatar.cli.commands import AppState
+    from avatar.cli.state import AppState
     from avatar.engine.engine import Engine
     from avatar.sessions.types import SessionInfo
 

@@ -13,7 +13,7 @@ from avatar.core.errors import UsageError
 from avatar.policy.terminal_text import for_terminal
 
 if TYPE_CHECKING:
-    from avatar.cli.commands import AppState
+    from avatar.cli.state import AppState
 
 
 @click.command("export")

@@ -12,7 +12,7 @@ from avatar.providers.facts import CapabilityCache, hint, logged_in
 from avatar.providers.registry import executable_version, find_executable
 
 if TYPE_CHECKING:
-    from avatar.cli.commands import AppState
+    from avatar.cli.state import AppState
     from avatar.engine.engine import Engine
     from avatar.providers.registry import ProviderSpec
 
@@ -36,7 +36,7 @@ def detect(engine: Engine, spec: ProviderSpec, cache: CapabilityCache) -> dict[s
     version = None
     capabilities: list[str] | None
     if spec.transport == "native":
-        from avatar import __version__
+        from avatar.core.version import __version__
 
         found, version, capabilities = True, __version__, list(spec.capabilities)
     else:

@@ -15,7 +15,7 @@ from avatar.policy.terminal_text import for_terminal
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from avatar.cli.commands import AppState
+    from avatar.cli.state import AppState
     from avatar.engine.engine import Engine
     from avatar.sessions.types import SessionInfo, Transcript
 

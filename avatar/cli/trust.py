@@ -18,7 +18,7 @@ import click
 from avatar.core.errors import UsageError
 
 if TYPE_CHECKING:
-    from avatar.cli.commands import AppState
+    from avatar.cli.state import AppState
 
 _STATES = {
     "trusted": "yes",

@@ -148,7 +148,7 @@ def import_codex(
     sid = str(uuid.uuid4())
     now = datetime.now(UTC)
     stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    from avatar import __version__
+    from avatar.core.version import __version__
 
     # codex reads no rollout whose metadata lacks `cli_version` or `source`.
     meta = {"id": sid, "timestamp": stamp, "cwd": str(cwd), "originator": "avatar-import"}

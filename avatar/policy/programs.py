@@ -14,6 +14,8 @@ import os
 import shutil
 from pathlib import Path
 
+from avatar.policy.denied import ScopeDenied
+
 
 def program_name(program: str) -> str:
     """The allow-list name of `program` (argv[0]); raises `ScopeDenied` for a path that is
@@ -21,8 +23,6 @@ def program_name(program: str) -> str:
     name = os.path.basename(program)
     if "/" not in program:
         return name
-    from avatar.policy.scope import ScopeDenied
-
     if not os.path.isabs(program):
         raise ScopeDenied(
             f"command {program!r} is not allowed by the scope: run allowed programs by name"
@@ -50,8 +50,6 @@ def refuse_hard_link(real: Path, mode: str, refused: str) -> None:
     import stat
 
     if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
-        from avatar.policy.scope import ScopeDenied
-
         raise ScopeDenied(
             f"{refused}: the file has other hard links, which may lie outside the scope"
         )

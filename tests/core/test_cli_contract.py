@@ -59,7 +59,7 @@ def test_model_validation_works_without_pydantic_s_plugin_scan(env: dict[str, st
     still validate and reject, and `importlib.metadata` is never imported for it."""
     code = (
         "import sys\n"
-        "from avatar.cli import without_pydantic_plugins\n"
+        "from avatar.cli.startup import without_pydantic_plugins\n"
         "without_pydantic_plugins()\n"
         "from avatar.core.config import InvalidSettings, parse_settings\n"
         "assert parse_settings({'permission': 'allow'}).permission == 'allow'\n"

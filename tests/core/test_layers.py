@@ -19,6 +19,7 @@ CLI_MAY_IMPORT = (
     "avatar.events",  # the public names
     "avatar.permissions",
     "avatar.core.events",
+    "avatar.core.version",
     "avatar.core.errors",
     "avatar.policy.permissions",
     "avatar.policy.terminal_text",  # a pure function: what text may reach a terminal

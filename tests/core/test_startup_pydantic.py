@@ -1,4 +1,4 @@
-"""The stand-in for pydantic's plugin loader (`avatar.cli.without_pydantic_plugins`).
+"""The stand-in for pydantic's plugin loader (`avatar.cli.startup.without_pydantic_plugins`).
 
 It replaces a private pydantic module, so these tests pin down what it relies on: they fail
 when pydantic changes that module or how it is used, or when the installed pydantic is not a
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from avatar.cli import PYDANTIC_CHECKED
+from avatar.cli.startup import PYDANTIC_CHECKED
 
 
 def _run(code: str, **env: str) -> str:
@@ -39,7 +39,7 @@ def test_the_installed_pydantic_is_a_version_checked() -> None:
     assert (major, minor) in PYDANTIC_CHECKED, (
         f"pydantic {VERSION}: the plugin-loader stand-in is off for it. Check that the other "
         f"tests here pass and pydantic/plugin/_loader.py still works as they assume, then add "
-        f"({major}, {minor}) to avatar.cli.PYDANTIC_CHECKED."
+        f"({major}, {minor}) to avatar.cli.startup.PYDANTIC_CHECKED."
     )
 
 
@@ -76,7 +76,7 @@ def test_the_stand_in_answers_what_pydantic_s_own_loader_answers() -> None:
     ours = _run(
         """
         import sys
-        from avatar.cli import without_pydantic_plugins
+        from avatar.cli.startup import without_pydantic_plugins
         without_pydantic_plugins()
         from pydantic.plugin import _loader
         print(repr(list(_loader.get_plugins())))
@@ -91,7 +91,7 @@ def test_models_validate_with_the_stand_in_without_a_plugin_scan() -> None:
     out = _run(
         """
         import os, sys
-        from avatar.cli import without_pydantic_plugins
+        from avatar.cli.startup import without_pydantic_plugins
         without_pydantic_plugins()
         from pydantic import BaseModel, ValidationError
 
@@ -115,9 +115,9 @@ def test_a_version_not_checked_gets_pydantic_s_own_loader() -> None:
     out = _run(
         """
         import sys
-        import avatar.cli
-        avatar.cli.PYDANTIC_CHECKED = frozenset()
-        avatar.cli.without_pydantic_plugins()
+        import avatar.cli.startup
+        avatar.cli.startup.PYDANTIC_CHECKED = frozenset()
+        avatar.cli.startup.without_pydantic_plugins()
         from pydantic import BaseModel
 
         class M(BaseModel):
@@ -136,7 +136,7 @@ def test_a_user_setting_of_the_variable_is_respected(value: str, replaced: bool)
     out = _run(
         """
         import sys
-        from avatar.cli import without_pydantic_plugins
+        from avatar.cli.startup import without_pydantic_plugins
         without_pydantic_plugins()
         print("REPLACED", "pydantic.plugin._loader" in sys.modules)
         """,

@@ -8,13 +8,15 @@ from pathlib import Path
 import pytest
 
 from avatar.core.config import Scope
-from avatar.native.tools.base import ToolContext, ToolError
+from avatar.native.tools.base import ToolContext
 from avatar.native.tools.bash import BashTool
+from avatar.native.tools.errors import ToolError
 from avatar.native.tools.read import ReadTool
 from avatar.native.tools.scope import ToolScope
 from avatar.native.tools.write import WriteTool
+from avatar.policy.denied import ScopeDenied
 from avatar.policy.patterns import glob_match, pattern_matches
-from avatar.policy.scope import ScopeDenied, command_names
+from avatar.policy.shell import command_names
 
 
 @pytest.fixture

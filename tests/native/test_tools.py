@@ -92,7 +92,12 @@ def test_a_run_imports_only_the_tools_the_model_calls(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60
     )
     assert out.returncode == 0, out.stderr
-    assert "BEFORE ['avatar.native.tools.base', 'avatar.native.tools.catalog']" in out.stdout, out
+    before = [
+        "avatar.native.tools.base",
+        "avatar.native.tools.catalog",
+        "avatar.native.tools.errors",
+    ]
+    assert f"BEFORE {before}" in out.stdout, out
     assert "AFTER True False" in out.stdout
 
 

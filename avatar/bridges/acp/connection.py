@@ -184,7 +184,7 @@ class AgentConnection:
         import acp
         from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 
-        from avatar import __version__
+        from avatar.core.version import __version__
 
         asked = self.conn.initialize(
             protocol_version=acp.PROTOCOL_VERSION,

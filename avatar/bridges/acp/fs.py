@@ -15,7 +15,8 @@ from typing import Literal
 
 from avatar.core.config import Scope
 from avatar.core.fileio import open_regular, write_regular
-from avatar.policy.scope import ScopeDenied, ScopePolicy
+from avatar.policy.denied import ScopeDenied
+from avatar.policy.scope import ScopePolicy
 
 Access = Literal["read", "write"]
 

@@ -27,7 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from avatar.policy.scope import Mode, ScopePolicy, refusal
+from avatar.policy.claude_tools import refusal
+from avatar.policy.scope import Mode, ScopePolicy
 
 WRITE_KINDS = frozenset({"edit", "delete", "move"})
 READ_KINDS = frozenset({"read", "search"})

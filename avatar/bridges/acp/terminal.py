@@ -4,7 +4,7 @@ Each terminal is its own process group, so `kill` ends a whole pipeline; output 
 stderr merged) is kept up to a byte limit, dropping the oldest bytes at a character boundary
 as the protocol asks. The working directory must lie inside the session's directories, and the
 command must pass `scope.shell_commands` (the shell check shared with the native bash tool and
-Claude's Bash tool, `avatar.policy.scope.check_argv`).
+Claude's Bash tool, `avatar.policy.shell.check_argv`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from avatar.bridges.acp.fs import AccessDenied, FileAccess
+from avatar.policy.denied import ScopeDenied
 from avatar.policy.sandbox import Sandbox, command_ended, start_command
-from avatar.policy.scope import ScopeDenied, check_argv, check_env
+from avatar.policy.shell import check_argv, check_env
 
 DEFAULT_OUTPUT_LIMIT = 1024 * 1024
 _SHELL_CHARS = set(" \t\n|&;<>()$`\\\"'*?[]#~=%")

@@ -4,8 +4,8 @@ With `--permission-prompt-tool stdio` the CLI asks before every action its permi
 does not pre-approve. The answer is decided in this order:
 
 1. no open turn, or the turn is being cancelled: deny (nobody is there to want it);
-2. config `scope` (`avatar.policy.scope.check_tool_request`, rooted where claude runs, plus the
-   `--add-dir` directories): a refusal is a deny whose reason the model reads;
+2. config `scope` (`avatar.policy.claude_tools.check_tool_request`, rooted where claude runs,
+   plus the `--add-dir` directories): a refusal is a deny whose reason the model reads;
 3. the engine's permission handler (`BridgeContext.permission`: the REPL asks, `chat`
    applies `--permission`), unless the turn is cancelled while it is still deciding.
 
@@ -110,7 +110,8 @@ class PermissionDesk:
         The project root is where claude runs (a resumed session's own directory), since
         claude's relative paths and its idea of the project are relative to it.
         """
-        from avatar.policy.scope import ScopePolicy, check_tool_request
+        from avatar.policy.claude_tools import check_tool_request
+        from avatar.policy.scope import ScopePolicy
 
         if self._scope is None or self._scope[0] != cwd:
             ctx = self.ctx

@@ -17,7 +17,7 @@ from avatar.cli.repl.complete import ReplCompleter
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from avatar.cli.repl.repl import Repl
+    from avatar.cli.repl.host import ReplHost
 
 
 class MaskedHistory(FileHistory):
@@ -33,7 +33,7 @@ class MaskedHistory(FileHistory):
         super().store_string(self.mask(string))
 
 
-def make_prompt(repl: Repl) -> PromptSession[str]:
+def make_prompt(repl: ReplHost) -> PromptSession[str]:
     """The prompt session of `repl`."""
     bindings = KeyBindings()
     asking = Condition(lambda: repl.permission is not None)
@@ -70,7 +70,7 @@ def make_prompt(repl: Repl) -> PromptSession[str]:
     return session
 
 
-def _buffer_text(repl: Repl) -> str:
+def _buffer_text(repl: ReplHost) -> str:
     from prompt_toolkit.application.current import get_app
 
     return get_app().current_buffer.text

@@ -18,16 +18,16 @@ from collections.abc import Awaitable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from avatar.cli import settled
 from avatar.cli.repl.attach import attach_files
 from avatar.cli.repl.diffs import change_of, render_diff
 from avatar.cli.repl.screen import Screen
 from avatar.cli.repl.slash import lookup
+from avatar.cli.startup import settled
 from avatar.core.errors import AvatarError
 from avatar.core.events import BaseEvent, PermissionRequested, SessionStarted, Usage
 
 if TYPE_CHECKING:
-    from avatar.cli.commands import AppState
+    from avatar.cli.state import AppState
     from avatar.engine.engine import Engine
     from avatar.policy.permissions import Answer
 

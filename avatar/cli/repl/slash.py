@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from avatar.cli.repl.repl import Repl
+    from avatar.cli.repl.host import ReplHost
 
-Handler = Callable[["Repl", list[str]], Awaitable[bool]]
+Handler = Callable[["ReplHost", list[str]], Awaitable[bool]]
 """Runs a command with its arguments; True means leave the REPL."""
 
 
@@ -34,16 +34,16 @@ class SlashCommand:
         return self.activity or self.name[1:]
 
 
-async def _help(repl: Repl, args: list[str]) -> bool:
+async def _help(repl: ReplHost, args: list[str]) -> bool:
     repl.say(help_text())
     return False
 
 
-async def _quit(repl: Repl, args: list[str]) -> bool:
+async def _quit(repl: ReplHost, args: list[str]) -> bool:
     return True
 
 
-async def _sessions(repl: Repl, args: list[str]) -> bool:
+async def _sessions(repl: ReplHost, args: list[str]) -> bool:
     from avatar.cli.output.table import render_table, short_ids
     from avatar.core.times import ago
 
@@ -67,13 +67,13 @@ async def _sessions(repl: Repl, args: list[str]) -> bool:
     return False
 
 
-async def _session(repl: Repl, args: list[str]) -> bool:
+async def _session(repl: ReplHost, args: list[str]) -> bool:
     s = repl.engine.session
     repl.say(f"{s.session_id} ({s.provider}, {s.how})" if s else "no session yet")
     return False
 
 
-async def _resume(repl: Repl, args: list[str]) -> bool:
+async def _resume(repl: ReplHost, args: list[str]) -> bool:
     if len(args) != 1:
         repl.say("usage: /resume ID (or /resume alone, at a terminal, to pick one)")
     else:
@@ -81,7 +81,7 @@ async def _resume(repl: Repl, args: list[str]) -> bool:
     return False
 
 
-async def _search(repl: Repl, args: list[str]) -> bool:
+async def _search(repl: ReplHost, args: list[str]) -> bool:
     from avatar.cli.output.table import session_line
 
     if not args:
@@ -96,7 +96,7 @@ async def _search(repl: Repl, args: list[str]) -> bool:
     return False
 
 
-async def _rename(repl: Repl, args: list[str]) -> bool:
+async def _rename(repl: ReplHost, args: list[str]) -> bool:
     from avatar.core.errors import SessionNotFoundError
 
     session = repl.engine.session
@@ -112,7 +112,7 @@ async def _rename(repl: Repl, args: list[str]) -> bool:
     return False
 
 
-async def _diff(repl: Repl, args: list[str]) -> bool:
+async def _diff(repl: ReplHost, args: list[str]) -> bool:
     from avatar.cli.repl.diffs import render_diff
 
     change = repl.screen.last_change
@@ -123,17 +123,17 @@ async def _diff(repl: Repl, args: list[str]) -> bool:
     return False
 
 
-async def _continue(repl: Repl, args: list[str]) -> bool:
+async def _continue(repl: ReplHost, args: list[str]) -> bool:
     await repl.engine.continue_last()
     return False
 
 
-async def _new(repl: Repl, args: list[str]) -> bool:
+async def _new(repl: ReplHost, args: list[str]) -> bool:
     await repl.engine.new()
     return False
 
 
-async def _provider(repl: Repl, args: list[str]) -> bool:
+async def _provider(repl: ReplHost, args: list[str]) -> bool:
     names = [a for a in args if not a.startswith("--")]
     flags = set(args) - set(names)
     how = flags - {"--summarize"}  # a summary goes with a handoff: not with --fresh
@@ -158,7 +158,7 @@ async def _provider(repl: Repl, args: list[str]) -> bool:
     return False
 
 
-async def _model(repl: Repl, args: list[str]) -> bool:
+async def _model(repl: ReplHost, args: list[str]) -> bool:
     if len(args) != 1:
         repl.say(f"model: {repl.engine.status().model or 'the provider default'}")
     else:
@@ -167,7 +167,7 @@ async def _model(repl: Repl, args: list[str]) -> bool:
     return False
 
 
-async def _preset(repl: Repl, args: list[str]) -> bool:
+async def _preset(repl: ReplHost, args: list[str]) -> bool:
     if len(args) != 1:
         repl.say("usage: /preset NAME")
         return False
@@ -176,7 +176,7 @@ async def _preset(repl: Repl, args: list[str]) -> bool:
     return False
 
 
-async def _fork(repl: Repl, args: list[str]) -> bool:
+async def _fork(repl: ReplHost, args: list[str]) -> bool:
     if len(args) > 1 or (args and not (args[0].isdigit() and int(args[0]) >= 1)):
         repl.say("usage: /fork [N] (N: the message to fork after, as `session show` numbers)")
     elif repl.engine.session is None:
@@ -186,17 +186,17 @@ async def _fork(repl: Repl, args: list[str]) -> bool:
     return False
 
 
-async def _compact(repl: Repl, args: list[str]) -> bool:
+async def _compact(repl: ReplHost, args: list[str]) -> bool:
     repl.say(await repl.engine.compact())
     return False
 
 
-async def _clear(repl: Repl, args: list[str]) -> bool:
+async def _clear(repl: ReplHost, args: list[str]) -> bool:
     sys.stdout.write("\x1b[2J\x1b[H")
     return False
 
 
-async def _status(repl: Repl, args: list[str]) -> bool:
+async def _status(repl: ReplHost, args: list[str]) -> bool:
     status = repl.engine.status()
     repl.say(f"provider: {status.provider or '-'}")
     repl.say(f"model: {status.model or 'the provider default'}")

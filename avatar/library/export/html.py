@@ -12,12 +12,12 @@ from functools import cache
 from html import escape
 from typing import TYPE_CHECKING
 
-from avatar.library.export.render import LABELS, call_args, facts
+from avatar.library.export.doc import LABELS, call_args, facts
 
 if TYPE_CHECKING:
     from pygments.formatters import HtmlFormatter
 
-    from avatar.library.export.render import ExportCall, ExportDoc, ExportMessage
+    from avatar.library.export.doc import ExportCall, ExportDoc, ExportMessage
 
 # ```lang … ``` blocks, as models write them.
 _FENCE = re.compile(r"^(`{3,})[ \t]*([\w+#.-]*)[^\n]*\n(.*?)^\1[ \t]*$", re.M | re.S)

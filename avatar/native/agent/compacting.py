@@ -25,9 +25,9 @@ from avatar.native.agent.compaction import (
 from avatar.native.llm.types import ChatRequest, Message
 
 if TYPE_CHECKING:
+    from avatar.native.agent.config import SessionConfig
     from avatar.native.agent.context import SessionState
     from avatar.native.agent.loop import Agent, Emit
-    from avatar.native.agent.session import SessionConfig
     from avatar.native.models import ModelInfo
     from avatar.native.store.entries import BaseEntry
 

@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from avatar.bridges.base import deny_all
 from avatar.core.errors import AvatarError, SessionNotFoundError
 from avatar.core.events import (
     BaseEvent,
@@ -28,7 +26,7 @@ from avatar.core.events import (
     Usage,
 )
 from avatar.native.agent.compacting import Compactor
-from avatar.native.agent.compaction import CompactionStrategy, SummaryCompaction
+from avatar.native.agent.config import SessionConfig
 from avatar.native.agent.context import SessionState
 from avatar.native.agent.loop import Agent, Emit
 from avatar.native.agent.prompt import build_system_prompt
@@ -47,48 +45,17 @@ from avatar.native.store.entries import (
 )
 from avatar.native.store.manager import SessionManager, index_record, read_state
 from avatar.native.tools import default_tools
-from avatar.native.tools.base import AgentTool, AgentToolResult, ToolContext, ToolKind
+from avatar.native.tools.base import AgentToolResult, ToolContext, ToolKind
 from avatar.native.tools.scope import ToolScope
 from avatar.policy import sandbox
 
 if TYPE_CHECKING:
-    from avatar.bridges.base import PermissionHandler
-    from avatar.core.config import Scope
-    from avatar.native.llm.base import LLMClient, RetryNotice
-    from avatar.native.models import ModelInfo, ModelResolver
+    from avatar.native.llm.base import LLMClient
+    from avatar.native.models import ModelInfo
     from avatar.native.store.writer import SessionWriter
-
-ClientFactory = Callable[["ModelInfo", Mapping[str, str], "RetryNotice"], "LLMClient"]
 
 _END = object()
 _TURN_STOPS = {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"}
-
-
-def _default_client(model: ModelInfo, env: Mapping[str, str], notice: RetryNotice) -> LLMClient:
-    from avatar.native.llm import make_client
-
-    return make_client(model, env, on_retry=notice)
-
-
-@dataclass
-class SessionConfig:
-    """How a native session behaves; built once by the bridge from settings and context."""
-
-    cwd: Path
-    scope: Scope
-    env: Mapping[str, str]
-    resolver: ModelResolver
-    permission: PermissionHandler = deny_all
-    additional_dirs: Sequence[Path] = ()
-    prompt_additions: Sequence[str] = ()
-    compaction: CompactionStrategy = field(default_factory=SummaryCompaction)
-    auto_compact: bool = True
-    compact_threshold: float = 0.8
-    keep_recent_tokens: int | None = None  # default: a quarter of the window, ≤ 20k
-    client_factory: ClientFactory = _default_client
-    tools: Sequence[AgentTool] | None = None
-    preset: str | None = None
-    outside_turn: Callable[[BaseEvent], None] = lambda event: None
 
 
 class AgentSession:

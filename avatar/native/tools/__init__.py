@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from avatar.native.tools.base import AgentTool, AgentToolResult, Tool, ToolContext, ToolError
+from avatar.native.tools.base import AgentTool, AgentToolResult, Tool, ToolContext
+from avatar.native.tools.errors import ToolError
 
 __all__ = ["AgentTool", "AgentToolResult", "Tool", "ToolContext", "ToolError", "default_tools"]
 

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from avatar.native.tools.errors import ToolError
+
 if TYPE_CHECKING:
     from avatar.native.tools.scope import ToolScope
     from avatar.policy.sandbox import Sandbox
@@ -23,10 +25,6 @@ ToolKind = Literal["read", "edit", "execute", "search"]
 
 AskPermission = Callable[[str, ToolKind], Awaitable[bool]]
 """Asks the user (through the bridge's permission handler) whether an action may run."""
-
-
-class ToolError(Exception):
-    """A tool failed in a way the model should read (bad path, refused, not found...)."""
 
 
 @dataclass

@@ -13,7 +13,8 @@ import signal
 
 from pydantic import Field
 
-from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext, ToolError
+from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext
+from avatar.native.tools.errors import ToolError
 from avatar.native.tools.truncate import MAX_BYTES, truncate_tail
 from avatar.policy.sandbox import command_ended, start_command
 

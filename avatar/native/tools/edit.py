@@ -5,7 +5,8 @@ from __future__ import annotations
 from pydantic import Field
 
 from avatar.core.fileio import SpecialFileError, open_regular, write_regular
-from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext, ToolError
+from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext
+from avatar.native.tools.errors import ToolError
 
 
 class EditArgs(ToolArgs):

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from pydantic import Field
 
-from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext, ToolError
+from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext
+from avatar.native.tools.errors import ToolError
 from avatar.native.tools.walk import search, walk
 from avatar.policy.patterns import glob_match
 

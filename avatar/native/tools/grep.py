@@ -19,7 +19,8 @@ import regex
 from pydantic import Field
 
 from avatar.core.fileio import open_regular
-from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext, ToolError
+from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext
+from avatar.native.tools.errors import ToolError
 from avatar.native.tools.walk import search, walk
 from avatar.policy.patterns import glob_match
 

@@ -6,7 +6,8 @@ import os
 
 from pydantic import Field
 
-from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext, ToolError
+from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext
+from avatar.native.tools.errors import ToolError
 from avatar.native.tools.truncate import truncate_head
 
 

@@ -13,7 +13,8 @@ from typing import BinaryIO
 from pydantic import Field
 
 from avatar.core.fileio import SpecialFileError, open_regular
-from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext, ToolError
+from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext
+from avatar.native.tools.errors import ToolError
 from avatar.native.tools.truncate import MAX_BYTES, MAX_LINES
 
 _CHUNK = 1 << 20  # what is held at once while counting or skipping lines

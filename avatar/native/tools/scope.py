@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from avatar.native.tools.base import ToolError
-from avatar.policy.scope import Mode, ScopeDenied, ScopePolicy
+from avatar.native.tools.errors import ToolError
+from avatar.policy.denied import ScopeDenied
+from avatar.policy.scope import Mode, ScopePolicy
 
 
 class ToolScope(ScopePolicy):
