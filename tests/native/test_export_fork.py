@@ -3,21 +3,21 @@ the installed `avatar` against the fake model server.
 
 The HTML is checked by parsing its DOM with the standard library's `html.parser`: one
 self-contained page, tool calls in `<details>`, code blocks highlighted, nothing fetched from
-the network. Where a headless Chromium is installed (Debian's `chromium-headless-shell` or
-`chromium`), the page is also rendered by it: the DOM it builds and a screenshot.
+the network. Where a Chromium is installed (`.ci/run` installs Debian's `chromium`), the page
+is also rendered by it, headless: the DOM it builds and a screenshot.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
+from tests.support.browser import find_browser, headless_flags
 from tests.support.drive import avatar
 from tests.support.model_server import FakeModelServer, Reply
 
@@ -123,21 +123,18 @@ def test_export_md_json_html_with_a_tool_call(
         assert "[redacted]" in exported
 
 
-BROWSERS = ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome")
-
-
 def test_html_export_renders_in_headless_chromium(
     env: dict[str, str], project: Path, model_server: FakeModelServer, tmp_path: Path
 ) -> None:
-    browser = next((b for b in map(shutil.which, BROWSERS) if b), None)
-    if browser is None:
-        pytest.skip("no headless Chromium installed (apt-get install chromium-headless-shell)")
+    browser = find_browser()
+    if browser is None:  # .ci/run installs one; a checkout without it checks the page parsed
+        pytest.skip("no Chromium installed (apt-get install chromium)")
     model_server.script("chat", Reply.tool_call("read", {"path": "notes.txt"}), CODE_ANSWER)
     sid = session_id(avatar(env, project, "-p", "native", "chat", "read notes.txt").stderr)
     page = tmp_path / "page.html"
     made = avatar(env, project, "session", "export", sid, "--format", "html", "-o", str(page))
     assert made.returncode == 0, made.stderr
-    flags = ["--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1000,900"]
+    flags = [*headless_flags(tmp_path / "profile"), "--window-size=1000,900"]
     url = page.as_uri()
     dumped = subprocess.run(
         [browser, *flags, "--dump-dom", url], capture_output=True, text=True, timeout=60
