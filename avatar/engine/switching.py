@@ -213,25 +213,24 @@ class Switcher:
     ) -> SessionStarted | None:
         """A session of `name`'s own format holding `transcript`, opened with its resume;
         None (after a notice) when `name` cannot take an import."""
-        from avatar.handoff.importing import IMPORTABLE, import_claude, import_codex, import_native
-        from avatar.sessions.archive_stores import kind_of
+        from avatar.core.errors import NotSupportedError
+        from avatar.handoff.importing import write_import
 
         e = self.engine
-        spec = e.spec(name)
         store = e.library.store(name)
-        kind = kind_of(store)
-        if kind not in IMPORTABLE or store is None:
+        try:
+            if store is None:
+                raise NotSupportedError(name, "importing a conversation")
+            model = e.model or e.spec(name).model
+            info = write_import(store, transcript, e.cwd, model, self.secrets())
+        except NotSupportedError:
             self.notify(f"{name} cannot take an import; handing the conversation over", "info")
             return None
-        if kind == "native":
-            model = e.model or spec.model
-            sid = import_native(transcript, e.home, e.cwd, e.env, model, self.secrets())
-        else:
-            write = import_claude if kind == "claude" else import_codex
-            sid = write(transcript, store, e.cwd, self.secrets())
-        started = await e.open_on(name, OpenRequest.of("resume", e.library.find(sid, name)))
+        started = await e.open_on(name, OpenRequest.of("resume", info))
         e.library.link((name, started.session_id), source, "import")
-        self.notify(f"imported {source[0]} session {source[1]} into {name} session {sid}", "info")
+        self.notify(
+            f"imported {source[0]} session {source[1]} into {name} session {info.id}", "info"
+        )
         return started
 
     async def open_from(self, source: str, provider: str, imported: bool) -> SessionStarted:

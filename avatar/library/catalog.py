@@ -253,7 +253,7 @@ class SessionLibrary:
         store = self.store(info.provider)
         if store is None:
             raise NotSupportedError(info.provider, "deleting a session")
-        store.delete(info.id)
+        store.delete(info)
 
     def warnings(self) -> list[str]:
         """What the stores skipped (unreadable files and lines), one line each."""
