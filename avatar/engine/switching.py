@@ -135,10 +135,9 @@ class Switcher:
         the open session was handed over from; only while it is still `name`'s newest here."""
         e = self.engine
         sid = self.left.get(name)
-        if sid is None:
-            parent = e.library.lineage().get(f"{provider}/{session_id}")
-            owner, _, pid = (parent.parent or "").partition("/") if parent else ("", "", "")
-            sid = pid if owner == name and pid else None
+        if sid is None:  # (one record's parent, not every session's lineage)
+            parent = e.library.records().parent(provider, session_id)
+            sid = parent[1] if parent is not None and parent[0] == name else None
         if sid is None:
             return None
         found = e.library.sessions(name, e.cwd)
@@ -184,16 +183,18 @@ class Switcher:
             )
         return started
 
-    def recover(self, provider: str, lost: str, started: SessionStarted) -> None:
-        """`provider` opened session `started` where session `lost` was asked for (it could
-        not reopen it): the new one opens with the lost one's turns, from the provider's
-        files if still readable, else avatar's own copy."""
+    def recover(
+        self, provider: str, lost: str, started: SessionStarted, info: SessionInfo | None = None
+    ) -> None:
+        """`provider` opened session `started` where session `lost` (resolved as `info`, when
+        it was) was asked for (it could not reopen it): the new one opens with the lost one's
+        turns, from the provider's files if still readable, else avatar's own copy."""
         from avatar.handoff import build_handoff
         from avatar.sessions.types import SessionInfo
 
         e = self.engine
         try:
-            transcript = e.library.transcript(SessionInfo(lost, provider))
+            transcript = e.library.transcript(info or SessionInfo(lost, provider))
         except AvatarError:  # neither its files nor avatar's copy: nothing to carry
             return
         if not transcript.messages:

@@ -234,12 +234,15 @@ class SessionLibrary:
         return self.find(session) if isinstance(session, str) else session
 
     def transcript(self, info: SessionInfo) -> Transcript:
-        """The canonical transcript of a listed session: its provider's store, else (its
-        file gone or unreadable) avatar's own copy of the turns."""
+        """The canonical transcript of a listed session: its provider's store (read from
+        where the listing found it, not looked up again), else (its file gone or unreadable)
+        avatar's own copy of the turns."""
         store = self.store(info.provider)
         try:
             if store is None:
                 raise NotSupportedError(info.provider, "reading session history")
+            if info.path and not self.files_gone(info):
+                return store.read_transcript(info)
             return store.transcript(info.id)
         except (SessionNotFoundError, NotSupportedError):
             try:

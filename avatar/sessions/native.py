@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from avatar.core.errors import UsageError
+from avatar.core.errors import AvatarError, SessionNotFoundError, UsageError
 from avatar.core.times import parse_time
 from avatar.native.store.index import SessionIndex
 from avatar.sessions.relocate import check_names, move_key, one_file, placed
@@ -134,7 +134,13 @@ class NativeStore(SessionStore):
         """The transcript of a listed session, read from its file (no lookup by id)."""
         warnings: builtins.list[str] = []
         messages: builtins.list[TranscriptMessage] = []
-        deque(transcript_steps(Path(info.path or ""), warnings, messages), maxlen=0)
+        try:
+            deque(transcript_steps(Path(info.path or ""), warnings, messages), maxlen=0)
+        except AvatarError:
+            raise  # (a file of a newer avatar says so)
+        except (OSError, ValueError) as e:  # gone since it was listed, or not a session file
+            why = e.strerror if isinstance(e, OSError) else e
+            raise SessionNotFoundError(f"cannot read session {info.id}: {why}") from None
         self.warnings.extend(warnings)
         return Transcript(info=info, messages=messages, skipped_lines=len(warnings))
 

@@ -115,6 +115,14 @@ class SessionRecords:
             if p == provider
         ]
 
+    def parent(self, provider: str, session_id: str) -> tuple[str, str] | None:
+        """(provider, id) of the session this one was opened from (a handoff, an import),
+        from its record alone; None when it records none."""
+        record = self.all().get((provider, session_id), {})
+        parent = record.get("parent")
+        owner, _, sid = parent.partition("/") if isinstance(parent, str) else ("", "", "")
+        return (owner, sid) if owner and sid else None
+
     def transcript(self, info: SessionInfo) -> Transcript:
         """The turns avatar carried in a session."""
         path = self.turns_path(info.provider, info.id)
