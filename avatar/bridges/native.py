@@ -92,7 +92,9 @@ class NativeBridge(BaseBridge):
     async def open(self, request: OpenRequest) -> SessionStarted:
         """Open as `request` asks; a session the engine resolved is not looked up again."""
         if request.info is not None and request.mode == "resume":
-            return await self._reopen(request.info.id, "resumed")
+            # The file the engine found (not avatar's copy of the turns, when it is gone).
+            listed = request.info.path if not request.files_gone else None
+            return await self._reopen(request.info.id, "resumed", Path(listed) if listed else None)
         if request.info is not None and request.mode == "fork":
             return await self._fork(request.info.id)
         return await super().open(request)
@@ -183,15 +185,18 @@ class NativeBridge(BaseBridge):
         """Copy a session (id or unique prefix) into a new one and open the copy."""
         return await self._fork(self.manager.resolve(session_id).id)
 
-    async def _reopen(self, session_id: str, how: OpenHow) -> SessionStarted:
+    async def _reopen(
+        self, session_id: str, how: OpenHow, path: Path | None = None
+    ) -> SessionStarted:
+        """Open session `session_id` from its file `path` (looked up when not given)."""
         from avatar.native.store.lockwait import open_when_free
 
         session = await self._fresh_session()
-        path = self.manager.path_of(session_id) or Path(session_id)
+        found = path or self.manager.path_of(session_id)
         await open_when_free(
             session_id,
-            path,
-            lambda: session.resume(session_id, self._explicit_model()),
+            found or Path(session_id),
+            lambda: session.resume(session_id, self._explicit_model(), found),
             wait=self.ctx.wait_busy,
             notify=lambda message: self.ctx.emit(Notice(message=message)),
         )

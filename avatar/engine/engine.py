@@ -296,9 +296,10 @@ class Engine:
         self.session = started
         self._gate.session_id = started.session_id
         self.library.opened(name, started.session_id, str(self.cwd), started.model)
-        self._thread.opened(SessionInfo(started.session_id, name, cwd=str(self.cwd)))
+        resolved = request.opened(name, started.session_id)  # (its path, not a lookup)
+        self._thread.opened(resolved or SessionInfo(started.session_id, name, cwd=str(self.cwd)))
         if request.mode == "resume" and request.session_id not in (None, started.session_id):
-            self._switch.recover(name, str(request.session_id), started)
+            self._switch.recover(name, str(request.session_id), started, request.info)
         if started.how in ("new", "forked"):
             self._remember(fresh=True)
         self._emit(started)

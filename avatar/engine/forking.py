@@ -1,24 +1,17 @@
 """Fork at a message (`avatar session fork ID --at N`, REPL `/fork N`; DESIGN §3).
 
 The fork is written to the provider's own store before any agent starts, holding messages
-1..N as `session show` numbers them; the engine then opens it like any session:
-
-- native: the native store's fork, cut after the last entry of message N (the new header
-  carries `parent_id` and `branch_point`);
-- Claude Code (and claude-acp, which reads the same files): a truncated copy of the
-  transcript in the parent's project directory, which `claude --resume` accepts;
-- any other provider: no agent offers a fork at a message (ACP's `session/fork` copies a
-  whole session), so it is refused with one line (exit 1: a limit of the provider, not a
-  mistake in the command).
+1..N as `session show` numbers them (`SessionStore.fork_at`: the native store and Claude
+Code's write one); the engine then opens it like any session. Any other provider is refused
+with one line (exit 1: a limit of the provider, not a mistake in the command): no agent
+offers a fork at a message (ACP's `session/fork` copies a whole session).
 """
 
 from __future__ import annotations
 
-import uuid
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from avatar.core.errors import ProviderError, SessionNotFoundError, UsageError
+from avatar.core.errors import NotSupportedError, ProviderError, SessionNotFoundError, UsageError
 
 if TYPE_CHECKING:
     from avatar.core.events import SessionStarted
@@ -55,37 +48,14 @@ async def fork_session(engine: Engine, ref: str | None, at: int | None) -> Sessi
 def fork_at(library: SessionLibrary, info: SessionInfo, at: int) -> SessionInfo:
     """Write a new session holding messages 1..`at` of `info` and return it as listed; the
     parent's files are not touched."""
-    from avatar.sessions.claude import ClaudeStore
-    from avatar.sessions.native import NativeStore
-
     if at < 1:
         raise UsageError("--at counts messages from 1 (as `session show` numbers them)")
     store = library.store(info.provider)
-    if isinstance(store, NativeStore):
-        new_id = _native(store.avatar_home, info, at)
-    elif isinstance(store, ClaudeStore) and info.path:
-        from avatar.sessions.claude_fork import write_fork
-
-        new_id = str(uuid.uuid4())
-        source = Path(info.path)
-        write_fork(source, source.with_name(f"{new_id}.jsonl"), new_id, at)
-        library.link((info.provider, new_id), (info.provider, info.id), "fork")
-    else:
-        raise ProviderError(f"cannot fork at a message on {info.provider}")
-    return library.find(new_id, info.provider)
-
-
-def _native(avatar_home: Path, info: SessionInfo, at: int) -> str:
-    """The native store's fork, cut after the last entry that leaves `at` messages."""
-    from avatar.native.store.manager import SessionManager
-    from avatar.sessions.native import transcript_steps
-
-    cut: str | None = None
-    count = 0
-    for entry_id, messages in transcript_steps(Path(info.path or ""), []):
-        if len(messages) > at:
-            break
-        cut, count = entry_id, len(messages)
-    if count < at or cut is None:
-        raise UsageError(f"session {info.id} has {count} messages; --at {at} is past them")
-    return SessionManager(avatar_home).fork(info.id, at_entry=cut)
+    try:
+        if store is None:
+            raise NotSupportedError(info.provider, "forking at a message")
+        cut = store.fork_at(info, at)
+    except NotSupportedError:
+        raise ProviderError(f"cannot fork at a message on {info.provider}") from None
+    library.link((info.provider, cut.id), (info.provider, info.id), "fork")
+    return cut

@@ -47,6 +47,15 @@ class OpenRequest:
         """A request to reopen (or fork) a session the engine has resolved."""
         return cls(mode, info.id, info, files_gone)
 
+    def opened(self, provider: str, session_id: str) -> SessionInfo | None:
+        """The session the engine resolved, as `provider` opened it, when session `session_id`
+        is it (an agent may open another instead) and its files are there: what the open
+        session's conversation is read from, without looking it up again."""
+        info = self.info
+        if info is None or info.id != session_id or self.files_gone:
+            return None
+        return info if info.provider == provider else replace(info, provider=provider)
+
 
 @dataclass(frozen=True)
 class OpenPlan:

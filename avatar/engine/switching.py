@@ -135,10 +135,9 @@ class Switcher:
         the open session was handed over from; only while it is still `name`'s newest here."""
         e = self.engine
         sid = self.left.get(name)
-        if sid is None:
-            parent = e.library.lineage().get(f"{provider}/{session_id}")
-            owner, _, pid = (parent.parent or "").partition("/") if parent else ("", "", "")
-            sid = pid if owner == name and pid else None
+        if sid is None:  # (one record's parent, not every session's lineage)
+            parent = e.library.records().parent(provider, session_id)
+            sid = parent[1] if parent is not None and parent[0] == name else None
         if sid is None:
             return None
         found = e.library.sessions(name, e.cwd)
@@ -184,16 +183,18 @@ class Switcher:
             )
         return started
 
-    def recover(self, provider: str, lost: str, started: SessionStarted) -> None:
-        """`provider` opened session `started` where session `lost` was asked for (it could
-        not reopen it): the new one opens with the lost one's turns, from the provider's
-        files if still readable, else avatar's own copy."""
+    def recover(
+        self, provider: str, lost: str, started: SessionStarted, info: SessionInfo | None = None
+    ) -> None:
+        """`provider` opened session `started` where session `lost` (resolved as `info`, when
+        it was) was asked for (it could not reopen it): the new one opens with the lost one's
+        turns, from the provider's files if still readable, else avatar's own copy."""
         from avatar.handoff import build_handoff
         from avatar.sessions.types import SessionInfo
 
         e = self.engine
         try:
-            transcript = e.library.transcript(SessionInfo(lost, provider))
+            transcript = e.library.transcript(info or SessionInfo(lost, provider))
         except AvatarError:  # neither its files nor avatar's copy: nothing to carry
             return
         if not transcript.messages:
@@ -213,25 +214,24 @@ class Switcher:
     ) -> SessionStarted | None:
         """A session of `name`'s own format holding `transcript`, opened with its resume;
         None (after a notice) when `name` cannot take an import."""
-        from avatar.handoff.importing import IMPORTABLE, import_claude, import_codex, import_native
-        from avatar.sessions.archive_stores import kind_of
+        from avatar.core.errors import NotSupportedError
+        from avatar.handoff.importing import write_import
 
         e = self.engine
-        spec = e.spec(name)
         store = e.library.store(name)
-        kind = kind_of(store)
-        if kind not in IMPORTABLE or store is None:
+        try:
+            if store is None:
+                raise NotSupportedError(name, "importing a conversation")
+            model = e.model or e.spec(name).model
+            info = write_import(store, transcript, e.cwd, model, self.secrets())
+        except NotSupportedError:
             self.notify(f"{name} cannot take an import; handing the conversation over", "info")
             return None
-        if kind == "native":
-            model = e.model or spec.model
-            sid = import_native(transcript, e.home, e.cwd, e.env, model, self.secrets())
-        else:
-            write = import_claude if kind == "claude" else import_codex
-            sid = write(transcript, store, e.cwd, self.secrets())
-        started = await e.open_on(name, OpenRequest.of("resume", e.library.find(sid, name)))
+        started = await e.open_on(name, OpenRequest.of("resume", info))
         e.library.link((name, started.session_id), source, "import")
-        self.notify(f"imported {source[0]} session {source[1]} into {name} session {sid}", "info")
+        self.notify(
+            f"imported {source[0]} session {source[1]} into {name} session {info.id}", "info"
+        )
         return started
 
     async def open_from(self, source: str, provider: str, imported: bool) -> SessionStarted:

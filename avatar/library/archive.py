@@ -5,8 +5,8 @@ An archive is a gzipped tar of:
 
 - `manifest.json`: `{"format": 1, "kind", "provider", "cwd", "session": {…list fields…}}`
   (`kind` names the store that wrote the files: claude, codex, gemini, native, records);
-- `session/…`: the provider's own session files, as its store keeps them (see
-  `avatar.sessions.archive_stores` for where each store puts them and what it keys on);
+- `session/…`: the provider's own session files, as its store keeps them (each store says
+  which files they are and where they go back, `SessionStore.archive_files` and `restore`);
 - `records/…`: avatar's records of the session (its record, the turns it carried, the
   settings it was started with).
 
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from avatar.engine.settings import SessionSettings
     from avatar.library.catalog import SessionLibrary
     from avatar.policy.secrets import SecretDetector
+    from avatar.sessions.store import SessionStore
     from avatar.sessions.types import SessionInfo
 
 ARCHIVE_FORMAT = 1
@@ -67,13 +68,11 @@ class Archives:
 
     def pack(self, session: SessionInfo | str, target: Path) -> Path:
         """Write the archive of `session` (a listed one, or an id or prefix) to `target`."""
-        from avatar.sessions.archive_stores import kind_of, provider_files
-
         info = self.library.info(session)
         store = self.library.store(info.provider)
-        kind = kind_of(store)
+        kind = _kind(store)
         members: dict[str, bytes] = {}
-        for name, path in provider_files(kind, store, info):
+        for name, path in store.archive_files(info) if store is not None else []:
             members[f"session/{name}"] = path.read_bytes()
         members.update(_records_of(self.library.avatar_home, info))
         manifest = {
@@ -106,19 +105,23 @@ class Archives:
 
     def _restore(self, members: dict[str, bytes], cwd: Path) -> SessionInfo:
         from avatar.core.ids import check_id
-        from avatar.sessions.archive_stores import after_restore, kind_of, place
+        from avatar.sessions.relocate import check_names
 
         manifest = _manifest(members)
         provider, kind = self.library.registry.spec(manifest["provider"]).name, manifest["kind"]
         store = self.library.store(provider)
-        if kind_of(store) != kind:
+        if _kind(store) != kind:
             raise UsageError(f"the archive holds a {kind} session; {provider} here reads another")
         sid = check_id(str(manifest["session"]["id"]))
         if store is not None and any(s.id == sid for s in store.find(sid)):
             raise UsageError(f"{provider} session {sid} already exists here; not overwritten")
         new_cwd = os.path.realpath(cwd)
         files = {k.removeprefix("session/"): v for k, v in members.items() if k[:8] == "session/"}
-        writes = place(kind, store, sid, files, manifest.get("cwd"), new_cwd)
+        if store is None:  # (a provider without a store: its archives hold records alone)
+            check_names(files, kind, sid, lambda name: False)
+            writes: list[tuple[Path, bytes]] = []
+        else:
+            writes = store.restore(sid, files, manifest.get("cwd"), new_cwd)
         home = self.library.avatar_home
         turns = members.get("records/turns.jsonl")
         if turns is not None:
@@ -133,11 +136,15 @@ class Archives:
             placed.write(writes)
             _record_back(home, provider, sid, record, new_cwd)
             _settings_back(home, provider, sid, settings)
-            after_restore(kind, store, [p for p, _ in writes], new_cwd)
         except BaseException:
             placed.undo()
             raise
         return self.library.find(sid, provider)
+
+
+def _kind(store: SessionStore | None) -> str:
+    """What an archive calls the files of `store` (a provider without one: `records`)."""
+    return store.kind if store is not None else "records"
 
 
 def masked(data: bytes, secrets: SecretDetector) -> bytes:

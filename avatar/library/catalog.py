@@ -234,12 +234,15 @@ class SessionLibrary:
         return self.find(session) if isinstance(session, str) else session
 
     def transcript(self, info: SessionInfo) -> Transcript:
-        """The canonical transcript of a listed session: its provider's store, else (its
-        file gone or unreadable) avatar's own copy of the turns."""
+        """The canonical transcript of a listed session: its provider's store (read from
+        where the listing found it, not looked up again), else (its file gone or unreadable)
+        avatar's own copy of the turns."""
         store = self.store(info.provider)
         try:
             if store is None:
                 raise NotSupportedError(info.provider, "reading session history")
+            if info.path and not self.files_gone(info):
+                return store.read_transcript(info)
             return store.transcript(info.id)
         except (SessionNotFoundError, NotSupportedError):
             try:
@@ -253,7 +256,7 @@ class SessionLibrary:
         store = self.store(info.provider)
         if store is None:
             raise NotSupportedError(info.provider, "deleting a session")
-        store.delete(info.id)
+        store.delete(info)
 
     def warnings(self) -> list[str]:
         """What the stores skipped (unreadable files and lines), one line each."""

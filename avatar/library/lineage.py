@@ -44,10 +44,11 @@ def lineage(records: SessionRecords, avatar_home: Path, native: list[str]) -> di
 def _native_forks(avatar_home: Path) -> list[tuple[str, str]]:
     """`(id, parent id)` of the native forks, from the per-project index files. Only lines
     naming a parent are parsed: listing thousands of sessions must not pay for this twice."""
-    from avatar.native.store.index import INDEX_NAME
+    from avatar.native.store.index import INDEX_NAME, SessionIndex
 
     latest: dict[str, str | None] = {}
-    for index in (avatar_home / "sessions").glob(f"*/{INDEX_NAME}"):
+    for project in SessionIndex(avatar_home).project_dirs():
+        index = project / INDEX_NAME
         try:
             data = index.read_bytes()
         except OSError:

@@ -7,18 +7,29 @@ characters and suffixed with a hash), as Claude Code computes it. Each line is o
 `message.id`, one per content block), plus bookkeeping entries (`queue-operation`,
 `attachment`, `last-prompt`, `custom-title`, `ai-title`, `summary`, …). Used by the `claude`
 and `claude-acp` providers alike.
+
+This module is the one place that knows Claude Code's session files: reading them, writing a
+fork (`write_fork`: Claude Code writes a forked session only with its first turn, so a fork
+left at once is written the way it would be; a fork at message N is the same copy cut after
+message N, which `claude --resume` accepts as it follows `parentUuid` back from the last
+entry), an imported conversation, a name (the `custom-title` entry of Claude Code's own
+`/rename`), deleting, and moving a session to another project (an archive restored).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
-from collections.abc import Iterable, Iterator
-from datetime import datetime
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from avatar.core.errors import SessionNotFoundError, UsageError
+from avatar.core.errors import NotSupportedError, SessionNotFoundError, UsageError
+from avatar.core.fileio import append_line, atomic_write
 from avatar.sessions.filestore import (
     FileFold,
     JsonlSessionStore,
@@ -29,12 +40,17 @@ from avatar.sessions.filestore import (
 )
 from avatar.sessions.jsonl import (
     LIST_LINE_CAP,
+    TRANSCRIPT_LINE_CAP,
+    LineStats,
     blocks_text,
     is_injected,
+    iter_records,
     later,
     parse_time,
     title_from,
 )
+from avatar.sessions.relocate import check_names, move_key, packed_file, placed
+from avatar.sessions.store import FileWrites
 from avatar.sessions.types import SessionInfo, ToolCall, Transcript, TranscriptMessage
 
 # Claude Code names transcripts by session UUID and ignores other files (agent-*.jsonl, …).
@@ -208,16 +224,74 @@ class _Fold(FileFold):
         return title_from(self.first_user)
 
 
-def transcript_fold() -> FileFold:
-    """A fold building a transcript entry by entry, numbering messages as `session show` does
-    (a fork at message N cuts where its `messages` grow past N)."""
-    return _Fold(keep=True)
+def transcript_path(env: Mapping[str, str], cwd: Path, session_id: str) -> Path:
+    """`<claude config dir>/projects/<slug of cwd>/<id>.jsonl`: where claude running in `cwd`
+    with `env` reads and writes session `session_id`."""
+    home = Path(env.get("HOME") or Path.home())
+    project = project_slug(os.path.realpath(cwd))
+    return claude_dir(env, home) / "projects" / project / f"{session_id}.jsonl"
+
+
+def write_fork(source: Path, target: Path, new_id: str, at: int | None = None) -> None:
+    """Copy a transcript as a new session: every entry re-labelled with `new_id`; with `at`,
+    only the entries of messages 1..`at` (numbered as `session show` numbers them).
+
+    Unreadable lines are skipped (as every reader of the store does); the target appears
+    whole or not at all. A cut past the last message is a usage error naming how many
+    there are.
+    """
+    fold = _Fold(keep=True)
+    lines: list[bytes] = []
+    with source.open("rb") as src:
+        for entry in iter_records(src, LineStats(), max_line=TRANSCRIPT_LINE_CAP):
+            if at is not None:
+                fold.feed(entry)
+                if len(fold.messages) > at:  # this entry starts message at+1
+                    break
+            if "sessionId" in entry:
+                entry["sessionId"] = new_id
+            lines.append(_line(entry))
+    if at is not None and len(fold.messages) < at:
+        raise UsageError(f"the session has {len(fold.messages)} messages; --at {at} is past them")
+    atomic_write(target, b"".join(lines))
+
+
+def _line(entry: dict[str, Any]) -> bytes:
+    # Compact, as Claude Code writes its JSONL.
+    return json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def _entries(conversation: Transcript, sid: str, cwd: Path) -> Iterator[dict[str, Any]]:
+    """`conversation` as the transcript entries Claude Code would have written."""
+    parent: str | None = None
+    for i, m in enumerate(conversation.messages):
+        uid = str(uuid.uuid4())
+        stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        message: dict[str, object] = {"role": m.role, "content": [{"type": "text", "text": m.text}]}
+        if m.role == "assistant":
+            message |= {"id": f"msg_import_{i}", "type": "message", "model": "imported"}
+            message |= {"stop_reason": "end_turn", "stop_sequence": None}
+            message["usage"] = {"input_tokens": 0, "output_tokens": 0}
+        yield {
+            "parentUuid": parent,
+            "isSidechain": False,
+            "type": m.role,
+            "message": message,
+            "uuid": uid,
+            "timestamp": stamp,
+            "userType": "external",
+            "cwd": str(cwd),
+            "sessionId": sid,
+        }
+        parent = uid
 
 
 class ClaudeStore(JsonlSessionStore):
-    """Reads Claude Code transcripts; can delete them."""
+    """Claude Code's transcripts: read, forked at a message, imported into, named, deleted,
+    archived and restored."""
 
     cache_name = "sessions-claude"
+    kind = "claude"
 
     def root(self) -> Path:
         """`<claude config dir>/projects`."""
@@ -262,15 +336,51 @@ class ClaudeStore(JsonlSessionStore):
         """Every message of the session, tool calls and results included."""
         return fold_transcript(info, _Fold(keep=True))
 
-    def delete(self, session_id: str) -> None:
+    def _own_file(self, info: SessionInfo) -> Path:
+        """The transcript of `info`: only ever a file of this store, named by its UUID."""
+        path = Path(info.path or "")
+        if (
+            not UUID_RE.fullmatch(info.id)
+            or path.name != f"{info.id}.jsonl"
+            or path.parent.parent != self.root()
+        ):
+            raise SessionNotFoundError(f"{info.id} is not in Claude Code's store")
+        return path
+
+    def fork_at(self, info: SessionInfo, at: int) -> SessionInfo:
+        """A truncated copy of the transcript, in the parent's project directory."""
+        source = self._own_file(info)
+        new_id = str(uuid.uuid4())
+        target = source.with_name(f"{new_id}.jsonl")
+        write_fork(source, target, new_id, at)
+        return self.listed(target)
+
+    def write_import(
+        self, conversation: Transcript, cwd: Path, model: str | None = None
+    ) -> SessionInfo:
+        """A new transcript in `cwd`'s project directory, where `claude --resume` looks."""
+        sid = str(uuid.uuid4())
+        path = self.project_dir(cwd) / f"{sid}.jsonl"
+        atomic_write(path, b"".join(_line(e) for e in _entries(conversation, sid, cwd)))
+        return self._checked_import(self.listed(path), conversation, partial(_unlink, path))
+
+    def rename(self, info: SessionInfo, name: str) -> None:
+        """Append the `custom-title` entry Claude Code's own `/rename` writes, so
+        `claude --resume` lists the name too."""
+        if not info.path:
+            raise NotSupportedError(self.provider, "naming a session without its transcript")
+        entry = {"type": "custom-title", "customTitle": name, "sessionId": info.id}
+        append_line(self._own_file(info), _line(entry), mode=0o600)
+
+    def delete(self, info: SessionInfo) -> None:
         """Remove the transcript file (and the session's side directory, if any)."""
-        if not UUID_RE.fullmatch(session_id):
-            raise UsageError(f"invalid session id {session_id!r}")
-        path = Path(self.locate(session_id, exact=True).path or "")
-        # Only ever a file we listed ourselves, named by a validated UUID.
-        if path.name != f"{session_id}.jsonl" or path.parent.parent != self.root():
-            raise SessionNotFoundError(f"no {self.provider} session {session_id!r}")
-        path.unlink(missing_ok=True)
+        if not UUID_RE.fullmatch(info.id):
+            raise UsageError(f"invalid session id {info.id!r}")
+        path = self._own_file(info)
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            raise SessionNotFoundError(f"no {self.provider} session {info.id!r}") from None
         side = path.with_suffix("")
         if side.is_dir() and not side.is_symlink():
             import shutil  # only here: a listing need not load it
@@ -278,3 +388,33 @@ class ClaudeStore(JsonlSessionStore):
             shutil.rmtree(side, ignore_errors=True)
         self._cache.forget(str(path))
         self._cache.save()
+
+    def archive_files(self, info: SessionInfo) -> list[tuple[str, Path]]:
+        """`<id>.jsonl`, and the files of its `<id>/` side directory (subagents, large tool
+        results), named relative to the project directory."""
+        path = packed_file(info)
+        files = [(path.name, path)]
+        side = path.with_suffix("")
+        if side.is_dir() and not side.is_symlink():
+            for sub in sorted(side.rglob("*")):
+                if sub.is_file() and not sub.is_symlink():
+                    files.append((sub.relative_to(path.parent).as_posix(), sub))
+        return files
+
+    def restore(
+        self, session_id: str, files: Mapping[str, bytes], old_cwd: str | None, new_cwd: str
+    ) -> FileWrites:
+        """Into the new project's directory; every entry's `cwd` moves with it."""
+        check_names(
+            files,
+            self.kind,
+            session_id,
+            lambda name: name == f"{session_id}.jsonl" or name.startswith(f"{session_id}/"),
+        )
+        base = self.project_dir(new_cwd)
+        fix = partial(move_key, key="cwd", old=old_cwd, new=new_cwd)
+        return placed(base, files, fix)
+
+
+def _unlink(path: Path) -> None:
+    path.unlink(missing_ok=True)

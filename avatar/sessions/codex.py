@@ -5,6 +5,10 @@ is `session_meta` (id, cwd, start time), `turn_context` lines carry the model, a
 conversation is in `response_item` lines (`message`, `function_call`, `function_call_output`,
 …). `event_msg` lines repeat the conversation for UIs and are ignored. Thread names given with
 `/rename` live in `$CODEX_HOME/session_index.jsonl`.
+
+Besides reading: an imported conversation is written as a rollout of a `session_meta` line
+and `message` items (what the pinned codex-acp loads), a name as a `thread_name` line, and an
+archived rollout goes back under the same date folders with its `cwd` moved.
 """
 
 from __future__ import annotations
@@ -13,11 +17,14 @@ import builtins
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator
-from datetime import datetime
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from avatar.core.fileio import append_line, atomic_write
 from avatar.sessions.filestore import (
     FileFold,
     JsonlSessionStore,
@@ -36,6 +43,8 @@ from avatar.sessions.jsonl import (
     read_records,
     title_from,
 )
+from avatar.sessions.relocate import check_names, move_key, moved, packed_file, placed
+from avatar.sessions.store import FileWrites
 from avatar.sessions.types import SessionInfo, ToolCall, Transcript, TranscriptMessage
 
 # User-role messages codex builds itself: environment, instructions, aborted-turn markers.
@@ -189,9 +198,11 @@ def _tool_output(output: Any) -> tuple[str, bool]:
 
 
 class CodexStore(JsonlSessionStore):
-    """Reads codex rollouts (written by codex-acp, `codex exec` and the codex TUI alike)."""
+    """Codex rollouts (written by codex-acp, `codex exec` and the codex TUI alike): read,
+    imported into, named, archived and restored."""
 
     cache_name = "sessions-codex"
+    kind = "codex"
 
     def root(self) -> Path:
         """`$CODEX_HOME/sessions`."""
@@ -253,3 +264,66 @@ class CodexStore(JsonlSessionStore):
     def read_transcript(self, info: SessionInfo) -> Transcript:
         """Every message of the rollout, tool calls and their outputs included."""
         return fold_transcript(info, _Fold(keep=True))
+
+    def write_import(
+        self, conversation: Transcript, cwd: Path, model: str | None = None
+    ) -> SessionInfo:
+        """A new rollout under today's date folder of `$CODEX_HOME/sessions`, where
+        codex-acp looks."""
+        from avatar import __version__
+
+        sid = str(uuid.uuid4())
+        now = datetime.now(UTC)
+        stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        # codex reads no rollout whose metadata lacks `cli_version` or `source`.
+        meta = {"id": sid, "timestamp": stamp, "cwd": str(cwd), "originator": "avatar-import"}
+        meta |= {"cli_version": __version__, "source": "unknown"}
+        lines = [{"timestamp": stamp, "type": "session_meta", "payload": meta}]
+        for m in conversation.messages:
+            part = {"type": "input_text" if m.role == "user" else "output_text", "text": m.text}
+            item = {"type": "message", "role": m.role, "content": [part]}
+            lines.append({"timestamp": stamp, "type": "response_item", "payload": item})
+        day = self.root() / now.strftime("%Y/%m/%d")
+        path = day / f"rollout-{now.strftime('%Y-%m-%dT%H-%M-%S')}-{sid}.jsonl"
+        data = "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
+        atomic_write(path, data.encode())
+        return self._checked_import(
+            self.listed(path), conversation, partial(path.unlink, missing_ok=True)
+        )
+
+    def rename(self, info: SessionInfo, name: str) -> None:
+        """A `thread_name` line in `$CODEX_HOME/session_index.jsonl`, where codex keeps the
+        names its own `/rename` gives."""
+        stamp = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+        record = {"id": info.id, "thread_name": name, "updated_at": stamp}
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        append_line(codex_home(self.env, self.home()) / "session_index.jsonl", line.encode())
+
+    def archive_files(self, info: SessionInfo) -> builtins.list[tuple[str, Path]]:
+        """The rollout, named with its date folders: codex finds rollouts by walking them."""
+        path = packed_file(info)
+        return [(path.relative_to(self.root()).as_posix(), path)]
+
+    def restore(
+        self, session_id: str, files: Mapping[str, bytes], old_cwd: str | None, new_cwd: str
+    ) -> FileWrites:
+        """Under the same date folders of this `CODEX_HOME`; the `cwd` of `session_meta`
+        and `turn_context` (and the workspace roots) move."""
+        rollout = re.compile(rf"\d{{2,4}}/\d{{2}}/\d{{2}}/rollout-[\w.:-]*{session_id}\.jsonl")
+        check_names(files, self.kind, session_id, lambda name: rollout.fullmatch(name) is not None)
+        fix = partial(_moved_project, old=old_cwd, new=new_cwd)
+        return placed(self.root(), files, fix)
+
+
+def _moved_project(entry: dict[str, Any], old: str | None, new: str) -> bool:
+    """A rollout line with its project directory moved from `old` to `new`."""
+    payload = entry.get("payload")
+    if entry.get("type") not in ("session_meta", "turn_context") or not isinstance(payload, dict):
+        return False
+    changed = move_key(payload, "cwd", old, new)
+    roots = payload.get("runtime_workspace_roots")
+    if isinstance(roots, list):
+        new_roots = [moved(r, old, new) for r in roots]
+        changed |= new_roots != roots
+        payload["runtime_workspace_roots"] = new_roots
+    return changed

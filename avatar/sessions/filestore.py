@@ -132,6 +132,17 @@ class JsonlSessionStore(SessionStore):
         """The canonical transcript of one session; SessionNotFoundError if absent."""
         return self.read_transcript(self.locate(session_id, exact=True))
 
+    def listed(self, path: Path | str) -> SessionInfo:
+        """The session in file `path` as a listing shows it (read, not found by a walk: a
+        file this store has just written); SessionNotFoundError when it holds none."""
+        summary = self._summary(str(path))
+        info = summary.info if summary is not None else None
+        if info is None:
+            raise SessionNotFoundError(f"{path} holds no {self.provider} session")
+        self.place(str(path), info)
+        self._cache.save()
+        return info
+
     # ----- helpers --------------------------------------------------------------------------
 
     def _warn(self, lines: builtins.list[str]) -> None:

@@ -7,13 +7,20 @@ A session file is a log of records, replayed the way Gemini CLI replays it: a me
 with the same id replaces the earlier), `{"$set": {…}}` updates (a `messages` list replaces
 all messages) and `{"$rewindTo": id}` (drops that message and everything after it). Older
 versions wrote one pretty-printed `session-*.json` document instead; both are read.
+
+An archived session goes back into the chats of the new project directory (registered in
+`projects.json` when Gemini CLI has not seen it), its `projectHash` that directory's.
+Gemini CLI keeps no names avatar could write, and deletes no session for it.
 """
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +44,8 @@ from avatar.sessions.jsonl import (
     parse_time,
     title_from,
 )
+from avatar.sessions.relocate import check_names, one_file, placed, set_if_present
+from avatar.sessions.store import FileWrites
 from avatar.sessions.types import SessionInfo, ToolCall, Transcript, TranscriptMessage
 
 # Gemini CLI's own rule for user content that is not part of the conversation.
@@ -129,9 +138,11 @@ def _result_text(result: Any) -> str:
 
 
 class GeminiStore(JsonlSessionStore):
-    """Reads Gemini CLI chat recordings (the only way to list Gemini sessions: no session/list)."""
+    """Gemini CLI chat recordings (the only way to list Gemini sessions: no session/list):
+    read, archived and restored."""
 
     cache_name = "sessions-gemini"
+    kind = "gemini"
 
     def __init__(self, provider: str, env: Any, avatar_home: Path) -> None:
         super().__init__(provider, env, avatar_home)
@@ -308,6 +319,21 @@ class GeminiStore(JsonlSessionStore):
                         )
                     )
         return Transcript(info=info, messages=messages, skipped_lines=stats.skipped)
+
+    def archive_files(self, info: SessionInfo) -> builtins.list[tuple[str, Path]]:
+        """The chat recording, by its file name."""
+        return one_file(info)
+
+    def restore(
+        self, session_id: str, files: Mapping[str, bytes], old_cwd: str | None, new_cwd: str
+    ) -> FileWrites:
+        """Into the chats of project `new_cwd` (registered when new); `projectHash` is
+        the new directory's."""
+        name_of = re.compile(rf"session-[\w.:-]*{session_id[:8]}[\w-]*\.jsonl?")
+        check_names(files, self.kind, session_id, lambda name: name_of.fullmatch(name) is not None)
+        base = self.chats_dir(new_cwd)
+        fix = partial(set_if_present, key="projectHash", value=sha256_hex(new_cwd))
+        return placed(base, files, fix)
 
 
 def _read_marker(path: Path) -> str | None:

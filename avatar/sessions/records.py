@@ -17,6 +17,7 @@ readable, that store is the source, never these records.
 
 from __future__ import annotations
 
+import builtins
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -30,7 +31,8 @@ from avatar.core.ids import is_valid_id
 from avatar.core.times import parse_time
 from avatar.handoff.marker import strip_handoff
 from avatar.policy.secrets import title_source
-from avatar.sessions.store import SessionStore
+from avatar.sessions.relocate import check_names
+from avatar.sessions.store import FileWrites, SessionStore
 from avatar.sessions.types import SessionInfo, ToolCall, Transcript, TranscriptMessage
 
 TITLE_CHARS = 80
@@ -112,6 +114,14 @@ class SessionRecords:
             for (p, _), r in self.all().items()
             if p == provider
         ]
+
+    def parent(self, provider: str, session_id: str) -> tuple[str, str] | None:
+        """(provider, id) of the session this one was opened from (a handoff, an import),
+        from its record alone; None when it records none."""
+        record = self.all().get((provider, session_id), {})
+        parent = record.get("parent")
+        owner, _, sid = parent.partition("/") if isinstance(parent, str) else ("", "", "")
+        return (owner, sid) if owner and sid else None
 
     def transcript(self, info: SessionInfo) -> Transcript:
         """The turns avatar carried in a session."""
@@ -238,7 +248,12 @@ class SessionRecords:
 
 
 class RecordStore(SessionStore):
-    """A provider's sessions as avatar recorded them (for agents without a readable store)."""
+    """A provider's sessions as avatar recorded them (for agents without a readable store).
+
+    An archive of one carries only avatar's records (packed by the archive itself): none of
+    the agent's own files, which avatar cannot read."""
+
+    kind = "records"
 
     def __init__(self, provider: str, env: Mapping[str, str], avatar_home: Path) -> None:
         super().__init__(provider, env, avatar_home)
@@ -259,6 +274,17 @@ class RecordStore(SessionStore):
                 return self.records.transcript(info)
         raise SessionNotFoundError(f"no {self.provider} session {session_id!r}")
 
-    def delete(self, session_id: str) -> None:
+    def delete(self, info: SessionInfo) -> None:
         """Forget avatar's record of the session (the agent's own files are its business)."""
-        self.records.forget(self.provider, session_id)
+        self.records.forget(self.provider, info.id)
+
+    def archive_files(self, info: SessionInfo) -> builtins.list[tuple[str, Path]]:
+        """Nothing of the agent's own."""
+        return []
+
+    def restore(
+        self, session_id: str, files: Mapping[str, bytes], old_cwd: str | None, new_cwd: str
+    ) -> FileWrites:
+        """Nothing to place: an archive of this kind holds no file of the agent's."""
+        check_names(files, self.kind, session_id, lambda name: False)
+        return []

@@ -1,18 +1,33 @@
-"""The interface every on-disk session reader implements (no process is ever spawned)."""
+"""The interface every session store implements (no process is ever spawned).
+
+A store owns its provider's whole file format: reading (`list`, `transcript`), and the
+optional operations every caller asks through this contract, never by the store's class:
+`fork_at`, `write_import`, `rename`, `delete`, `archive_files` and `restore`. Each defaults
+to a `NotSupportedError` naming the provider; a store that can do it overrides it.
+"""
 
 from __future__ import annotations
 
 import builtins
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import ClassVar, Protocol, TypeVar
 
-from avatar.core.errors import NotSupportedError, SessionNotFoundError, UsageError
+from avatar.core.errors import AvatarError, NotSupportedError, SessionNotFoundError, UsageError
 from avatar.core.ids import check_id
 from avatar.sessions.types import SessionInfo, Transcript
 
 _Sessions = builtins.list[SessionInfo]  # `list` is also a method name of `SessionStore`
+
+#: Files to write, each with its content: what `SessionStore.restore` plans (the caller
+#: writes them all, or none).
+FileWrites = builtins.list[tuple[Path, bytes]]
+
+
+class ImportCheckError(AvatarError):
+    """A conversation written into a store (`SessionStore.write_import`) did not read back
+    whole; what was written is removed again."""
 
 
 class _HasId(Protocol):
@@ -49,6 +64,10 @@ class SessionStore(ABC):
     store finds the same files the agent writes. Broken or unknown files and lines are
     skipped, never fatal; each skip adds a one-line message to `warnings`.
     """
+
+    #: The name of this store's file format in an archive's manifest (`kind`): an archive is
+    #: restored only into a store of the same kind. Set by every store that archives.
+    kind: ClassVar[str] = ""
 
     def __init__(self, provider: str, env: Mapping[str, str], avatar_home: Path) -> None:
         self.provider = provider
@@ -91,6 +110,68 @@ class SessionStore(ABC):
         """
         return pick_one(ref, self.find(check_id(ref)), self.provider, exact=exact)
 
-    def delete(self, session_id: str) -> None:
-        """Delete a session's files; most stores cannot."""
+    def session_files(self, cwd: Path | None) -> Iterable[str] | None:
+        """The path of each session file (of `cwd`'s sessions when given; a superset is
+        fine), found without reading any; None for a store whose listing is cheap enough to
+        ask instead (a search index compares these files' stamps to know what changed)."""
+        return None
+
+    # ----- optional operations: each defaults to "not supported on PROVIDER" -----------------
+
+    def fork_at(self, info: SessionInfo, at: int) -> SessionInfo:
+        """Write a new session holding messages 1..`at` (`at` >= 1, numbered as `session
+        show` numbers them) of session `info`, which this store listed; the new session as
+        listed. The parent's files are not touched; a cut past the last message is a
+        `UsageError` saying how many there are."""
+        raise NotSupportedError(self.provider, "forking at a message")
+
+    def write_import(
+        self, conversation: Transcript, cwd: Path, model: str | None = None
+    ) -> SessionInfo:
+        """Write `conversation` (user and assistant messages of plain text, alternating, as
+        `avatar.handoff.importing` flattens another provider's session) as a new session of
+        this store's own format in project `cwd`, so the provider's own resume opens it with
+        the earlier turns as real messages; `model` is the one it will run on, when known.
+        Returns the new session as listed, after reading it back (`ImportCheckError`, and
+        nothing left written, when it does not read back whole)."""
+        raise NotSupportedError(self.provider, "importing a conversation")
+
+    def rename(self, info: SessionInfo, name: str) -> None:
+        """Write name `name` (one checked line) where the provider itself shows names."""
+        raise NotSupportedError(self.provider, "naming a session")
+
+    def delete(self, info: SessionInfo) -> None:
+        """Delete the files of session `info`, which this store listed."""
         raise NotSupportedError(self.provider, "deleting a session")
+
+    def archive_files(self, info: SessionInfo) -> builtins.list[tuple[str, Path]]:
+        """`(name, file)` for every file of session `info` an archive carries: `name` is
+        where it goes in the archive (under `session/`), as `restore` expects it back."""
+        raise NotSupportedError(self.provider, "archiving a session")
+
+    def restore(
+        self, session_id: str, files: Mapping[str, bytes], old_cwd: str | None, new_cwd: str
+    ) -> FileWrites:
+        """Where each archived file of session `session_id` (`files`, by the names
+        `archive_files` gave) goes so that the provider running in project `new_cwd` finds
+        and resumes it, its content rewritten from `old_cwd` to `new_cwd`. Nothing is
+        written here: the caller writes all the files or none. A `UsageError` for a name
+        this store would not have given a file of that session."""
+        raise NotSupportedError(self.provider, "restoring a session")
+
+    def _checked_import(
+        self, info: SessionInfo, conversation: Transcript, undo: Callable[[], None]
+    ) -> SessionInfo:
+        """`info`, a session `write_import` just wrote, once it reads back as exactly the
+        messages of `conversation`; else `undo()` and an `ImportCheckError`."""
+        wanted = [(m.role, m.text) for m in conversation.messages]
+        try:
+            got = [(m.role, m.text) for m in self.read_transcript(info).messages]
+        except AvatarError:
+            got = None
+        if got != wanted:
+            undo()
+            raise ImportCheckError(
+                f"the imported {self.provider} session {info.id} did not read back whole"
+            )
+        return info

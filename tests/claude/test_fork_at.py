@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from avatar.core.errors import UsageError
-from avatar.sessions.claude import ClaudeStore
-from avatar.sessions.claude_fork import write_fork
+from avatar.sessions.claude import ClaudeStore, write_fork
 
 STORE = Path(__file__).resolve().parents[1] / "fixtures" / "provider-stores" / "claude"
 NEW_ID = "0f0f0f0f-1111-4222-8333-444455556666"

@@ -129,7 +129,7 @@ async def test_fork_list_delete(
     assert listed[0].id == forked.session_id and listed[0].messages == 4
     assert listed[0].title == "the parent question" and listed[0].provider == "native"
     await b.stop()
-    store.delete(forked.session_id)
+    store.delete(store.locate(forked.session_id))
     assert [s.id for s in store.list(project)] == [parent]
     transcript = store.transcript(parent)
     assert [m.role for m in transcript.messages] == ["user", "assistant"]
@@ -157,7 +157,7 @@ async def test_store_transcript_with_tools(
     info = store.list(project)[0]
     assert info.to_public()["model"] == "openai/gpt-4o" and info.created and info.updated
     assert store.list(tmp_path / "elsewhere") == []
-    store.delete(sid)
+    store.delete(info)
     assert store.list(None) == []
 
 

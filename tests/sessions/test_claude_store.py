@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -224,18 +225,26 @@ def test_delete_removes_the_transcript(homes: Homes) -> None:
     store = homes.claude()
     side = homes.claude_project / THREE / "subagents"
     side.mkdir(parents=True)
-    store.delete(THREE)
+    three, one = store.locate(THREE), store.locate(ONE)
+    store.delete(three)
     assert not (homes.claude_project / f"{THREE}.jsonl").exists()
     assert not (homes.claude_project / THREE).exists()
     assert {s.id for s in store.list(None)} == {ONE}
     assert {s.id for s in homes.claude().list(None)} == {ONE}  # the cache forgot it too
     with pytest.raises(SessionNotFoundError):
-        store.delete(THREE)
+        store.delete(three)
+    # Only ever the file of a session the store listed, named by its UUID.
     with pytest.raises(UsageError):
-        store.delete("../" + ONE)
+        store.delete(replace(one, id="../" + ONE))
     with pytest.raises(UsageError):
-        store.delete("not-a-uuid")
-    assert (homes.claude_project / f"{ONE}.jsonl").exists()
+        store.delete(replace(one, id="not-a-uuid"))
+    with pytest.raises(UsageError):
+        store.delete(replace(three, path=one.path))
+    outside = homes.home / f"{ONE}.jsonl"
+    outside.write_text("{}\n")
+    with pytest.raises(UsageError):
+        store.delete(replace(one, path=str(outside)))
+    assert outside.exists() and (homes.claude_project / f"{ONE}.jsonl").exists()
 
 
 def test_listing_uses_the_cache_until_a_file_changes(homes: Homes) -> None:

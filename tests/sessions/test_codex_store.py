@@ -194,7 +194,7 @@ def test_meta_with_spaces_and_no_instructions(homes: Homes) -> None:
 
 def test_delete_is_not_supported(homes: Homes) -> None:
     with pytest.raises(NotSupportedError):
-        homes.codex().delete(ACP)
+        homes.codex().delete(homes.codex().locate(ACP))
 
 
 def test_missing_and_invalid_ids(homes: Homes) -> None:

@@ -210,6 +210,6 @@ def test_broken_projects_json_still_lists(homes: Homes) -> None:
 def test_delete_is_not_supported_and_missing_ids(homes: Homes) -> None:
     store = homes.gemini()
     with pytest.raises(NotSupportedError):
-        store.delete(REAL)
+        store.delete(store.locate(REAL))
     with pytest.raises(SessionNotFoundError):
         store.transcript(NEW)

@@ -16,8 +16,8 @@ is interrupted and drained first, so its output never leaks into the next answer
 
 Modules: `claude_stream` (protocol and translation, no I/O), `claude_process` (the process,
 its stdout reader, control requests and the routing of its output into turns),
-`claude_permission` (scope and policy answers to permission requests), `claude_fork` (where
-transcripts live; writing a fork left without a turn).
+`claude_permission` (scope and policy answers to permission requests); where transcripts live
+and writing a fork left without a turn are Claude Code's file format (`avatar.sessions.claude`).
 """
 
 from __future__ import annotations
@@ -41,8 +41,7 @@ from avatar.core.times import newest
 from avatar.policy import sandbox
 from avatar.policy.scope import ScopePolicy
 from avatar.providers.registry import find_executable
-from avatar.sessions.claude import UUID_RE
-from avatar.sessions.claude_fork import transcript_path, write_fork
+from avatar.sessions.claude import UUID_RE, transcript_path, write_fork
 
 if TYPE_CHECKING:
     from avatar.sessions.types import SessionInfo

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING
 
 from avatar.core.errors import AvatarError, SessionNotFoundError, UsageError
 from avatar.library.search.hits import SearchHit, hit, query_words
-from avatar.sessions.filestore import JsonlSessionStore
 from avatar.sessions.types import SessionInfo, Transcript
 
 if TYPE_CHECKING:
@@ -387,22 +386,23 @@ def _read(library: SessionLibrary, info: SessionInfo, redact: Callable[[str], st
 
 
 def _snapshot(library: SessionLibrary) -> tuple[dict[str, Stamp], list[SessionInfo]]:
-    """The stamp of every file of the file-per-session stores (found without reading any),
-    and the sessions of the other stores (whose listing is cheap)."""
-    from avatar.sessions.native import NativeStore
-
+    """The stamp of every file of the stores that name their session files (found without
+    reading any: native sessions too, whose index is cheap to read but needs pydantic), and
+    the sessions of the other stores (whose listing is cheap)."""
     files: dict[str, Stamp] = {}
     light: list[SessionInfo] = []
     for name in library.listing_providers():
         store = library.store(name)
-        # Native sessions too: their index is cheap to read, but reading it needs pydantic.
-        if isinstance(store, JsonlSessionStore | NativeStore):
-            for path in store.session_files(None):
-                stamp = _stamp(path)
-                if stamp is not None:
-                    files[path] = stamp
-        elif store is not None:
+        if store is None:
+            continue
+        paths = store.session_files(None)
+        if paths is None:
             light.extend(store.list(None))
+            continue
+        for path in paths:
+            stamp = _stamp(path)
+            if stamp is not None:
+                files[path] = stamp
     return files, light
 
 

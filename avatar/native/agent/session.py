@@ -98,12 +98,15 @@ class AgentSession:
         self._open(SessionState(header), writer, model)
         return header.id
 
-    def resume(self, session_id: str, model: ModelInfo | None = None) -> str:
-        """Reopen a session; its own model unless `model` is given (then a model change)."""
-        path = self.manager.path_of(session_id)
+    def resume(
+        self, session_id: str, model: ModelInfo | None = None, path: Path | None = None
+    ) -> str:
+        """Reopen a session from its file `path` (looked up when not given); its own model
+        unless `model` is given (then a model change)."""
+        path = path or self.manager.path_of(session_id)
         if path is None:
             raise SessionNotFoundError(f"no native session {session_id}")
-        writer = self.manager.open_writer(session_id)
+        writer = self.manager.open_writer(session_id, path)
         try:
             state = read_state(path)
         except BaseException:

@@ -63,7 +63,9 @@ class SessionIndex:
         """The directory holding the sessions started in `cwd`."""
         return self.root / project_slug(cwd)
 
-    def _project_dirs(self) -> list[Path]:
+    def project_dirs(self) -> list[Path]:
+        """Every project's directory: the one walk of the whole store that finding a session
+        by id, listing every project and reading the forks' lineage start from."""
         try:
             return [Path(e.path) for e in os.scandir(self.root) if e.is_dir()]
         except FileNotFoundError:
@@ -73,7 +75,7 @@ class SessionIndex:
         """The file of session `session_id` (full id), wherever its project is."""
         if not is_valid_id(session_id):
             return None
-        for d in self._project_dirs():
+        for d in self.project_dirs():
             candidate = d / (session_id + SUFFIX)
             if candidate.is_file():
                 return candidate
@@ -81,7 +83,7 @@ class SessionIndex:
 
     def files(self) -> Iterator[str]:
         """The path of every session file, of every project (no file is read)."""
-        for d in self._project_dirs():
+        for d in self.project_dirs():
             with contextlib.suppress(FileNotFoundError), os.scandir(d) as entries:
                 for e in entries:
                     if e.name.endswith(SUFFIX) and not e.name.startswith("."):
@@ -99,7 +101,7 @@ class SessionIndex:
 
     def list(self, cwd: Path | None = None, *, newest_first: bool = True) -> _Records:
         """Sessions of project `cwd` (all projects when None), newest first unless told not."""
-        dirs = [self.project_dir(cwd)] if cwd is not None else self._project_dirs()
+        dirs = [self.project_dir(cwd)] if cwd is not None else self.project_dirs()
         records: _Records = []
         for d in dirs:
             records.extend(self._read_dir(d))
@@ -165,12 +167,17 @@ class SessionIndex:
             atomic_write(index_path, _lines(records))
 
     def find(self, prefix: str) -> _Records:
-        """Sessions (any project) whose id starts with `prefix` (case-insensitive)."""
-        exact = self.path_of(prefix)
-        if exact is not None:
-            return [r for r in self._read_dir(exact.parent) if r.id == prefix]
+        """Sessions (any project) whose id starts with `prefix` (case-insensitive), in one
+        walk of the store: an exact id reads only its own project's index."""
+        dirs = self.project_dirs()
+        if is_valid_id(prefix):
+            for d in dirs:
+                if (d / (prefix + SUFFIX)).is_file():
+                    return [r for r in self._read_dir(d) if r.id == prefix]
         low = prefix.lower()
-        return [r for r in self.list(None) if r.id.lower().startswith(low)]
+        found = [r for d in dirs for r in self._read_dir(d) if r.id.lower().startswith(low)]
+        found.sort(key=_recency, reverse=True)
+        return found
 
     def resolve(self, id_or_prefix: str) -> IndexRecord:
         """The one session an id or unique prefix names; a usage error otherwise."""

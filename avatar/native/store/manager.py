@@ -97,9 +97,10 @@ class SessionManager(SessionIndex):
         )
         return header, writer
 
-    def open_writer(self, session_id: str) -> SessionWriter:
-        """A writer appending to an existing session (exclusive; `SessionBusyError` if taken)."""
-        path = self.path_of(session_id)
+    def open_writer(self, session_id: str, path: Path | None = None) -> SessionWriter:
+        """A writer appending to an existing session, whose file is `path` (looked up when not
+        given); exclusive: `SessionBusyError` while another process has it."""
+        path = path or self.path_of(session_id)
         if path is None:
             raise SessionNotFoundError(f"no native session {session_id}")
         return SessionWriter(path)
