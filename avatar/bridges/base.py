@@ -1,4 +1,6 @@
-"""The contract every bridge fulfils, with safe defaults for what a provider cannot do."""
+"""The contract every bridge fulfils — what it is asked to open (`OpenRequest`), what it gets
+from the engine (`BridgeContext`), what it can do (`SessionCapabilities`) — with safe defaults
+for what a provider cannot do."""
 
 from __future__ import annotations
 
@@ -6,13 +8,9 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from avatar.core.errors import NotSupportedError
-
-# What a bridge is asked to open is part of its contract; it is defined with the open policy.
-from avatar.engine.opening import OpenMode as OpenMode
-from avatar.engine.opening import OpenRequest as OpenRequest
 
 if TYPE_CHECKING:
     from avatar.core.config import Settings
@@ -20,6 +18,32 @@ if TYPE_CHECKING:
     from avatar.providers.registry import ProviderSpec
     from avatar.sessions.store import SessionStore
     from avatar.sessions.types import SessionInfo
+
+
+OpenMode = Literal["new", "resume", "continue", "fork"]
+
+
+@dataclass(frozen=True)
+class OpenRequest:
+    """How to open a session: a new one (optionally with a chosen id), or an existing one.
+
+    For `resume` and `fork` the engine has already resolved the session: `info` is the one
+    the provider's store listed (or None when the store does not know the id and the agent
+    is asked anyway); bridges use it and never look the session up again.
+    """
+
+    mode: OpenMode = "new"
+    session_id: str | None = None
+    info: SessionInfo | None = None
+    #: The provider's own files of the session are gone; avatar has only its copy of the
+    #: turns. An agent may still claim to reopen it (codex-acp does, then fails every
+    #: prompt), so bridges open a new session, which the engine seeds from the copy.
+    files_gone: bool = False
+
+    @classmethod
+    def of(cls, mode: OpenMode, info: SessionInfo, files_gone: bool = False) -> OpenRequest:
+        """A request to reopen (or fork) a session the engine has resolved."""
+        return cls(mode, info.id, info, files_gone)
 
 
 @dataclass
