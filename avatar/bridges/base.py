@@ -5,16 +5,17 @@ for what a provider cannot do."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from avatar.core.errors import NotSupportedError
+from avatar.policy.permissions import PermissionHandler, deny_all
 
 if TYPE_CHECKING:
     from avatar.core.config import Settings
-    from avatar.core.events import BaseEvent, PermissionRequested, SessionStarted
+    from avatar.core.events import BaseEvent, SessionStarted
     from avatar.providers.registry import ProviderSpec
     from avatar.sessions.store import SessionStore
     from avatar.sessions.types import SessionInfo
@@ -68,16 +69,8 @@ class SessionCapabilities:
         return [f.name.removeprefix("can_") for f in fields(self) if getattr(self, f.name)]
 
 
-PermissionHandler = Callable[["PermissionRequested"], Awaitable[bool]]
-"""Asked before any action that changes something; True allows it."""
-
 EventSink = Callable[["BaseEvent"], None]
 """Receives events produced outside a turn (notices while opening, replay, agent death)."""
-
-
-async def deny_all(request: PermissionRequested) -> bool:
-    """The permission handler used when nobody configured one."""
-    return False
 
 
 def _drop(event: BaseEvent) -> None:
@@ -98,6 +91,7 @@ class BridgeContext:
     store: SessionStore | None = None
     model: str | None = None
     system_prompt: str | None = None
+    #: Asked before any action that changes something (`allows` reads the answer).
     permission: PermissionHandler = deny_all
     emit: EventSink = _drop
     #: A session another process holds: wait for it (True) or fail at once (`--no-wait`).

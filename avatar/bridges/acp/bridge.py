@@ -53,6 +53,7 @@ from avatar.core.events import (
 )
 from avatar.core.ids import is_valid_id
 from avatar.policy import sandbox
+from avatar.policy.permissions import allows
 from avatar.sessions.types import SessionInfo
 
 __all__ = ["ACPBridge", "session_capabilities"]
@@ -247,7 +248,7 @@ class ACPBridge(BaseBridge):
             ask.cancel()
             return None
         try:
-            allowed = bool(ask.result())
+            allowed = allows(ask.result())
             reason = None if allowed else "denied by the permission policy"
         except Exception as e:
             allowed, reason = False, f"permission check failed: {e}"

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from avatar.bridges.base import deny_all
 from avatar.core.errors import AvatarError, SessionNotFoundError
 from avatar.core.events import (
     BaseEvent,
@@ -50,9 +49,9 @@ from avatar.native.tools import default_tools
 from avatar.native.tools.base import AgentTool, AgentToolResult, ToolContext, ToolKind
 from avatar.native.tools.scope import ToolScope
 from avatar.policy import sandbox
+from avatar.policy.permissions import PermissionHandler, allows, deny_all
 
 if TYPE_CHECKING:
-    from avatar.bridges.base import PermissionHandler
     from avatar.core.config import Scope
     from avatar.native.llm.base import LLMClient, RetryNotice
     from avatar.native.models import ModelInfo, ModelResolver
@@ -423,7 +422,7 @@ class AgentSession:
         request = PermissionRequested(
             id=call.id if call else new_entry_id(), title=title, kind=kind
         )
-        allowed = bool(await self.config.permission(request))
+        allowed = allows(await self.config.permission(request))
         decided = replace(request, decision="allow" if allowed else "deny")
         self._emit(decided)
         return allowed
