@@ -98,12 +98,26 @@ class BridgeContext:
     wait_busy: bool = True
 
 
+_OPENING: dict[OpenMode, str] = {
+    "new": "opening a session",
+    "resume": "resuming a session",
+    "continue": "continuing the last session",
+    "fork": "forking a session",
+}
+
+
+def not_supported(provider: str, mode: OpenMode) -> NotSupportedError:
+    """The error for a way of opening a session that `provider` does not support (the engine
+    then opens a new session instead, with a notice)."""
+    return NotSupportedError(provider, _OPENING[mode])
+
+
 class BaseBridge(ABC):
     """One provider behind avatar's session API.
 
-    Subclasses implement `start`, `new_session` and `send`; every other session operation
-    defaults to a typed `NotSupportedError` naming the provider, so the engine can fall back
-    and the user sees a clear message instead of a traceback.
+    Subclasses implement `open` and `send`; every other operation defaults to doing nothing
+    or to a typed `NotSupportedError` naming the provider, so the engine can fall back and
+    the user sees a clear message instead of a traceback.
     """
 
     def __init__(self, ctx: BridgeContext) -> None:
@@ -127,33 +141,11 @@ class BaseBridge(ABC):
     async def stop(self) -> None:
         """Shut the agent down cleanly; safe to call twice."""
 
-    async def open(self, request: OpenRequest) -> SessionStarted:
-        """Open a session as `request` asks, dispatching to the specific method."""
-        if request.mode == "resume":
-            assert request.session_id
-            return await self.resume_session(request.session_id)
-        if request.mode == "continue":
-            return await self.continue_last()
-        if request.mode == "fork":
-            assert request.session_id
-            return await self.fork_session(request.session_id)
-        return await self.new_session(request.session_id)
-
     @abstractmethod
-    async def new_session(self, session_id: str | None = None) -> SessionStarted:
-        """Start a fresh session (with `session_id` when the provider lets the caller choose)."""
-
-    async def resume_session(self, session_id: str) -> SessionStarted:
-        """Reopen an existing session by id."""
-        raise NotSupportedError(self.name, "resuming a session")
-
-    async def continue_last(self) -> SessionStarted:
-        """Reopen the newest session of this provider in the cwd."""
-        raise NotSupportedError(self.name, "continuing the last session")
-
-    async def fork_session(self, session_id: str) -> SessionStarted:
-        """Open a new session that starts with a copy of another's history."""
-        raise NotSupportedError(self.name, "forking a session")
+    async def open(self, request: OpenRequest) -> SessionStarted:
+        """Open a session as `request` asks: a new one, or the session the engine resolved
+        to resume, continue or fork; a way of opening the provider cannot do raises
+        `not_supported(name, mode)`."""
 
     @abstractmethod
     def send(self, prompt: str) -> AsyncIterator[BaseEvent]:

@@ -64,23 +64,6 @@ async def test_a_resolved_session_is_not_looked_up_again(fake: FakeClaude) -> No
     assert store.scans == scans  # neither open walked the store again
 
 
-async def test_the_per_method_api_resolves_through_the_store(fake: FakeClaude) -> None:
-    first = fake.bridge()
-    a = await first.open(OpenRequest("new"))
-    await collect(first.send("one"))
-    await first.stop()
-    bridge = fake.bridge()
-    try:
-        resumed = await bridge.resume_session(a.session_id[:8])  # a unique prefix
-        assert (resumed.how, resumed.session_id) == ("resumed", a.session_id)
-        forked = await bridge.fork_session(a.session_id)
-        assert forked.how == "forked"
-        cont = await bridge.continue_last()
-        assert cont.how == "continued"
-    finally:
-        await bridge.stop()
-
-
 async def test_without_a_store_no_session_is_on_disk(fake: FakeClaude) -> None:
     first = fake.bridge()
     a = await first.open(OpenRequest("new"))
@@ -91,7 +74,7 @@ async def test_without_a_store_no_session_is_on_disk(fake: FakeClaude) -> None:
     try:
         cont = await bridge.open(OpenRequest("continue"))
         assert cont.how == "new"
-        resumed = await bridge.resume_session(a.session_id)
+        resumed = await bridge.open(OpenRequest("resume", a.session_id))  # info=None
         assert resumed.how == "new" and resumed.session_id != a.session_id
         with pytest.raises(SessionNotFoundError):
             await bridge.open(OpenRequest("fork", a.session_id))

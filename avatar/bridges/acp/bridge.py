@@ -281,18 +281,6 @@ class ACPBridge(BaseBridge):
             cwd=str(self.ctx.cwd),
         )
 
-    async def new_session(self, session_id: str | None = None) -> SessionStarted:
-        """`session/new` (ACP agents choose the id; a requested one is reported as ignored)."""
-        return await self.open(OpenRequest("new", session_id))
-
-    async def resume_session(self, session_id: str) -> SessionStarted:
-        """Reopen by id: load → resume → new (with a notice)."""
-        return await self.open(OpenRequest("resume", session_id))
-
-    async def continue_last(self) -> SessionStarted:
-        """Reopen the newest session of this provider in the cwd, else open a new one."""
-        return await self.open(OpenRequest("continue"))
-
     async def agent_sessions(self) -> list[SessionInfo] | None:
         """`session/list` for the cwd, every page, where the agent advertises it."""
         if not self.capabilities.can_list:
@@ -308,10 +296,6 @@ class ACPBridge(BaseBridge):
         request = acp_compat.send_raw(agent.conn, "session/delete", {"sessionId": session_id})
         await agent.call("session/delete", request)
         return True
-
-    async def fork_session(self, session_id: str) -> SessionStarted:
-        """`session/fork` where advertised; a failed fork opens a new session (with a notice)."""
-        return await self.open(OpenRequest("fork", session_id))
 
     # -- model and mode (config options) -----------------------------------------------------
 

@@ -25,8 +25,9 @@ from pydantic import ValidationError
 from avatar.bridges.acp import quirks as acp_quirks
 from avatar.bridges.acp.connection import describe_error
 from avatar.bridges.acp.listing import PageFetcher, newest_in
+from avatar.bridges.base import not_supported
 from avatar.bridges.mcp import build_mcp_servers
-from avatar.core.errors import NotSupportedError, ProviderError
+from avatar.core.errors import ProviderError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -178,7 +179,7 @@ class SessionOpener:
         from acp import RequestError
 
         if not self.capabilities.can_fork:
-            raise NotSupportedError(self.name, "forking a session")
+            raise not_supported(self.name, "fork")
         conn = self.agent.conn
         try:
             with self._opening(ANY_SESSION):

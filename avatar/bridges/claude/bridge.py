@@ -208,32 +208,6 @@ class ClaudeBridge(BaseBridge):
             return await self._new(request.session_id)
         return await self._new(None)
 
-    async def new_session(self, session_id: str | None = None) -> SessionStarted:
-        """A fresh session whose id avatar chooses now (`--session-id`)."""
-        return await self.open(OpenRequest("new", session_id))
-
-    async def resume_session(self, session_id: str) -> SessionStarted:
-        """Reopen a session by id or unique prefix (looked up in `ctx.store`; the engine
-        calls `open()` with the session it resolved instead)."""
-        return await self.open(OpenRequest("resume", session_id, self._lookup(session_id)))
-
-    async def continue_last(self) -> SessionStarted:
-        """Resume the newest session of this cwd, else open a new one (with a notice)."""
-        return await self.open(OpenRequest("continue"))
-
-    async def fork_session(self, session_id: str) -> SessionStarted:
-        """A new session starting with a copy of another's history (`--fork-session`)."""
-        return await self.open(OpenRequest("fork", session_id, self._lookup(session_id)))
-
-    def _lookup(self, ref: str) -> SessionInfo | None:
-        store = self.ctx.store
-        if store is None:
-            return None
-        try:
-            return store.locate(ref)
-        except SessionNotFoundError:
-            return None
-
     def _started(self, how: OpenHow) -> SessionStarted:
         assert self.session_id is not None
         return SessionStarted(
