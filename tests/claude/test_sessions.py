@@ -185,6 +185,30 @@ async def test_fork_with_a_turn_is_written_by_claude(fake: FakeClaude) -> None:
         await fake.bridge().open(OpenRequest("fork", str(uuid.uuid4())))
 
 
+async def test_a_fork_claude_wrote_before_dying_is_resumed_not_forked_again(
+    fake: FakeClaude,
+) -> None:
+    parent = fake.bridge()
+    p = await parent.open(OpenRequest("new"))
+    await collect(parent.send("remember 42"))
+    await parent.stop()
+    bridge = fake.bridge()
+    try:
+        forked = await bridge.open(fake.request("fork", p.session_id))
+        died = await collect(bridge.send("CRASH in the first turn"))  # written, then dead
+        assert died[-1].type == "error"
+        assert text(await collect(bridge.send("still the fork?"))) == "Hello from fake claude."
+    finally:
+        await bridge.stop()
+    restart = (await fake.starts(3))[2]["argv"]
+    assert restart[-2:] == ["--resume", forked.session_id] and "--fork-session" not in restart
+    texts = [m.text for m in fake.store().transcript(forked.session_id).messages]
+    assert texts[0] == "remember 42" and texts[-2:] == [
+        "still the fork?",
+        "Hello from fake claude.",
+    ]
+
+
 async def test_resume_runs_in_the_sessions_own_directory(fake: FakeClaude, tmp_path: Path) -> None:
     other = tmp_path / "other-project"
     other.mkdir()
