@@ -32,6 +32,13 @@ from avatar.core.errors import ProviderError
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from acp.schema import (
+        ForkSessionResponse,
+        LoadSessionResponse,
+        NewSessionResponse,
+        ResumeSessionResponse,
+    )
+
     from avatar.bridges.acp.connection import AgentConnection
     from avatar.bridges.acp.stream import UpdateRouter
     from avatar.bridges.base import BridgeContext, OpenRequest, SessionCapabilities
@@ -340,7 +347,8 @@ class SessionOpener:
     def _mcp_servers(self) -> list[Any]:
         # Built once per agent start, so a skipped server is reported once, not per attempt.
         if self._mcp is None:
-            mcp_caps = getattr(self.agent.agent_capabilities, "mcp_capabilities", None)
+            agent_caps = self.agent.agent_capabilities
+            mcp_caps = agent_caps.mcp_capabilities if agent_caps is not None else None
             self._mcp, skipped = build_mcp_servers(self.ctx.settings.mcp_servers, mcp_caps)
             for message in skipped:
                 self.notify(message, "warning")
@@ -349,8 +357,9 @@ class SessionOpener:
     def _additional_dirs(self) -> list[str] | None:
         if not self.ctx.additional_dirs:
             return None
-        session_caps = getattr(self.agent.agent_capabilities, "session_capabilities", None)
-        if getattr(session_caps, "additional_directories", None) is None:
+        agent_caps = self.agent.agent_capabilities
+        session_caps = agent_caps.session_capabilities if agent_caps is not None else None
+        if session_caps is None or session_caps.additional_directories is None:
             return None  # not advertised: agents may reject the field
         return [str((self.ctx.cwd / d).resolve()) for d in self.ctx.additional_dirs]
 
@@ -358,8 +367,10 @@ class SessionOpener:
         return self.ctx.cwd.resolve()
 
 
-def _options(resp: Any) -> list[Any]:
-    return list(getattr(resp, "config_options", None) or [])
+def _options(
+    resp: NewSessionResponse | LoadSessionResponse | ResumeSessionResponse | ForkSessionResponse,
+) -> list[Any]:
+    return list(resp.config_options or [])
 
 
 def _fell_back(result: OpenResult, why: list[str]) -> OpenResult:
