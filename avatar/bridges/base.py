@@ -1,25 +1,59 @@
-"""The contract every bridge fulfils, with safe defaults for what a provider cannot do."""
+"""The contract every bridge fulfils — what it is asked to open (`OpenRequest`), what it gets
+from the engine (`BridgeContext`), what it can do (`SessionCapabilities`) — with safe defaults
+for what a provider cannot do."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from avatar.core.errors import NotSupportedError
-
-# What a bridge is asked to open is part of its contract; it is defined with the open policy.
-from avatar.engine.opening import OpenMode as OpenMode
-from avatar.engine.opening import OpenRequest as OpenRequest
+from avatar.policy.permissions import PermissionHandler, deny_all
 
 if TYPE_CHECKING:
     from avatar.core.config import Settings
-    from avatar.core.events import BaseEvent, PermissionRequested, SessionStarted
+    from avatar.core.events import BaseEvent, SessionStarted
     from avatar.providers.registry import ProviderSpec
     from avatar.sessions.store import SessionStore
     from avatar.sessions.types import SessionInfo
+
+
+OpenMode = Literal["new", "resume", "continue", "fork"]
+
+
+@dataclass(frozen=True)
+class OpenRequest:
+    """How to open a session: a new one (optionally with a chosen id), or an existing one.
+
+    For `resume` and `fork` the engine has already resolved the session: `info` is the one
+    the provider's store listed (or None when the store does not know the id and the agent
+    is asked anyway); bridges use it and never look the session up again.
+    """
+
+    mode: OpenMode = "new"
+    session_id: str | None = None
+    info: SessionInfo | None = None
+    #: The provider's own files of the session are gone; avatar has only its copy of the
+    #: turns. An agent may still claim to reopen it (codex-acp does, then fails every
+    #: prompt), so bridges open a new session, which the engine seeds from the copy.
+    files_gone: bool = False
+
+    @classmethod
+    def of(cls, mode: OpenMode, info: SessionInfo, files_gone: bool = False) -> OpenRequest:
+        """A request to reopen (or fork) a session the engine has resolved."""
+        return cls(mode, info.id, info, files_gone)
+
+    def opened(self, provider: str, session_id: str) -> SessionInfo | None:
+        """The session the engine resolved, as `provider` opened it, when session `session_id`
+        is it (an agent may open another instead) and its files are there: what the open
+        session's conversation is read from, without looking it up again."""
+        info = self.info
+        if info is None or info.id != session_id or self.files_gone:
+            return None
+        return info if info.provider == provider else replace(info, provider=provider)
 
 
 @dataclass
@@ -44,16 +78,8 @@ class SessionCapabilities:
         return [f.name.removeprefix("can_") for f in fields(self) if getattr(self, f.name)]
 
 
-PermissionHandler = Callable[["PermissionRequested"], Awaitable[bool]]
-"""Asked before any action that changes something; True allows it."""
-
 EventSink = Callable[["BaseEvent"], None]
 """Receives events produced outside a turn (notices while opening, replay, agent death)."""
-
-
-async def deny_all(request: PermissionRequested) -> bool:
-    """The permission handler used when nobody configured one."""
-    return False
 
 
 def _drop(event: BaseEvent) -> None:
@@ -74,18 +100,33 @@ class BridgeContext:
     store: SessionStore | None = None
     model: str | None = None
     system_prompt: str | None = None
+    #: Asked before any action that changes something (`allows` reads the answer).
     permission: PermissionHandler = deny_all
     emit: EventSink = _drop
     #: A session another process holds: wait for it (True) or fail at once (`--no-wait`).
     wait_busy: bool = True
 
 
+_OPENING: dict[OpenMode, str] = {
+    "new": "opening a session",
+    "resume": "resuming a session",
+    "continue": "continuing the last session",
+    "fork": "forking a session",
+}
+
+
+def not_supported(provider: str, mode: OpenMode) -> NotSupportedError:
+    """The error for a way of opening a session that `provider` does not support (the engine
+    then opens a new session instead, with a notice)."""
+    return NotSupportedError(provider, _OPENING[mode])
+
+
 class BaseBridge(ABC):
     """One provider behind avatar's session API.
 
-    Subclasses implement `start`, `new_session` and `send`; every other session operation
-    defaults to a typed `NotSupportedError` naming the provider, so the engine can fall back
-    and the user sees a clear message instead of a traceback.
+    Subclasses implement `open` and `send`; every other operation defaults to doing nothing
+    or to a typed `NotSupportedError` naming the provider, so the engine can fall back and
+    the user sees a clear message instead of a traceback.
     """
 
     def __init__(self, ctx: BridgeContext) -> None:
@@ -109,33 +150,11 @@ class BaseBridge(ABC):
     async def stop(self) -> None:
         """Shut the agent down cleanly; safe to call twice."""
 
-    async def open(self, request: OpenRequest) -> SessionStarted:
-        """Open a session as `request` asks, dispatching to the specific method."""
-        if request.mode == "resume":
-            assert request.session_id
-            return await self.resume_session(request.session_id)
-        if request.mode == "continue":
-            return await self.continue_last()
-        if request.mode == "fork":
-            assert request.session_id
-            return await self.fork_session(request.session_id)
-        return await self.new_session(request.session_id)
-
     @abstractmethod
-    async def new_session(self, session_id: str | None = None) -> SessionStarted:
-        """Start a fresh session (with `session_id` when the provider lets the caller choose)."""
-
-    async def resume_session(self, session_id: str) -> SessionStarted:
-        """Reopen an existing session by id."""
-        raise NotSupportedError(self.name, "resuming a session")
-
-    async def continue_last(self) -> SessionStarted:
-        """Reopen the newest session of this provider in the cwd."""
-        raise NotSupportedError(self.name, "continuing the last session")
-
-    async def fork_session(self, session_id: str) -> SessionStarted:
-        """Open a new session that starts with a copy of another's history."""
-        raise NotSupportedError(self.name, "forking a session")
+    async def open(self, request: OpenRequest) -> SessionStarted:
+        """Open a session as `request` asks: a new one, or the session the engine resolved
+        to resume, continue or fork; a way of opening the provider cannot do raises
+        `not_supported(name, mode)`."""
 
     @abstractmethod
     def send(self, prompt: str) -> AsyncIterator[BaseEvent]:

@@ -90,14 +90,23 @@ class NativeBridge(BaseBridge):
     # -- opening ----------------------------------------------------------------------------
 
     async def open(self, request: OpenRequest) -> SessionStarted:
-        """Open as `request` asks; a session the engine resolved is not looked up again."""
-        if request.info is not None and request.mode == "resume":
+        """Open as `request` asks; a session the engine resolved (`request.info`) is not
+        looked up again, an id or unique prefix it could not resolve is looked up here."""
+        if request.mode == "new":
+            return await self._new(request.session_id)
+        if request.mode == "continue":
+            return await self._continue()
+        if request.info is not None:
+            if request.mode == "fork":
+                return await self._fork(request.info.id)
             # The file the engine found (not avatar's copy of the turns, when it is gone).
             listed = request.info.path if not request.files_gone else None
             return await self._reopen(request.info.id, "resumed", Path(listed) if listed else None)
-        if request.info is not None and request.mode == "fork":
-            return await self._fork(request.info.id)
-        return await super().open(request)
+        assert request.session_id, f"{request.mode} needs a session id"
+        session_id = self.manager.resolve(request.session_id).id
+        if request.mode == "fork":
+            return await self._fork(session_id)
+        return await self._reopen(session_id, "resumed")
 
     def _config(self) -> SessionConfig:
         from avatar.native.agent.compaction import strategy_for
@@ -155,7 +164,7 @@ class NativeBridge(BaseBridge):
         requested = self._requested_model()
         return self.resolver.resolve(requested) if requested else None
 
-    async def new_session(self, session_id: str | None = None) -> SessionStarted:
+    async def _new(self, session_id: str | None) -> SessionStarted:
         """A new session; with an explicit id, resume it when it already exists."""
         if session_id is not None:
             check_session_id(session_id)
@@ -167,23 +176,15 @@ class NativeBridge(BaseBridge):
         self.session = session
         return self._started("new")
 
-    async def resume_session(self, session_id: str) -> SessionStarted:
-        """Reopen a session by id or unique prefix."""
-        return await self._reopen(self.manager.resolve(session_id).id, "resumed")
-
-    async def continue_last(self) -> SessionStarted:
+    async def _continue(self) -> SessionStarted:
         """Reopen the newest session of the cwd, or start one (with a notice)."""
         latest = self.manager.latest(Path(self.ctx.cwd))
         if latest is None:
             self.ctx.emit(
                 Notice(message="no native session in this directory to continue; started a new one")
             )
-            return await self.new_session()
+            return await self._new(None)
         return await self._reopen(latest.id, "continued")
-
-    async def fork_session(self, session_id: str) -> SessionStarted:
-        """Copy a session (id or unique prefix) into a new one and open the copy."""
-        return await self._fork(self.manager.resolve(session_id).id)
 
     async def _reopen(
         self, session_id: str, how: OpenHow, path: Path | None = None
@@ -214,7 +215,7 @@ class NativeBridge(BaseBridge):
     async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
         """Run one turn; events end with `TurnFinished`."""
         if self.session is None:
-            self.ctx.emit(await self.new_session())
+            self.ctx.emit(await self._new(None))
         assert self.session is not None
         async for event in self.session.send_message(prompt):
             yield event

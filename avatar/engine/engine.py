@@ -12,12 +12,13 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Unpack
 
+from avatar.bridges.base import OpenRequest
 from avatar.core.config import Settings, avatar_home
 from avatar.core.errors import AvatarError, NotSupportedError, UsageError
 from avatar.core.loading import load_class
 from avatar.engine.config_layers import project_config
 from avatar.engine.conversation import Conversation
-from avatar.engine.opening import OpenRequest, plan_open
+from avatar.engine.opening import plan_open
 from avatar.engine.settings import SettingsPolicy
 from avatar.engine.switching import Switcher, SwitchHow
 from avatar.library.actions import LibraryActions

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
+from avatar.bridges.base import OpenRequest
 from avatar.core.errors import SessionNotFoundError, UsageError
 from avatar.core.ids import check_id
 
@@ -20,41 +21,6 @@ if TYPE_CHECKING:
     from avatar.core.config import Settings
     from avatar.library.catalog import SessionLibrary
     from avatar.sessions.types import SessionInfo
-
-
-OpenMode = Literal["new", "resume", "continue", "fork"]
-
-
-@dataclass(frozen=True)
-class OpenRequest:
-    """How to open a session: a new one (optionally with a chosen id), or an existing one.
-
-    For `resume` and `fork` the engine has already resolved the session: `info` is the one
-    the provider's store listed (or None when the store does not know the id and the agent
-    is asked anyway); bridges use it and never look the session up again.
-    """
-
-    mode: OpenMode = "new"
-    session_id: str | None = None
-    info: SessionInfo | None = None
-    #: The provider's own files of the session are gone; avatar has only its copy of the
-    #: turns. An agent may still claim to reopen it (codex-acp does, then fails every
-    #: prompt), so bridges open a new session, which the engine seeds from the copy.
-    files_gone: bool = False
-
-    @classmethod
-    def of(cls, mode: OpenMode, info: SessionInfo, files_gone: bool = False) -> OpenRequest:
-        """A request to reopen (or fork) a session the engine has resolved."""
-        return cls(mode, info.id, info, files_gone)
-
-    def opened(self, provider: str, session_id: str) -> SessionInfo | None:
-        """The session the engine resolved, as `provider` opened it, when session `session_id`
-        is it (an agent may open another instead) and its files are there: what the open
-        session's conversation is read from, without looking it up again."""
-        info = self.info
-        if info is None or info.id != session_id or self.files_gone:
-            return None
-        return info if info.provider == provider else replace(info, provider=provider)
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypedDict
 
+from avatar.bridges.base import OpenRequest
 from avatar.core.errors import AvatarError
-from avatar.engine.opening import OpenRequest
 
 if TYPE_CHECKING:
     from avatar.core.events import SessionStarted

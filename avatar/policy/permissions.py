@@ -15,13 +15,26 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from avatar.core.events import BaseEvent, PermissionRequested
 
-__all__ = ["Answer", "PermissionGate", "PermissionHandler"]
+__all__ = ["Answer", "PermissionGate", "PermissionHandler", "allows", "deny_all"]
 
 Answer = Literal["allow", "always", "deny"]
 """What a permission handler answers: allow once, allow for the rest of the session, deny."""
 
 PermissionHandler = Callable[["PermissionRequested"], Awaitable["Answer | bool"]]
-"""Asked when the policy is `ask`; `True`/`False` are read as allow once / deny."""
+"""Answers a permission request; `True`/`False` are read as allow once / deny (`allows`).
+
+The one handler type: the caller's (asked when the policy is `ask`) and the one every bridge
+and the native agent ask (`BridgeContext.permission`, the engine's `PermissionGate.decide`)."""
+
+
+def allows(answer: Answer | bool) -> bool:
+    """True when a handler's answer allows the action (allow once or for the session)."""
+    return answer in ("allow", "always", True)
+
+
+async def deny_all(request: PermissionRequested) -> Answer | bool:
+    """The handler used where nobody configured one: every request is denied."""
+    return False
 
 
 class PermissionGate:
@@ -51,7 +64,7 @@ class PermissionGate:
             answer = await self.handler(request)
             if answer == "always":
                 self._always.add(key)
-            allowed = answer in ("allow", "always", True)
+            allowed = allows(answer)
         else:
             allowed = False
             if self.policy == "ask":

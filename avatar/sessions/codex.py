@@ -270,7 +270,7 @@ class CodexStore(JsonlSessionStore):
     ) -> SessionInfo:
         """A new rollout under today's date folder of `$CODEX_HOME/sessions`, where
         codex-acp looks."""
-        from avatar import __version__
+        from avatar.core.version import __version__
 
         sid = str(uuid.uuid4())
         now = datetime.now(UTC)

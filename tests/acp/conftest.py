@@ -14,9 +14,10 @@ from typing import Any
 import pytest_asyncio
 
 from avatar.bridges.acp.bridge import ACPBridge
-from avatar.bridges.base import BridgeContext, OpenRequest, PermissionHandler, deny_all
+from avatar.bridges.base import BridgeContext, OpenRequest
 from avatar.core.config import Settings
 from avatar.core.events import BaseEvent, PermissionRequested
+from avatar.policy.permissions import Answer, PermissionHandler, deny_all
 from avatar.providers.registry import ProviderSpec
 from tests.acp.fake_store import FakeStore
 from tests.support.acp_agent import command
@@ -103,9 +104,9 @@ def build(
     emitted: list[BaseEvent] = []
     harness_ref: list[Harness] = []
 
-    async def ask(request: PermissionRequested) -> bool:
+    async def ask(request: PermissionRequested) -> Answer | bool:
         harness_ref[0].asked.append(request)
-        return await (permission or deny_all)(request)
+        return await (permission or deny_all)(request)  # the bridge reads the answer
 
     state = str(root / "state")
     child_env = {**(env or os.environ), "PYTHONPATH": str(REPO), "FAKE_ACP_STATE": state}

@@ -1,4 +1,7 @@
-"""Every branch of the load → resume → new cascade (DESIGN §2), against the fake agent."""
+"""Every branch of the load → resume → new cascade (DESIGN §2), against the fake agent.
+
+A new session stands in only for a session the agent does not have (or cannot reopen at
+all); any other failure of a reopen or a fork is an error, and nothing is opened."""
 
 from __future__ import annotations
 
@@ -60,15 +63,65 @@ async def test_failed_load_falls_back_to_resume(fake: Factory, tmp_path: Path) -
     assert "history 2" in text_of(await h.turn("next"))
 
 
-async def test_load_and_resume_failing_open_new(fake: Factory, tmp_path: Path) -> None:
+async def test_a_session_the_agent_does_not_have_opens_new(fake: Factory, tmp_path: Path) -> None:
     root, sid = seeded(tmp_path)
-    h = await fake("load,resume", root=root, load_error=-32602, resume_error=-32002)
+    h = await fake("load,resume", root=root, load_error=-32002, resume_error=-32002)
     started = await h.bridge.open(OpenRequest("resume", sid))
     assert started.how == "new" and started.session_id != sid
     (notice,) = h.notices()
     assert "session/load" in notice and "session/resume" in notice
     assert f"opened a new session {started.session_id}" in notice
     assert "history 0" in text_of(await h.turn("next"))
+
+
+# How the pinned agents say "no such session" in words, under -32603 "Internal error".
+NOT_FOUND_IN_WORDS = [
+    "no rollout found for thread id 0199aaaa-0000-7000-8000-000000000000",  # codex-acp
+    'Invalid session identifier "0199aaaa".\n  Searched for sessions in /tmp/x/chats.',  # gemini
+    "No previous sessions found for this project.",  # gemini, a project without sessions
+    'Provided value "x" is not a UUID and does not match any session title.',  # claude-agent-acp
+]
+
+
+@pytest.mark.parametrize("details", NOT_FOUND_IN_WORDS)
+async def test_not_found_in_words_opens_new(fake: Factory, tmp_path: Path, details: str) -> None:
+    root, sid = seeded(tmp_path)
+    h = await fake("load", root=root, load_error=-32603, error_details=details)
+    started = await h.bridge.open(OpenRequest("resume", sid))
+    assert started.how == "new" and started.session_id != sid
+    (notice,) = h.notices()
+    assert (
+        details.split("\n")[0] in notice and f"opened a new session {started.session_id}" in notice
+    )
+
+
+@pytest.mark.parametrize(
+    ("caps", "errors"),
+    [
+        ("load", {"load_error": -32603}),  # an internal error that names no missing session
+        ("load", {"load_error": -32602}),
+        ("resume", {"resume_error": -32603, "error_details": "database is locked"}),
+        # One attempt says not found, the other fails otherwise: still an error.
+        ("load,resume", {"load_error": -32603, "resume_error": -32002}),
+    ],
+)
+async def test_other_reopen_errors_are_reported_and_open_nothing(
+    fake: Factory, tmp_path: Path, caps: str, errors: dict[str, object]
+) -> None:
+    root, sid = seeded(tmp_path)
+    h = await fake(caps, root=root, **errors)
+    with pytest.raises(ProviderError) as raised:
+        await h.bridge.open(OpenRequest("resume", sid))
+    message = str(raised.value)
+    assert message.startswith(f"fake could not reopen session {sid}: ")
+    assert "refused by the fake agent" in message and "(-326" in message
+    assert h.requests("session/new") == [] and h.bridge.session_id is None
+    assert h.notices() == []
+    # Nothing was lost: once the agent can load it again, the session reopens whole.
+    await h.configure(load_error=None, resume_error=None, error_details=None)
+    again = await h.bridge.open(OpenRequest("resume", sid))
+    assert again.session_id == sid
+    assert "history 2" in text_of(await h.turn("next"))
 
 
 async def test_unknown_session_load_only(fake: Factory, tmp_path: Path) -> None:
@@ -126,6 +179,16 @@ async def test_continue_follows_pages_and_picks_newest(fake: Factory, tmp_path: 
     assert [r["cwd"] for r in lists] == [str(work.resolve())] * 3
     assert [r.get("cursor") for r in lists] == [None, "2", "4"]
     assert h.notices() == []
+
+
+async def test_continue_reports_a_newest_session_that_fails_to_load(
+    fake: Factory, tmp_path: Path
+) -> None:
+    root, sid = seeded(tmp_path)
+    h = await fake("load,list", root=root, load_error=-32603)
+    with pytest.raises(ProviderError, match=f"fake could not continue session {sid}: session/load"):
+        await h.bridge.open(OpenRequest("continue"))
+    assert h.requests("session/new") == []
 
 
 async def test_continue_resumes_when_load_fails(fake: Factory, tmp_path: Path) -> None:
@@ -199,12 +262,22 @@ async def test_fork(fake: Factory, tmp_path: Path) -> None:
     assert "history 2" in text_of(await h.turn("branch"))
 
 
-async def test_failed_fork_opens_new(fake: Factory, tmp_path: Path) -> None:
+async def test_fork_of_a_session_the_agent_does_not_have_opens_new(
+    fake: Factory, tmp_path: Path
+) -> None:
     root, sid = seeded(tmp_path)
-    h = await fake("fork", root=root, fork_error=-32603)
+    h = await fake("fork", root=root, fork_error=-32002)
     started = await h.bridge.open(OpenRequest("fork", sid))
     assert started.how == "new"
     assert "session/fork" in h.notices()[0]
+
+
+async def test_a_failed_fork_is_reported_and_opens_nothing(fake: Factory, tmp_path: Path) -> None:
+    root, sid = seeded(tmp_path)
+    h = await fake("fork", root=root, fork_error=-32603)
+    with pytest.raises(ProviderError, match=f"fake could not fork session {sid}: session/fork"):
+        await h.bridge.open(OpenRequest("fork", sid))
+    assert h.requests("session/new") == [] and h.notices() == []
 
 
 async def test_fork_not_advertised(fake: Factory) -> None:
@@ -223,6 +296,6 @@ async def test_new_session_ignores_a_requested_id(fake: Factory) -> None:
 
 async def test_failing_session_new_is_a_provider_error(fake: Factory, tmp_path: Path) -> None:
     root, sid = seeded(tmp_path)
-    h = await fake("load", root=root, new_error=-32603, load_error=-32603)
+    h = await fake("load", root=root, new_error=-32603, load_error=-32002)
     with pytest.raises(ProviderError, match=r"session/new failed: new session refused.*-32603"):
         await h.bridge.open(OpenRequest("resume", sid))

@@ -28,6 +28,7 @@ from avatar.core.events import (
     TurnFinished,
     Usage,
 )
+from avatar.policy.permissions import Answer
 from tests.acp.conftest import Harness, build, opened, text_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -46,8 +47,8 @@ DEFAULTS = {
 allow = {"value": False}
 
 
-async def policy(request: PermissionRequested) -> bool:
-    return allow["value"]
+async def policy(request: PermissionRequested) -> Answer:
+    return "allow" if allow["value"] else "deny"  # the policy's words, read by the bridge
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -23,6 +23,7 @@ from avatar.bridges.base import BridgeContext, OpenMode, OpenRequest
 from avatar.bridges.claude.bridge import ClaudeBridge
 from avatar.core.config import Settings
 from avatar.core.events import BaseEvent, PermissionRequested
+from avatar.policy.permissions import Answer
 from avatar.providers.registry import BUILTIN
 from avatar.sessions.claude import ClaudeStore
 
@@ -56,9 +57,9 @@ class FakeClaude:
     def bridge(self, settings: Settings | None = None, **ctx: Any) -> ClaudeBridge:
         """A bridge on this fake; `ctx` overrides BridgeContext fields (`store=None` too)."""
 
-        async def permission(request: PermissionRequested) -> bool:
+        async def permission(request: PermissionRequested) -> Answer:
             self.asked.append(request)
-            return self.allow
+            return "allow" if self.allow else "deny"  # the policy's words, read by the bridge
 
         ctx.setdefault("store", self.store())
         ctx.setdefault("permission", permission)

@@ -64,23 +64,6 @@ async def test_a_resolved_session_is_not_looked_up_again(fake: FakeClaude) -> No
     assert store.scans == scans  # neither open walked the store again
 
 
-async def test_the_per_method_api_resolves_through_the_store(fake: FakeClaude) -> None:
-    first = fake.bridge()
-    a = await first.open(OpenRequest("new"))
-    await collect(first.send("one"))
-    await first.stop()
-    bridge = fake.bridge()
-    try:
-        resumed = await bridge.resume_session(a.session_id[:8])  # a unique prefix
-        assert (resumed.how, resumed.session_id) == ("resumed", a.session_id)
-        forked = await bridge.fork_session(a.session_id)
-        assert forked.how == "forked"
-        cont = await bridge.continue_last()
-        assert cont.how == "continued"
-    finally:
-        await bridge.stop()
-
-
 async def test_without_a_store_no_session_is_on_disk(fake: FakeClaude) -> None:
     first = fake.bridge()
     a = await first.open(OpenRequest("new"))
@@ -91,7 +74,7 @@ async def test_without_a_store_no_session_is_on_disk(fake: FakeClaude) -> None:
     try:
         cont = await bridge.open(OpenRequest("continue"))
         assert cont.how == "new"
-        resumed = await bridge.resume_session(a.session_id)
+        resumed = await bridge.open(OpenRequest("resume", a.session_id))  # info=None
         assert resumed.how == "new" and resumed.session_id != a.session_id
         with pytest.raises(SessionNotFoundError):
             await bridge.open(OpenRequest("fork", a.session_id))
@@ -200,6 +183,30 @@ async def test_fork_with_a_turn_is_written_by_claude(fake: FakeClaude) -> None:
     assert texts[0] == "remember 42" and "child turn" in texts
     with pytest.raises(SessionNotFoundError):
         await fake.bridge().open(OpenRequest("fork", str(uuid.uuid4())))
+
+
+async def test_a_fork_claude_wrote_before_dying_is_resumed_not_forked_again(
+    fake: FakeClaude,
+) -> None:
+    parent = fake.bridge()
+    p = await parent.open(OpenRequest("new"))
+    await collect(parent.send("remember 42"))
+    await parent.stop()
+    bridge = fake.bridge()
+    try:
+        forked = await bridge.open(fake.request("fork", p.session_id))
+        died = await collect(bridge.send("CRASH in the first turn"))  # written, then dead
+        assert died[-1].type == "error"
+        assert text(await collect(bridge.send("still the fork?"))) == "Hello from fake claude."
+    finally:
+        await bridge.stop()
+    restart = (await fake.starts(3))[2]["argv"]
+    assert restart[-2:] == ["--resume", forked.session_id] and "--fork-session" not in restart
+    texts = [m.text for m in fake.store().transcript(forked.session_id).messages]
+    assert texts[0] == "remember 42" and texts[-2:] == [
+        "still the fork?",
+        "Hello from fake claude.",
+    ]
 
 
 async def test_resume_runs_in_the_sessions_own_directory(fake: FakeClaude, tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import itertools
 from collections.abc import AsyncIterator
 from typing import ClassVar
 
-from avatar.bridges.base import BaseBridge, SessionCapabilities
+from avatar.bridges.base import BaseBridge, OpenRequest, SessionCapabilities, not_supported
 from avatar.core.events import BaseEvent, SessionStarted, TextDelta, TurnFinished
 
 _ids = itertools.count(1)
@@ -26,13 +26,16 @@ class FakeBridge(BaseBridge):
         resumable = self.name.endswith("-resumable")
         self.capabilities = SessionCapabilities(can_resume=resumable, can_cancel=True)
 
-    async def new_session(self, session_id: str | None = None) -> SessionStarted:
-        self.session_id = session_id or f"{self.name}-{next(_ids)}"
-        return SessionStarted(session_id=self.session_id, provider=self.name, how="new")
+    async def open(self, request: OpenRequest) -> SessionStarted:
+        if request.mode == "new":
+            self.session_id = request.session_id or f"{self.name}-{next(_ids)}"
+            return SessionStarted(session_id=self.session_id, provider=self.name, how="new")
+        if request.mode != "resume" or not self.capabilities.can_resume:
+            raise not_supported(self.name, request.mode)
+        assert request.session_id is not None
+        return await self.resume(request.session_id)
 
-    async def resume_session(self, session_id: str) -> SessionStarted:
-        if not self.capabilities.can_resume:
-            return await super().resume_session(session_id)
+    async def resume(self, session_id: str) -> SessionStarted:
         self.session_id = session_id
         return SessionStarted(session_id=session_id, provider=self.name, how="resumed")
 

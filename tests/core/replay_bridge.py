@@ -3,6 +3,7 @@ when it reopens it (as ACP agents do on `session/load`)."""
 
 from __future__ import annotations
 
+from avatar.bridges.base import OpenRequest
 from avatar.core.events import SessionStarted, TextDelta, UserMessage
 from tests.core.fake_bridge import FakeBridge
 
@@ -10,7 +11,13 @@ from tests.core.fake_bridge import FakeBridge
 class ReplayBridge(FakeBridge):
     """Resumes any id, replaying two turns first."""
 
-    async def resume_session(self, session_id: str) -> SessionStarted:
+    async def open(self, request: OpenRequest) -> SessionStarted:
+        if request.mode != "resume":
+            return await super().open(request)
+        assert request.session_id is not None
+        return await self.resume(request.session_id)
+
+    async def resume(self, session_id: str) -> SessionStarted:
         for event in (
             UserMessage(text="GOAL tune the cache", replay=True),
             TextDelta(text="Tuned ", replay=True),

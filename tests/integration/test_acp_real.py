@@ -21,6 +21,7 @@ from avatar.bridges.acp.bridge import ACPBridge
 from avatar.bridges.acp.listing import list_pages
 from avatar.bridges.base import BridgeContext, OpenRequest
 from avatar.core.config import Settings
+from avatar.core.errors import ProviderError
 from avatar.core.events import BaseEvent, SessionStarted, TextDelta, TurnFinished, UserMessage
 from avatar.core.loading import load_class
 from avatar.providers.registry import BUILTIN
@@ -201,13 +202,14 @@ async def test_gemini_history_survives_the_same_minute_and_resumes(
         await bridge.stop()
         assert gemini_files(agent_home, sid) == history, "gemini destroyed the history"
 
-        # 2. Unforced, avatar refuses a same-minute load without touching the files.
+        # 2. Unforced, avatar refuses a same-minute load without touching the files: an error
+        #    to retry a minute later, not a new session.
         emitted.clear()
         bridge.same_minute.limit = 0
         await bridge.start()
-        started = await bridge.open(OpenRequest("resume", sid))
-        assert started.how == "new"
-        assert "before the clock minute turns" in emitted[-1].message  # type: ignore[attr-defined]
+        with pytest.raises(ProviderError, match="before the clock minute turns"):
+            await bridge.open(OpenRequest("resume", sid))
+        assert bridge.session_id is None
         await bridge.stop()
         assert gemini_files(agent_home, sid) == history
 

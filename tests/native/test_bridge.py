@@ -13,6 +13,7 @@ from avatar.core.errors import SessionNotFoundError, UsageError
 from avatar.core.events import Notice, PermissionRequested, ToolCallFinished, TurnFinished, Usage
 from avatar.native.agent.prompt import build_system_prompt, find_instructions
 from avatar.native.tools import default_tools
+from avatar.policy.permissions import Answer
 from avatar.sessions.native import NativeStore
 from tests.native.helpers import make_bridge, run_turn
 from tests.support.model_server import FakeModelServer, Reply
@@ -161,11 +162,13 @@ async def test_store_transcript_with_tools(
     assert store.list(None) == []
 
 
+@pytest.mark.parametrize("answer", [False, "deny"])
 async def test_denied_permission_is_a_tool_error(
-    project: Path, tmp_path: Path, model_server: FakeModelServer
+    project: Path, tmp_path: Path, model_server: FakeModelServer, answer: Answer | bool
 ) -> None:
-    async def deny(request: PermissionRequested) -> bool:
-        return False
+    # Handlers answer in the policy's words or as a bool: both deny here (one handler type).
+    async def deny(request: PermissionRequested) -> Answer | bool:
+        return answer
 
     model_server.script(
         "chat", Reply.tool_call("write", {"path": "x.txt", "content": "x"}), Reply.text("ok")

@@ -17,7 +17,8 @@ carries its earlier turns. Behaviours (all off by default):
 - capabilities: ``load`` ``list`` ``resume`` ``fork`` ``delete`` ``additional_dirs``
   ``mcp_http`` ``mcp_sse``; ``page_size`` paginates ``session/list``;
 - failures: ``new_error`` / ``load_error`` / ``resume_error`` / ``list_error`` /
-  ``fork_error`` (a JSON-RPC code to answer with), ``resume_invalid`` (answer null, a
+  ``fork_error`` (a JSON-RPC code to answer with; ``error_details`` puts a reason in the
+  error's ``data.details``, as codex-acp and Gemini CLI do), ``resume_invalid`` (answer null, a
   client ValidationError), ``damage_on_load`` (truncate that file, then fail the load like
   Gemini's same-minute bug);
 - replay: ``late_replay`` (seconds after the load response before the second half of the
@@ -118,6 +119,7 @@ class FakeConfig:
     resume_error: int | None = None
     list_error: int | None = None
     fork_error: int | None = None
+    error_details: str | None = None
     resume_invalid: bool = False
     damage_on_load: str | None = None
     late_replay: float = 0.0
@@ -266,7 +268,7 @@ class FakeAgent:
         )
         self._check_auth()
         if self.config.new_error is not None:
-            raise RequestError(self.config.new_error, "new session refused by the fake agent")
+            raise self._refusal(self.config.new_error, "new session")
         if self.config.crash_on_new:
             sys.stderr.write("fake agent: cannot create sessions today\n")
             sys.stderr.flush()
@@ -290,6 +292,12 @@ class FakeAgent:
             )
         ]
 
+    def _refusal(self, code: int, what: str) -> RequestError:
+        details = self.config.error_details
+        return RequestError(
+            code, f"{what} refused by the fake agent", {"details": details} if details else None
+        )
+
     def _session(self, session_id: str) -> dict[str, Any]:
         session = self.store.get(session_id)
         if session is None:
@@ -311,7 +319,7 @@ class FakeAgent:
             Path(c.damage_on_load).write_text("")
             raise RequestError(-32603, "No previous sessions found for this project.")
         if c.load_error is not None:
-            raise RequestError(c.load_error, "load refused by the fake agent")
+            raise self._refusal(c.load_error, "load")
         session = self._session(session_id)
         updates = [
             UserMessageChunk(session_update="user_message_chunk", content=_text(m["text"]))
@@ -347,7 +355,7 @@ class FakeAgent:
         self._log("session/resume", cwd=cwd, session_id=session_id, mcp_servers=mcp_servers or [])
         self._check_auth()
         if self.config.resume_error is not None:
-            raise RequestError(self.config.resume_error, "resume refused by the fake agent")
+            raise self._refusal(self.config.resume_error, "resume")
         if self.config.resume_invalid:
             return None
         self._session(session_id)
@@ -363,7 +371,7 @@ class FakeAgent:
     ) -> ForkSessionResponse:
         self._log("session/fork", cwd=cwd, session_id=session_id)
         if self.config.fork_error is not None:
-            raise RequestError(self.config.fork_error, "fork refused by the fake agent")
+            raise self._refusal(self.config.fork_error, "fork")
         parent = self._session(session_id)
         child = {**parent, "id": str(uuid.uuid4()), "parent": session_id}
         self.store.put(child)
@@ -374,7 +382,7 @@ class FakeAgent:
     ) -> ListSessionsResponse:
         self._log("session/list", cwd=cwd, cursor=cursor)
         if self.config.list_error is not None:
-            raise RequestError(self.config.list_error, "list refused by the fake agent")
+            raise self._refusal(self.config.list_error, "list")
         # Deliberately not sorted by time: the client must find the newest itself.
         sessions = [s for s in self.store.all() if cwd is None or s["cwd"] == cwd]
         start = int(cursor or 0)

@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from avatar.bridges.acp import compat as acp_compat
 from avatar.bridges.acp.connection import AgentConnection, agent_argv, agent_env, describe_error
@@ -39,7 +39,6 @@ from avatar.bridges.acp.quirks import SameMinuteWait, remove_companions
 from avatar.bridges.acp.session import SessionOpener
 from avatar.bridges.acp.stream import UpdateRouter
 from avatar.bridges.acp.terminal import TerminalManager
-from avatar.bridges.acp.updates import prompt_usage, translate
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest, SessionCapabilities
 from avatar.bridges.turn import Turn, TurnSignal
 from avatar.core.errors import NotSupportedError, ProviderError
@@ -53,46 +52,48 @@ from avatar.core.events import (
 )
 from avatar.core.ids import is_valid_id
 from avatar.policy import sandbox
+from avatar.policy.permissions import allows
 from avatar.sessions.types import SessionInfo
+
+if TYPE_CHECKING:
+    from acp.schema import AgentCapabilities, PromptResponse, ToolCallUpdate
+
+    from avatar.bridges.acp.updates import SessionUpdate
 
 __all__ = ["ACPBridge", "session_capabilities"]
 
 CANCEL_GRACE = 2.0  # after session/cancel, end the turn ourselves if the agent stays silent
 
 
-def session_capabilities(agent_capabilities: Any) -> SessionCapabilities:
+def session_capabilities(agent_capabilities: AgentCapabilities | None) -> SessionCapabilities:
     """DESIGN §2: every `agent_capabilities` field mapped into `SessionCapabilities`."""
-    session = getattr(agent_capabilities, "session_capabilities", None)
-
-    def has(name: str) -> bool:
-        return session is not None and getattr(session, name, None) is not None
-
-    can_load = bool(getattr(agent_capabilities, "load_session", False))
-    can_list = has("list")
-    can_resume = has("resume")
+    agent = agent_capabilities
+    session = agent.session_capabilities if agent is not None else None
+    can_load = bool(agent is not None and agent.load_session)
+    can_list = session is not None and session.list is not None
+    can_resume = session is not None and session.resume is not None
     return SessionCapabilities(
         can_list=can_list,
         can_load=can_load,
         can_resume=can_resume,
         can_continue_last=can_list and (can_load or can_resume),
-        can_fork=has("fork"),
-        can_delete=has("delete"),
+        can_fork=session is not None and session.fork is not None,
+        can_delete=session is not None and session.delete is not None,
         can_cancel=True,
     )
 
 
-def _describe_tool(tool_call: Any) -> str:
+def _describe_tool(tool_call: ToolCallUpdate) -> str:
     """A title for a permission request: the agent's title, else kind and input."""
-    title = getattr(tool_call, "title", None)
-    if title:
-        return str(title)
-    raw = getattr(tool_call, "raw_input", None)
-    kind = getattr(tool_call, "kind", None) or "tool call"
+    if tool_call.title:
+        return tool_call.title
+    raw = tool_call.raw_input
+    kind = tool_call.kind or "tool call"
     if isinstance(raw, dict):
         for key in ("command", "path", "file_path", "url"):
             if raw.get(key):
                 return f"{kind}: {raw[key]}"
-    return str(kind)
+    return kind
 
 
 class ACPBridge(BaseBridge):
@@ -201,29 +202,21 @@ class ACPBridge(BaseBridge):
 
     # -- callbacks --------------------------------------------------------------------------
 
-    def _terminal_output(self, terminal_id: str) -> str | None:
-        if self._terminals is None:
-            return None
-        try:
-            return self._terminals.output(terminal_id)[0]
-        except Exception:
-            return None
-
-    def _on_update(self, session_id: str, update: Any) -> None:
+    def _on_update(self, session_id: str, update: SessionUpdate, events: list[BaseEvent]) -> None:
         # Synchronous on purpose: the SDK runs each notification as its own task, and routing
         # before any await keeps them in arrival order.
         if self._opener is not None and not self._opener.wants_updates_of(session_id):
             return
-        if getattr(update, "session_update", None) in ("tool_call", "tool_call_update"):
+        if update.session_update in ("tool_call", "tool_call_update"):
             self._calls.seen(update)
-        self.router.deliver(translate(update, self._terminal_output))
+        self.router.deliver(events)
 
-    async def _decide(self, session_id: str, tool_call: Any) -> bool | None:
+    async def _decide(self, session_id: str, tool_call: ToolCallUpdate) -> bool | None:
         """Check the scope, then ask the permission policy; None when the turn is cancelled
         while asking. A request the scope refuses is denied whatever the policy says."""
         facts = self._calls.facts(tool_call)
         event = PermissionRequested(
-            id=str(tool_call.tool_call_id), title=_describe_tool(tool_call), kind=facts.kind
+            id=tool_call.tool_call_id, title=_describe_tool(tool_call), kind=facts.kind
         )
         refused = scope_refusal(self._files.policy, facts) if self._files is not None else None
         if refused is not None:
@@ -247,7 +240,7 @@ class ACPBridge(BaseBridge):
             ask.cancel()
             return None
         try:
-            allowed = bool(ask.result())
+            allowed = allows(ask.result())
             reason = None if allowed else "denied by the permission policy"
         except Exception as e:
             allowed, reason = False, f"permission check failed: {e}"
@@ -280,18 +273,6 @@ class ACPBridge(BaseBridge):
             cwd=str(self.ctx.cwd),
         )
 
-    async def new_session(self, session_id: str | None = None) -> SessionStarted:
-        """`session/new` (ACP agents choose the id; a requested one is reported as ignored)."""
-        return await self.open(OpenRequest("new", session_id))
-
-    async def resume_session(self, session_id: str) -> SessionStarted:
-        """Reopen by id: load → resume → new (with a notice)."""
-        return await self.open(OpenRequest("resume", session_id))
-
-    async def continue_last(self) -> SessionStarted:
-        """Reopen the newest session of this provider in the cwd, else open a new one."""
-        return await self.open(OpenRequest("continue"))
-
     async def agent_sessions(self) -> list[SessionInfo] | None:
         """`session/list` for the cwd, every page, where the agent advertises it."""
         if not self.capabilities.can_list:
@@ -307,10 +288,6 @@ class ACPBridge(BaseBridge):
         request = acp_compat.send_raw(agent.conn, "session/delete", {"sessionId": session_id})
         await agent.call("session/delete", request)
         return True
-
-    async def fork_session(self, session_id: str) -> SessionStarted:
-        """`session/fork` where advertised; a failed fork opens a new session (with a notice)."""
-        return await self.open(OpenRequest("fork", session_id))
 
     # -- model and mode (config options) -----------------------------------------------------
 
@@ -413,12 +390,14 @@ class ACPBridge(BaseBridge):
             return
         error = task.exception()
         if error is None:
-            response = task.result()
-            usage = prompt_usage(getattr(response, "usage", None))
+            # The SDK was loaded while the agent booted; so is its translation by now.
+            from avatar.bridges.acp.updates import prompt_usage
+
+            response: PromptResponse = task.result()
+            usage = prompt_usage(response.usage)
             if usage is not None:
                 yield usage
-            reason = "cancelled" if turn.cancelling else str(response.stop_reason)
-            yield TurnFinished(stop_reason=reason)  # type: ignore[arg-type]
+            yield TurnFinished(stop_reason="cancelled" if turn.cancelling else response.stop_reason)
         elif isinstance(error, ConnectionError):
             yield await agent.death_error()
         elif turn.cancelling:

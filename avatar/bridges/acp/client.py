@@ -1,9 +1,10 @@
 """The client side of ACP: what avatar answers when the agent calls back.
 
-`AvatarClient` implements the SDK's `Client` protocol: session updates go to the bridge's
-router, permission requests to the bridge's permission policy, file access through
-`FileAccess`, terminals through `TerminalManager`. A refusal becomes a JSON-RPC error whose
-message the agent (and its model) can read.
+`AvatarClient` implements the SDK's `Client` protocol: session updates go to the bridge,
+translated into avatar events (`avatar.bridges.acp.updates`), permission requests to the
+bridge's permission policy, file access through `FileAccess`, terminals through
+`TerminalManager`. A refusal becomes a JSON-RPC error whose message the agent (and its model)
+can read.
 
 This module imports `acp`; the bridge imports it only after spawning the agent.
 """
@@ -33,11 +34,15 @@ from acp.schema import (
 
 from avatar.bridges.acp.fs import AccessDenied, FileAccess
 from avatar.bridges.acp.terminal import ExitStatus, TerminalManager
+from avatar.bridges.acp.updates import SessionUpdate, translate
 
 if TYPE_CHECKING:
     from acp.interfaces import Agent
 
-UpdateHandler = Callable[[str, Any], None]
+    from avatar.core.events import BaseEvent
+
+UpdateHandler = Callable[[str, SessionUpdate, list["BaseEvent"]], None]
+"""Gets each session update (by session id) with the avatar events it translates to."""
 PermissionDecider = Callable[[str, ToolCallUpdate], Awaitable[bool | None]]
 """Returns True (allow), False (deny) or None (the turn was cancelled while asking)."""
 
@@ -82,9 +87,17 @@ class AvatarClient:
 
     # -- updates ----------------------------------------------------------------------------
 
-    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
-        """Hand the update to the bridge synchronously, so arrival order is kept."""
-        self._on_update(session_id, update)
+    async def session_update(self, session_id: str, update: SessionUpdate, **kwargs: Any) -> None:
+        """Translate the update and hand it to the bridge synchronously, so arrival order is
+        kept (the SDK runs each notification as its own task)."""
+        self._on_update(session_id, update, translate(update, self._terminal_text))
+
+    def _terminal_text(self, terminal_id: str) -> str | None:
+        """The output so far of a terminal a tool call shows (None when there is none)."""
+        try:
+            return self.terminals.output(terminal_id)[0]
+        except Exception:
+            return None
 
     # -- permission -------------------------------------------------------------------------
 

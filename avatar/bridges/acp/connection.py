@@ -24,6 +24,13 @@ from avatar.providers.registry import find_executable
 
 if TYPE_CHECKING:
     from acp.core import ClientSideConnection
+    from acp.schema import (
+        AgentCapabilities,
+        AuthMethodAgent,
+        EnvVarAuthMethod,
+        Implementation,
+        TerminalAuthMethod,
+    )
 
     from avatar.bridges.acp.guard import StdoutSeen
     from avatar.bridges.base import BridgeContext, EventSink
@@ -109,9 +116,9 @@ class AgentConnection:
         self.process = process
         self.conn = conn
         self.env = env
-        self.agent_capabilities: Any = None
-        self.auth_methods: list[Any] = []
-        self.agent_info: Any = None
+        self.agent_capabilities: AgentCapabilities | None = None
+        self.auth_methods: list[EnvVarAuthMethod | TerminalAuthMethod | AuthMethodAgent] = []
+        self.agent_info: Implementation | None = None
         self._on_exit = on_exit
         self._emit = emit
         self._closing = False
@@ -296,8 +303,9 @@ class AgentConnection:
 
     def can_close(self) -> bool:
         """True when the agent advertised `session/close`."""
-        session = getattr(self.agent_capabilities, "session_capabilities", None)
-        return getattr(session, "close", None) is not None
+        agent = self.agent_capabilities
+        session = agent.session_capabilities if agent is not None else None
+        return session is not None and session.close is not None
 
     async def close(self, session_id: str | None = None) -> None:
         """End the agent and the connection.

@@ -34,6 +34,7 @@ from datetime import datetime
 from pathlib import Path
 
 from avatar.core.config import Settings
+from avatar.core.errors import ProviderError
 from avatar.providers.registry import ProviderSpec, find_executable
 
 # How long the agent must stay silent after a load before its replay counts as finished.
@@ -225,12 +226,11 @@ async def guarded_load(
 ) -> AsyncIterator[None]:
     """Around one `session/load` of an agent with the same-minute bug (see the docstring).
 
-    Before: wait for the minute to turn (or refuse with a RequestError, which the cascade
-    takes as a failed load) and back the session's files up. After a failed load: restore
-    them; after a good one: remove the empty companion and restore only what shrank.
+    Before: wait for the minute to turn (or refuse: a ProviderError, which ends the open,
+    since the session is there and may be loaded a minute later) and back the session's
+    files up. After a failed load: restore them; after a good one: remove the empty
+    companion and restore only what shrank.
     """
-    from acp import RequestError
-
     files = gemini_session_files(env, session_id)
     if current_minute() in {created_minute(f) for f in files}:
         # The minute its file was started (created, or last loaded): loading now would
@@ -241,7 +241,7 @@ async def guarded_load(
         )
         left = 60.0 - time.time() % 60.0
         if left > wait.limit:
-            raise RequestError(-32603, f"{why}; try again in {left:.0f} s")
+            raise ProviderError(f"{why}; try again in {left:.0f} s")
         notify(f"{why}; waiting {left:.0f} s", "info")
         await wait.sleep(left + 0.5)
     guard = HistoryGuard.take(files, backup_dir)

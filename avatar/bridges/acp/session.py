@@ -3,7 +3,9 @@
 1. A session id: `session/load` when advertised, else (or when it fails) `session/resume`.
 2. Continue-last: the newest session in the cwd from `session/list` (every page, newest by
    `updated_at`), or from the provider's store where the agent cannot list; then 1.
-3. Whatever failed ends in `session/new`.
+3. `session/new` when there is nothing to reopen: the agent said it does not have the
+   session, or cannot reopen sessions at all, or there is no earlier session to continue.
+   Any other failure of 1 (or of a fork) is an error, not a new session (`failures`).
 
 `SessionOpener.open()` never tells the user anything about the cascade itself: it returns an
 `OpenResult` saying what was opened and, for a fallback, why, and the bridge reports that in
@@ -24,12 +26,21 @@ from pydantic import ValidationError
 
 from avatar.bridges.acp import quirks as acp_quirks
 from avatar.bridges.acp.connection import describe_error
+from avatar.bridges.acp.failures import Failure, failure
 from avatar.bridges.acp.listing import PageFetcher, newest_in
+from avatar.bridges.base import not_supported
 from avatar.bridges.mcp import build_mcp_servers
-from avatar.core.errors import NotSupportedError, ProviderError
+from avatar.core.errors import ProviderError
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from acp.schema import (
+        ForkSessionResponse,
+        LoadSessionResponse,
+        NewSessionResponse,
+        ResumeSessionResponse,
+    )
 
     from avatar.bridges.acp.connection import AgentConnection
     from avatar.bridges.acp.stream import UpdateRouter
@@ -129,18 +140,18 @@ class SessionOpener:
         reopened = await self.reopen(session_id, None)
         if isinstance(reopened, OpenResult):
             return reopened
-        return _fell_back(await self.new(), reopened)
+        return await self._instead(reopened, f"reopen session {session_id}")
 
-    async def reopen(self, session_id: str, how: OpenHow | None) -> OpenResult | list[str]:
+    async def reopen(self, session_id: str, how: OpenHow | None) -> OpenResult | list[Failure]:
         """Load, else resume; the result, or why every attempt failed."""
         from acp import RequestError
 
-        failures: list[str] = []
+        failures: list[Failure] = []
         if self.capabilities.can_load:
             try:
                 options = await self._load(session_id)
             except (RequestError, ValidationError) as e:
-                failures.append(f"session/load of {session_id} failed: {describe_error(e)}")
+                failures.append(failure(f"session/load of {session_id}", e))
             else:
                 # Return once the replay is complete (Gemini sends part of it after the load
                 # response), so the caller sees the whole history before anything else.
@@ -150,14 +161,13 @@ class SessionOpener:
             try:
                 options = await self._resume(session_id)
             except (RequestError, ValidationError) as e:
-                failures.append(f"session/resume of {session_id} failed: {describe_error(e)}")
+                failures.append(failure(f"session/resume of {session_id}", e))
             else:
                 result = OpenResult(session_id, how or "resumed", "session/resume", options)
-                return _fell_back(result, failures)
+                return _fell_back(result, [f.text for f in failures])
         if not self.capabilities.can_load and not self.capabilities.can_resume:
-            failures.append(
-                f"{self.name} cannot reopen sessions (no session/load or session/resume)"
-            )
+            why = f"{self.name} cannot reopen sessions (no session/load or session/resume)"
+            failures.append(Failure(why, missing=True))
         return failures
 
     async def continue_last(self) -> OpenResult:
@@ -165,20 +175,20 @@ class SessionOpener:
         fetch: PageFetcher | None = None
         if self.capabilities.can_list and "list_from_disk" not in self.ctx.spec.quirks:
             fetch = self.list_page
-        latest, failures = await newest_in(self.name, self._cwd(), fetch, self.ctx.store)
-        if latest is not None:
-            result = await self.reopen(latest.id, "continued")
-            if isinstance(result, OpenResult):
-                return result
-            failures = result
-        return _fell_back(await self.new(), failures)
+        latest, why_none = await newest_in(self.name, self._cwd(), fetch, self.ctx.store)
+        if latest is None:  # nothing to continue: not an error
+            return _fell_back(await self.new(), why_none)
+        result = await self.reopen(latest.id, "continued")
+        if isinstance(result, OpenResult):
+            return result
+        return await self._instead(result, f"continue session {latest.id}")
 
     async def fork(self, session_id: str) -> OpenResult:
         """`session/fork` where advertised; a failed fork falls back to a new session."""
         from acp import RequestError
 
         if not self.capabilities.can_fork:
-            raise NotSupportedError(self.name, "forking a session")
+            raise not_supported(self.name, "fork")
         conn = self.agent.conn
         try:
             with self._opening(ANY_SESSION):
@@ -192,10 +202,20 @@ class SessionOpener:
                     ),
                 )
         except (RequestError, ValidationError) as e:
-            why = f"session/fork of {session_id} failed: {describe_error(e)}"
-            return _fell_back(await self.new(), [why])
+            why = failure(f"session/fork of {session_id}", e)
+            return await self._instead([why], f"fork session {session_id}")
         self.current = resp.session_id
         return OpenResult(resp.session_id, "forked", "session/fork", _options(resp))
+
+    async def _instead(self, failures: list[Failure], what: str) -> OpenResult:
+        """A new session in place of one the agent does not have (or cannot reopen); any
+        other failure is an error naming every attempt."""
+        why = [f.text for f in failures]
+        if any(not f.missing for f in failures):
+            raise ProviderError(
+                f"{self.name} could not {what}: {'; '.join(why)}", self.agent.stderr_tail()
+            )
+        return _fell_back(await self.new(), why)
 
     async def new(self) -> OpenResult:
         """`session/new`; a failure is a ProviderError (the end of every cascade)."""
@@ -339,7 +359,8 @@ class SessionOpener:
     def _mcp_servers(self) -> list[Any]:
         # Built once per agent start, so a skipped server is reported once, not per attempt.
         if self._mcp is None:
-            mcp_caps = getattr(self.agent.agent_capabilities, "mcp_capabilities", None)
+            agent_caps = self.agent.agent_capabilities
+            mcp_caps = agent_caps.mcp_capabilities if agent_caps is not None else None
             self._mcp, skipped = build_mcp_servers(self.ctx.settings.mcp_servers, mcp_caps)
             for message in skipped:
                 self.notify(message, "warning")
@@ -348,8 +369,9 @@ class SessionOpener:
     def _additional_dirs(self) -> list[str] | None:
         if not self.ctx.additional_dirs:
             return None
-        session_caps = getattr(self.agent.agent_capabilities, "session_capabilities", None)
-        if getattr(session_caps, "additional_directories", None) is None:
+        agent_caps = self.agent.agent_capabilities
+        session_caps = agent_caps.session_capabilities if agent_caps is not None else None
+        if session_caps is None or session_caps.additional_directories is None:
             return None  # not advertised: agents may reject the field
         return [str((self.ctx.cwd / d).resolve()) for d in self.ctx.additional_dirs]
 
@@ -357,8 +379,10 @@ class SessionOpener:
         return self.ctx.cwd.resolve()
 
 
-def _options(resp: Any) -> list[Any]:
-    return list(getattr(resp, "config_options", None) or [])
+def _options(
+    resp: NewSessionResponse | LoadSessionResponse | ResumeSessionResponse | ForkSessionResponse,
+) -> list[Any]:
+    return list(resp.config_options or [])
 
 
 def _fell_back(result: OpenResult, why: list[str]) -> OpenResult:

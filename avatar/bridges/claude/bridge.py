@@ -7,17 +7,19 @@ fork. The engine resolves the session to resume or fork (`OpenRequest.info`, fro
 reader of Claude Code's files, `BridgeContext.store`); the bridge never looks it up again.
 
 Each turn is one `Turn`: `send()` writes the user line, and the stdout reader
-(`claude_process`) routes claude's messages, translated (`claude_stream`), into that turn
+(`process`) routes claude's messages, translated (`stream`), into that turn
 until its `result`. Interrupting sends the CLI's own `interrupt` control request; if the CLI
 does not confirm (or the turn does not end within a grace), the process is stopped and the
 next turn restarts it with `--resume`, so the session stays resumable either way. A turn
 whose caller stopped reading is simply a `Turn` not finished when the next `send` starts: it
 is interrupted and drained first, so its output never leaks into the next answer.
 
-Modules: `claude_stream` (protocol and translation, no I/O), `claude_process` (the process,
-its stdout reader, control requests and the routing of its output into turns),
-`claude_permission` (scope and policy answers to permission requests); where transcripts live
-and writing a fork left without a turn are Claude Code's file format (`avatar.sessions.claude`).
+Modules beside this one: `stream` (protocol and translation, no I/O), `process` (the
+process, its stdout reader, control requests and the routing of its output into turns),
+`permission` (scope and policy answers to permission requests), `state` (the open session as
+one value: fresh, on disk or a pending fork, and the arguments that restart claude on it);
+where transcripts live and writing a fork left without a turn are Claude Code's file format
+(`avatar.sessions.claude`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest, SessionCapabilities
 from avatar.bridges.claude.permission import PermissionDesk
 from avatar.bridges.claude.process import ClaudeProcess
+from avatar.bridges.claude.state import ClaudeSession, Fresh, OnDisk, PendingFork
 from avatar.bridges.claude.stream import StreamTranslator, build_argv, mcp_env, user_message
 from avatar.bridges.turn import Turn, TurnSignal
 from avatar.core.errors import ProviderError, SessionNotFoundError, UsageError
@@ -67,8 +70,7 @@ class ClaudeBridge(BaseBridge):
         self._proc: ClaudeProcess | None = None
         self._translator = StreamTranslator()  # the latest process's (for status after it)
         self._turn: Turn | None = None  # the latest turn; open while not finished
-        self._resumable = False  # claude has the session on disk: restart with --resume
-        self._fork_of: SessionInfo | None = None  # parent of a fork claude has not written
+        self._session: ClaudeSession | None = None  # what claude has of the open session
         self._permissions = PermissionDesk(ctx)
         self._tasks: set[asyncio.Task[None]] = set()  # permission answers, cancel watchdogs
 
@@ -167,8 +169,8 @@ class ClaudeBridge(BaseBridge):
         if proc is None:
             return
         await proc.stop()  # its open turn, if any, gets `died` as stdout ends
-        if proc.turns_done:  # claude has the session on disk (a fork included) by now
-            self._resumable, self._fork_of = True, None
+        if proc.turns_done and self._session is not None:  # claude has written it (a fork too)
+            self._session = OnDisk(self._session.session_id)
 
     def _on_control(self, proc: ClaudeProcess, turn: Turn | None, msg: dict[str, Any]) -> None:
         # Answered in a task: the stdout reader must keep reading meanwhile.
@@ -207,32 +209,6 @@ class ClaudeBridge(BaseBridge):
             return await self._new(request.session_id)
         return await self._new(None)
 
-    async def new_session(self, session_id: str | None = None) -> SessionStarted:
-        """A fresh session whose id avatar chooses now (`--session-id`)."""
-        return await self.open(OpenRequest("new", session_id))
-
-    async def resume_session(self, session_id: str) -> SessionStarted:
-        """Reopen a session by id or unique prefix (looked up in `ctx.store`; the engine
-        calls `open()` with the session it resolved instead)."""
-        return await self.open(OpenRequest("resume", session_id, self._lookup(session_id)))
-
-    async def continue_last(self) -> SessionStarted:
-        """Resume the newest session of this cwd, else open a new one (with a notice)."""
-        return await self.open(OpenRequest("continue"))
-
-    async def fork_session(self, session_id: str) -> SessionStarted:
-        """A new session starting with a copy of another's history (`--fork-session`)."""
-        return await self.open(OpenRequest("fork", session_id, self._lookup(session_id)))
-
-    def _lookup(self, ref: str) -> SessionInfo | None:
-        store = self.ctx.store
-        if store is None:
-            return None
-        try:
-            return store.locate(ref)
-        except SessionNotFoundError:
-            return None
-
     def _started(self, how: OpenHow) -> SessionStarted:
         assert self.session_id is not None
         return SessionStarted(
@@ -264,22 +240,20 @@ class ClaudeBridge(BaseBridge):
             raise UsageError(f"claude session {session_id} already exists")
 
     async def _new(self, session_id: str | None) -> SessionStarted:
-        sid = session_id or str(uuid.uuid4())
-        await self._spawn(["--session-id", sid], self.ctx.cwd)
-        self.session_id, self._resumable = sid, False
-        return self._started("new")
+        return await self._begin(Fresh(session_id or str(uuid.uuid4())), self.ctx.cwd, "new")
 
     async def _reopen(self, info: SessionInfo, how: OpenHow) -> SessionStarted:
-        await self._spawn(["--resume", info.id], self._session_cwd(info))
-        self.session_id, self._resumable = info.id, True
-        return self._started(how)
+        return await self._begin(OnDisk(info.id), self._session_cwd(info), how)
 
     async def _fork(self, parent: SessionInfo) -> SessionStarted:
-        new = str(uuid.uuid4())
-        cwd = self._session_cwd(parent)
-        await self._spawn(["--resume", parent.id, "--fork-session", "--session-id", new], cwd)
-        self.session_id, self._resumable, self._fork_of = new, False, parent
-        return self._started("forked")
+        fork = PendingFork(str(uuid.uuid4()), parent)
+        return await self._begin(fork, self._session_cwd(parent), "forked")
+
+    async def _begin(self, session: ClaudeSession, cwd: Path, how: OpenHow) -> SessionStarted:
+        """Start claude on `session` in `cwd`; it is the open session from now on."""
+        await self._spawn(session.argv(), cwd)
+        self._session, self.session_id = session, session.session_id
+        return self._started(how)
 
     async def _leave(self) -> None:
         """Before opening another session: stop claude; a fork left without a turn is
@@ -290,15 +264,18 @@ class ClaudeBridge(BaseBridge):
     def _write_pending_fork(self) -> None:
         # Claude Code writes a fork only with its first turn; a fork opened and left at once
         # (`avatar session fork ID`) is written here the way Claude Code writes one.
-        parent, self._fork_of = self._fork_of, None
-        if parent is None or self.session_id is None:
+        fork = self._session
+        if not isinstance(fork, PendingFork):
             return
-        target = self._transcript(self.session_id)
+        target = self._transcript(fork.session_id)
+        parent = fork.parent
         source = Path(parent.path) if parent.path else self._transcript(parent.id)
-        if target.exists() or not source.is_file():
-            return
-        with contextlib.suppress(OSError):
-            write_fork(source, target, self.session_id)
+        if not target.exists() and source.is_file():
+            with contextlib.suppress(OSError):
+                write_fork(source, target, fork.session_id)
+        # Written, or not writable: claude is not asked to make this fork again.
+        sid = fork.session_id
+        self._session = OnDisk(sid) if target.exists() else Fresh(sid)
 
     def _transcript(self, session_id: str) -> Path:
         return transcript_path(self._env(), self._cwd, session_id)
@@ -390,17 +367,14 @@ class ClaudeBridge(BaseBridge):
         if proc is not None and proc.alive:
             return
         await self._stop_process()
-        if self.session_id is None:
+        session = self._session
+        if session is None:
             self.ctx.emit(await self._new(None))
             return
-        sid = self.session_id
-        if self._fork_of is not None:  # the fork never got its first turn: start it again
-            args = ["--resume", self._fork_of.id, "--fork-session", "--session-id", sid]
-        elif self._resumable or self._transcript(sid).exists():
-            args = ["--resume", sid]
-        else:  # opened but never used: start it under the same id
-            args = ["--session-id", sid]
-        await self._spawn(args, self._cwd)
+        if not isinstance(session, OnDisk) and self._transcript(session.session_id).exists():
+            # Claude wrote it during a turn cut short before its end: resume, never restart.
+            session = self._session = OnDisk(session.session_id)
+        await self._spawn(session.argv(), self._cwd)
 
     async def _died(self, proc: ClaudeProcess, turn: Turn) -> AsyncIterator[BaseEvent]:
         """The process ended mid-turn: a cancelled turn if we stopped it, else an error."""

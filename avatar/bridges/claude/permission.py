@@ -31,6 +31,7 @@ from avatar.bridges.claude.stream import (
 )
 from avatar.core.errors import ProviderError
 from avatar.core.events import PermissionRequested
+from avatar.policy.permissions import allows
 
 if TYPE_CHECKING:
     from avatar.bridges.base import BridgeContext
@@ -99,7 +100,7 @@ class PermissionDesk:
         if not ask.done() or ask.cancelled():
             return False, CANCELLED
         try:
-            allowed = bool(ask.result())
+            allowed = allows(ask.result())
         except Exception as e:  # a broken asker must not hang the agent
             return False, f"permission check failed: {e}"
         return allowed, None if allowed else DENIED

@@ -8,13 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from avatar.bridges.base import deny_all
 from avatar.core.events import BaseEvent
 from avatar.native.agent.compaction import CompactionStrategy, SummaryCompaction
 from avatar.native.tools.base import AgentTool
+from avatar.policy.permissions import PermissionHandler, deny_all
 
 if TYPE_CHECKING:
-    from avatar.bridges.base import PermissionHandler
     from avatar.core.config import Scope
     from avatar.native.llm.base import LLMClient, RetryNotice
     from avatar.native.models import ModelInfo, ModelResolver

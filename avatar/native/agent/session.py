@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from avatar.core.errors import AvatarError, SessionNotFoundError
@@ -48,6 +49,7 @@ from avatar.native.tools import default_tools
 from avatar.native.tools.base import AgentToolResult, ToolContext, ToolKind
 from avatar.native.tools.scope import ToolScope
 from avatar.policy import sandbox
+from avatar.policy.permissions import allows
 
 if TYPE_CHECKING:
     from avatar.native.llm.base import LLMClient
@@ -393,7 +395,7 @@ class AgentSession:
         request = PermissionRequested(
             id=call.id if call else new_entry_id(), title=title, kind=kind
         )
-        allowed = bool(await self.config.permission(request))
+        allowed = allows(await self.config.permission(request))
         decided = replace(request, decision="allow" if allowed else "deny")
         self._emit(decided)
         return allowed
