@@ -217,7 +217,7 @@ def make_many_sessions(home: Path, n: int, projects: int = 10) -> None:
 
 def bench_list(workdir: Path, repeat: int) -> list[dict[str, Any]]:
     """List 10,000 sessions through the NativeStore (what `avatar session list` uses)."""
-    from avatar.sessions.native import NativeStore
+    from avatar.native.store.session_store import NativeStore
 
     home = workdir / "many"
     make_many_sessions(home, N_SESSIONS)

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from avatar.core.errors import NotSupportedError
 from avatar.policy.permissions import PermissionHandler, deny_all
+from avatar.providers.capabilities import SessionCapabilities
 
 if TYPE_CHECKING:
     from avatar.core.config import Settings
@@ -54,28 +55,6 @@ class OpenRequest:
         if info is None or info.id != session_id or self.files_gone:
             return None
         return info if info.provider == provider else replace(info, provider=provider)
-
-
-@dataclass
-class SessionCapabilities:
-    """What a running bridge can do with sessions, detected at runtime (DESIGN §1)."""
-
-    can_list: bool = False
-    can_load: bool = False
-    can_resume: bool = False
-    can_continue_last: bool = False
-    can_fork: bool = False
-    can_delete: bool = False
-    can_cancel: bool = False
-
-    @classmethod
-    def named(cls, *names: str) -> SessionCapabilities:
-        """The capabilities given by name, without the `can_` prefix (the inverse of `names`)."""
-        return cls(**{f"can_{n}": True for n in names})
-
-    def names(self) -> list[str]:
-        """The capability names that are true, without the `can_` prefix."""
-        return [f.name.removeprefix("can_") for f in fields(self) if getattr(self, f.name)]
 
 
 EventSink = Callable[["BaseEvent"], None]

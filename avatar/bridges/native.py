@@ -15,9 +15,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest, SessionCapabilities
+from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.core.events import BaseEvent, Notice, SessionStarted
 from avatar.native.store.manager import SessionManager, check_session_id
+from avatar.providers.capabilities import SessionCapabilities
 
 if TYPE_CHECKING:
     from avatar.core.events import OpenHow

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import sys
 
+from avatar.core.version import __version__
+
 
 def main(argv: list[str] | None = None) -> None:
     """Run the `avatar` command."""
     args = sys.argv[1:] if argv is None else argv
     if args == ["--version"]:
-        from avatar.core.version import __version__
-
         sys.stdout.write(f"avatar {__version__}\n")
         raise SystemExit(0)
     if args in (["--help"], ["-h"]):

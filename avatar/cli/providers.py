@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from avatar.cli.output.table import render_table
+from avatar.core.version import __version__
 from avatar.providers.facts import CapabilityCache, hint, logged_in
 from avatar.providers.registry import executable_version, find_executable
 
@@ -36,8 +37,6 @@ def detect(engine: Engine, spec: ProviderSpec, cache: CapabilityCache) -> dict[s
     version = None
     capabilities: list[str] | None
     if spec.transport == "native":
-        from avatar.core.version import __version__
-
         found, version, capabilities = True, __version__, list(spec.capabilities)
     else:
         path = find_executable(spec.executable or "", env.get("PATH"))

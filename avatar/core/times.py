@@ -1,14 +1,8 @@
-"""Times as avatar reads and orders them: ISO-8601 parsing and the recency of sessions."""
+"""Times as avatar reads and orders them: ISO-8601 parsing and how long ago."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-
-    from avatar.sessions.types import SessionInfo
 
 
 def parse_time(value: object) -> datetime | None:
@@ -23,22 +17,6 @@ def parse_time(value: object) -> datetime | None:
     except ValueError:
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def recency(info: SessionInfo) -> tuple[float, str]:
-    """Sort key, newest last: last update (else creation; undated sessions first), then id."""
-    stamp = info.updated or info.created
-    return (stamp.timestamp() if stamp else 0.0, info.id)
-
-
-def newest_first(sessions: Iterable[SessionInfo]) -> list[SessionInfo]:
-    """`sessions` ordered newest first (ties broken by id, so the order is stable)."""
-    return sorted(sessions, key=recency, reverse=True)
-
-
-def newest(sessions: Iterable[SessionInfo]) -> SessionInfo | None:
-    """The most recently updated session, or None."""
-    return max(sessions, key=recency, default=None)
 
 
 def ago(stamp: datetime | None, now: datetime | None = None) -> str:

@@ -1,39 +1,45 @@
 """The engine: avatar's public Python API (DESIGN §8), and the only thing the CLI and REPL call.
 
-It owns the provider registry, the session library (every provider's store) and the active
-bridge. Bridges load and start lazily: listing never spawns an agent. A session id is resolved
-once, to its provider, and the bridge receives the resolved session. Examples: `examples/`.
+It is built from nouns with their own state: `library` (every provider's sessions,
+`avatar.library.library`) and the open session (`current`, `avatar.engine.open_session`: its
+agent, model and conversation). The engine keeps which session is open, opens and switches,
+and offers the names of DESIGN §8 as thin delegates. Bridges load and start lazily: listing
+never spawns an agent. A session id is resolved once, to its provider, and the bridge receives
+the resolved session. Examples: `examples/`.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
-from avatar.bridges.base import OpenRequest
+from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.core.config import Settings, avatar_home
 from avatar.core.errors import AvatarError, NotSupportedError, UsageError
 from avatar.core.loading import load_class
 from avatar.engine.config_layers import project_config
 from avatar.engine.conversation import Conversation
+from avatar.engine.forking import fork_session
+from avatar.engine.open_session import OpenSession
 from avatar.engine.opening import plan_open
-from avatar.engine.settings import SettingsPolicy
+from avatar.engine.settings import SettingsPolicy, SettingsSource
+from avatar.engine.status import EngineStatus, describe
 from avatar.engine.switching import Switcher, SwitchHow
-from avatar.library.actions import LibraryActions
-from avatar.library.archive import Archives
 from avatar.library.catalog import SessionLibrary
+from avatar.library.library import Library
 from avatar.policy.permissions import PermissionGate, PermissionHandler
 from avatar.providers.facts import CapabilityCache
 from avatar.providers.registry import ProviderRegistry, ProviderSpec, shipped
 from avatar.sessions.types import SessionInfo, Transcript
 
 if TYPE_CHECKING:
-    from avatar.bridges.base import BaseBridge
     from avatar.core.events import BaseEvent, Listener, OpenHow, SessionStarted
-    from avatar.engine.settings import SettingsSource
-    from avatar.engine.status import EngineStatus
+    from avatar.library.archive import Archives
+    from avatar.library.search.hits import SearchHit
+    from avatar.policy.secrets import SecretDetector
 
 
 class Engine:
@@ -61,28 +67,27 @@ class Engine:
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.home = home or avatar_home()
         self.add_dirs = [(self.cwd / d).resolve() for d in add_dirs]
-        #: The model asked for (flag, preset, `/model`); None: the provider's own choice.
-        self.model: str | None = settings.model
         self.wait_busy = True  # a session another process holds: wait, or fail (`--no-wait`)
-        self._bridge: BaseBridge | None = None
-        self.session: SessionStarted | None = None
+        #: The open session (its agent, model and conversation); None when none is open.
+        self.current: OpenSession | None = None
+        self._bridge: BaseBridge | None = None  # the running agent (open session or not)
         self._listeners: list[Listener] = []
         self.registry = ProviderRegistry(settings, self.env)
-        self.library = SessionLibrary(self.registry, self.home)
-        current = lambda: self.session.session_id if self.session else None  # noqa: E731
-        actions = LibraryActions(self.library, self.cwd, self.home, self.spec, current, self.delete)
-        #: Search, name and prune sessions (DESIGN §8): see `avatar.library.actions`.
-        self.search, self.reindex, self.rename = actions.search, actions.reindex, actions.rename
-        self.prunable, self.prune = actions.prunable, actions.prune
-        self.archives = Archives(self.library)  #: sessions packed to move between machines
+        self.catalog = SessionLibrary(self.registry, self.home)  #: the stores and records
+        #: Every provider's sessions (DESIGN §8): see `avatar.library.library`.
+        self.library = Library(self.catalog, self.cwd, self.home, self._open_id, self._delete)
         self._gate = PermissionGate(self._emit, settings.permission)
         self._walls_told: set[str] = set()
         self._policy = SettingsPolicy(source, self.home)
         self._requested = self.spec(provider).name if provider else None
         self.untrusted_config = source.untrusted if source else None  #: keys ignored: `notice()`
-        self._thread = Conversation(self.library)
-        self._switch = Switcher(self, self._thread, self._notice)
-        self._listeners.append(self._thread.replayed)  # it keeps the history agents replay
+        #: The model asked for on each provider; the flag's (or preset's) until a provider
+        #: is opened, then it is that provider's alone (`model_for`).
+        self._models: dict[str, str | None] = {}
+        self._unbound_model: str | None = settings.model
+        self._next = self._conversation()  # collects what an agent replays while opening
+        self._switch = Switcher(self, self._notice)
+        self._listeners.append(lambda event: self._next.replayed(event))
 
     @classmethod
     def from_config(
@@ -101,7 +106,6 @@ class Engine:
     ) -> Engine:
         """An engine over the layered config, as the `avatar` command builds it; `trust`: apply
         an untrusted project `.avatar.yaml` whole (else see `untrusted_config`)."""
-        from avatar.engine.settings import SettingsSource
 
         root, flags = Path(cwd).resolve(), {"model": model, "permission": permission}
         source = SettingsSource.from_files(
@@ -114,7 +118,7 @@ class Engine:
 
     project_config = staticmethod(project_config)
 
-    # ----- providers ----------------------------------------------------------------------
+    # ----- providers and models -----------------------------------------------------------
 
     def providers(self) -> list[ProviderSpec]:
         """Every provider avatar knows: the built-in ones, then those from config."""
@@ -128,16 +132,52 @@ class Engine:
         """DESIGN §3: config/preset provider, else native with credentials, else the first CLI."""
         return self.registry.default(self.settings)
 
+    def chosen_provider(self) -> str:
+        """The provider of the open session, else the one the next `open()` will use."""
+        if self.current is not None:
+            return self.current.provider
+        return self._requested or self.default_provider()
+
+    @property
+    def session(self) -> SessionStarted | None:
+        """How the open session was opened (its id, provider, model); None when none is."""
+        return self.current.started if self.current is not None else None
+
+    @property
+    def model(self) -> str | None:
+        """The model asked for on the open session (else on the provider `open()` will use);
+        None: the provider's own choice."""
+        if self.current is not None:
+            return self.current.model
+        return self.model_for(self.chosen_provider())
+
+    @model.setter
+    def model(self, model: str | None) -> None:
+        self.use_model(self.chosen_provider(), model)
+
+    def model_for(self, provider: str) -> str | None:
+        """The model asked for on `provider`: the one set there (`-m` or a preset for the
+        first provider opened, the session's settings, `set_model`), else None (its own)."""
+        name = self.spec(provider).name
+        return self._models.get(name, self._unbound_model)
+
+    def default_model(self, provider: str) -> str | None:
+        """The model `provider` runs when none is asked for, where its table names one."""
+        return self.spec(provider).model
+
+    def secrets(self) -> SecretDetector:
+        """The detector masking every output (made when first needed: listing never does)."""
+        return self.registry.secrets()
+
+    def use_model(self, provider: str, model: str | None) -> None:
+        """Ask for `model` on `provider` from its next session on (None: its own choice)."""
+        self._models[self.spec(provider).name] = model
+        self._unbound_model = None  # a model asked for is one provider's, never the next's
+
     def check_model(self) -> None:
         """A usage error now for a model the chosen provider is known not to offer."""
         if self.model:
             self.registry.check_model(self.chosen_provider(), self.model, self.settings)
-
-    def chosen_provider(self) -> str:
-        """The provider of the open session, else the one the next `open()` will use."""
-        if self.session is not None:
-            return self.session.provider
-        return self._requested or self.default_provider()
 
     # ----- events and permissions ---------------------------------------------------------
 
@@ -159,44 +199,72 @@ class Engine:
 
         self._emit(Notice(message=message, level=level))  # type: ignore[arg-type]
 
-    # ----- sessions on disk ---------------------------------------------------------------
+    # ----- the library (thin delegates of `self.library`) ---------------------------------
 
     def sessions(self, provider: str | None = None, *, any_cwd: bool = False) -> list[SessionInfo]:
-        """Sessions of one provider (every provider when None) in this project (or any
-        directory), newest first. No agent is started."""
-        name = self.spec(provider).name if provider else None
-        return self.library.sessions(name, None if any_cwd else self.cwd)
+        """`library.sessions`: sessions of one provider (every provider when None) in this
+        project (or any directory), newest first. No agent is started."""
+        return self.library.sessions(provider, any_cwd=any_cwd)
 
     def find(self, ref: str, provider: str | None = None) -> SessionInfo:
-        """The session whose id is `ref` or starts with it (any provider, any directory)."""
-        return self.library.find(ref, self.spec(provider).name if provider else None)
+        """`library.find`: the session whose id is `ref` or starts with it."""
+        return self.library.find(ref, provider)
 
     def transcript(self, session: SessionInfo | str) -> Transcript:
-        """The canonical transcript of a session (a listed one, or an id or prefix)."""
-        return self.library.transcript(self.library.info(session))
+        """`library.transcript`: the canonical transcript of a session."""
+        return self.library.transcript(session)
 
     def export(self, session: SessionInfo | str, fmt: str = "md", to: Path | None = None) -> str:
-        """A transcript as `md`, `html` or `json`, secrets masked; with `to`, written there too."""
-        from avatar.library.export.render import (  # (loaded when first used, as below)
-            render,
-            write_export,
-        )
+        """`library.export`: a transcript as `md`, `html` or `json`, secrets masked."""
+        return self.library.export(session, fmt, to)
 
-        return write_export(to, render(self.transcript(session), fmt, self.registry.secrets()))
+    def search(self, query: str, **how: Any) -> list[SearchHit]:
+        """`library.search`: sessions whose messages hold every word of `query`."""
+        return self.library.search(query, **how)
+
+    def reindex(self) -> int:
+        """`library.reindex`: bring the search index up to date."""
+        return self.library.reindex()
+
+    def rename(self, ref: SessionInfo | str, name: str) -> SessionInfo:
+        """`library.rename`: name a session."""
+        return self.library.rename(ref, name)
+
+    def prunable(self, older_than: timedelta, **how: Any) -> list[SessionInfo]:
+        """`library.prunable`: sessions last updated longer than `older_than` ago."""
+        return self.library.prunable(older_than, **how)
+
+    async def prune(self, sessions: list[SessionInfo]) -> list[tuple[SessionInfo, str | None]]:
+        """`library.prune`: delete each session; each with None, or why it was not."""
+        return await self.library.prune(sessions)
+
+    @property
+    def archives(self) -> Archives:
+        """`library.archives`: sessions packed to move between machines."""
+        return self.library.archives
+
+    def warnings(self) -> list[str]:
+        """`library.warnings`: what the stores skipped while reading."""
+        return self.library.warnings()
 
     async def delete(self, session: SessionInfo | str) -> SessionInfo:
-        """Delete a session: through its agent where the agent offers `session/delete`, else
+        """`library.delete`: through its agent where the agent offers `session/delete`, else
         its files (or avatar's records of it); returns what was deleted."""
-        info = self.library.info(session)
-        if self.session is not None and self.session.session_id == info.id:
+        return await self.library.delete(session)
+
+    def _open_id(self) -> str | None:
+        return self.current.session_id if self.current is not None else None
+
+    async def _delete(self, info: SessionInfo) -> SessionInfo:
+        if self.current is not None and self.current.session_id == info.id:
             raise UsageError("cannot delete the session that is open")
         if self.registry.spec(info.provider).transport == "acp":
             bridge = await self._start(info.provider)
             if await bridge.delete_session(info.id):
-                if self.library.keeps_records(info.provider):
-                    self.library.delete(info)
+                if self.catalog.keeps_records(info.provider):
+                    self.catalog.delete(info)
                 return info
-        self.library.delete(info)
+        self.catalog.delete(info)
         return info
 
     async def refresh(self, provider: str) -> list[SessionInfo]:
@@ -204,14 +272,10 @@ class Engine:
         it): sessions avatar did not open join its records."""
         name = self.spec(provider).name
         listed = await (await self._start(name)).agent_sessions() or []
-        self.library.adopt(name, listed)
+        self.catalog.adopt(name, listed)
         known = self.sessions(name)
         ids = {s.id for s in known}
         return known + [s for s in listed if s.id not in ids]
-
-    def warnings(self) -> list[str]:
-        """What the stores skipped while reading (unreadable files and lines)."""
-        return self.library.warnings()
 
     # ----- opening ------------------------------------------------------------------------
 
@@ -224,7 +288,7 @@ class Engine:
         session_id: str | None = None,
         source: str | None = None,
         imported: bool = False,
-    ) -> SessionStarted:
+    ) -> OpenSession:
         """Open a session: resume `resume` (id or prefix, on the provider owning it), continue
         the newest one, or start one (with id `session_id` where the provider allows), seeded
         with a handoff of session `source` when given (`imported`: its conversation written
@@ -243,9 +307,9 @@ class Engine:
         resume: str | None = None,
         continue_last: bool = False,
         session_id: str | None = None,
-    ) -> SessionStarted:
+    ) -> OpenSession:
         plan = plan_open(
-            self.library,
+            self.catalog,
             self.settings,
             name,
             self.default_provider,
@@ -255,33 +319,34 @@ class Engine:
         )
         return await self.open_on(plan.provider, plan.request)
 
-    async def new(self, provider: str | None = None) -> SessionStarted:
+    async def new(self, provider: str | None = None) -> OpenSession:
         """A fresh session on `provider` (default: the current or chosen one)."""
         return await self.open_on(provider or self.chosen_provider(), OpenRequest("new"))
 
-    async def resume(self, ref: str, provider: str | None = None) -> SessionStarted:
+    async def resume(self, ref: str, provider: str | None = None) -> OpenSession:
         """Resume a session by id or unique prefix, on whichever provider owns it (or on
         `provider`, when given: then another provider's session is a usage error)."""
         return await self._open(self.spec(provider).name if provider else None, resume=ref)
 
-    async def continue_last(self, provider: str | None = None) -> SessionStarted:
+    async def continue_last(self, provider: str | None = None) -> OpenSession:
         """Open the newest session of `provider` in this project."""
         return await self.open_on(provider or self.chosen_provider(), OpenRequest("continue"))
 
-    async def fork(self, ref: str | None = None, at: int | None = None) -> SessionStarted:
+    async def fork(self, ref: str | None = None, at: int | None = None) -> OpenSession:
         """Fork a session (default: the open one), whole or to message `at`
         (`avatar.engine.forking`)."""
-        from avatar.engine.forking import fork_session
-
         return await fork_session(self, ref, at)
 
     async def open_on(
         self, provider: str, request: OpenRequest, how: OpenHow | None = None
-    ) -> SessionStarted:
+    ) -> OpenSession:
         """Start `provider` and open a session on it as `request` says (a resumed or forked
         session with the settings it was started with, DESIGN §4). An unsupported reopen
-        opens a new session, with a notice."""
+        opens a new session, with a notice. Internal: `open()` and its siblings resolve
+        what to open; the switcher and forks use this."""
         name = self.spec(provider).name
+        if name not in self._models:  # the flag's model becomes this provider's
+            self.use_model(name, self._unbound_model)
         if request.mode in ("resume", "continue", "fork"):
             await self._adopt_settings(name, request.session_id)
         bridge = await self._start(name)
@@ -294,23 +359,28 @@ class Engine:
             started = await bridge.open(OpenRequest("new"))
         if how and started.session_id == request.session_id:  # e.g. a fork opened as a resume
             started.how = how
-        self.session = started
+        thread, self._next = self._next, self._conversation()
+        self.current = OpenSession(started, bridge, thread, self._models.get(name))
         self._gate.session_id = started.session_id
-        self.library.opened(name, started.session_id, str(self.cwd), started.model)
+        self.catalog.opened(name, started.session_id, str(self.cwd), started.model)
         resolved = request.opened(name, started.session_id)  # (its path, not a lookup)
-        self._thread.opened(resolved or SessionInfo(started.session_id, name, cwd=str(self.cwd)))
+        thread.opened(resolved or SessionInfo(started.session_id, name, cwd=str(self.cwd)))
         if request.mode == "resume" and request.session_id not in (None, started.session_id):
-            self._switch.recover(name, str(request.session_id), started, request.info)
+            self._switch.recover(name, str(request.session_id), started, thread, request.info)
         if started.how in ("new", "forked"):
             self._remember(fresh=True)
         self._emit(started)
-        return started
+        return self.current
+
+    def _conversation(self) -> Conversation:
+        thread = Conversation(self.catalog)
+        thread.redact = lambda text: self.secrets().mask(text)  # no secret in copies
+        return thread
 
     async def _start(self, provider: str) -> BaseBridge:
         if self._bridge is not None and self._bridge.name == provider and self._bridge.alive:
             return self._bridge
         await self._stop_bridge()
-        from avatar.bridges.base import BaseBridge, BridgeContext  # not needed to list
 
         spec = self.registry.spec(provider)
         ctx = BridgeContext(
@@ -320,8 +390,8 @@ class Engine:
             avatar_home=self.home,
             env=self.registry.env_for(spec),
             additional_dirs=list(self.add_dirs),
-            store=self.library.store(provider),
-            model=self.model or spec.model,
+            store=self.catalog.store(provider),
+            model=self.model_for(provider) or spec.model,
             system_prompt=self.settings.system_prompt,
             permission=self._gate.decide,
             emit=self._emit,
@@ -343,14 +413,18 @@ class Engine:
     # ----- per-session settings (DESIGN §4) -----------------------------------------------
 
     def _remember(self, *, fresh: bool = False) -> None:
-        if self.session is not None:
+        if self.current is not None:
             self._policy.remember(
-                self.settings, self.model, self.session.provider, self.session.session_id, fresh
+                self.settings,
+                self.current.model,
+                self.current.provider,
+                self.current.session_id,
+                fresh,
             )
 
     async def _adopt_settings(self, provider: str, session_id: str | None) -> None:
         def newest() -> str | None:  # continue: the newest session is the one reopened
-            found = self.library.sessions(provider, self.cwd)
+            found = self.catalog.sessions(provider, self.cwd)
             return found[0].id if found else None
 
         adopted = self._policy.adopt(self.settings, session_id or newest)
@@ -359,73 +433,88 @@ class Engine:
         if adopted.warning:
             self._notice(adopted.warning, "warning")
         if adopted.settings != self.settings:
-            self._use_settings(adopted.settings)
+            self._use_settings(adopted.settings, provider)
             if self._bridge is not None and self._bridge.name == provider:
                 await self._stop_bridge()  # it was started with other settings
 
-    def _use_settings(self, settings: Settings) -> None:
+    def _use_settings(self, settings: Settings, provider: str) -> None:
+        if settings.model != self.settings.model:  # (the flag's model stays where it is)
+            self.use_model(provider, settings.model)
         self.settings = settings
-        self.model = settings.model
         self._gate.policy = settings.permission
 
-    # ----- turns --------------------------------------------------------------------------
+    # ----- turns (thin delegates of the open session) -------------------------------------
 
     async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
-        """Run one turn, yielding its events; opens a new session on the chosen provider
-        first when none is open."""
-        if self.session is None or self._bridge is None:
+        """Run one turn on the open session, yielding its events; opens a new session on the
+        chosen provider first when none is open, and reopens it when its agent died."""
+        if self.current is None:
             await self.new()
-        elif not self._bridge.alive or self._bridge.session_id != self.session.session_id:
+        elif self._bridge is not self.current.bridge or not self.current.alive:
             await self._reopen_after_death()  # (listing another agent's sessions replaces it)
-        bridge = self._require_bridge()
-        async for event in bridge.send(self._thread.outgoing(prompt)):
-            self._thread.observe(event)
+        assert self.current is not None
+        async for event in self.current.send(prompt):
             yield event
-        self._thread.turn_ended(bridge.model_in_use or self.model)
 
     async def steer(self, text: str) -> bool:
         """Add `text` to the running turn (native); False when the provider cannot, and the
         caller should queue it for the next turn."""
-        return self._bridge is not None and await self._bridge.steer(text)
+        return self.current is not None and await self.current.steer(text)
 
     async def cancel(self) -> None:
         """Interrupt the running turn (it ends with stop reason `cancelled`)."""
-        if self._bridge is not None:
-            await self._bridge.cancel()
+        if self.current is not None:
+            await self.current.cancel()
 
     async def set_model(self, model: str) -> None:
-        """Use `model` from the next turn on, and remember it as the session's own."""
-        if self._bridge is not None:
-            await self._bridge.set_model(model)
-        self.model = model
+        """Use `model` from the next turn on (on the open session, else on the provider the
+        next `open()` will use), and remember it as the session's own."""
+        if self.current is not None:
+            await self.current.set_model(model)
+        self.use_model(self.chosen_provider(), model)
         self._remember()
 
-    async def apply_preset(self, name: str) -> SessionStarted | None:
-        """Lay preset `name` over the settings; switches provider (with a handoff) when the
-        preset names another. Returns the new session when it switched."""
-        self._use_settings(self.settings.apply_preset(name))
+    async def apply_preset(self, name: str) -> OpenSession | None:
+        """Lay preset `name` over the settings (its model, else the config's, replaces the
+        one asked for); switches provider (with a handoff) when the preset names another.
+        Returns the new session when it switched."""
+        settings = self.settings.apply_preset(name)
+        current = self.current.provider if self.current else None
+        target = settings.provider if settings.provider != current else None
+        self.settings = settings
+        self._gate.policy = settings.permission
+        self.use_model(target or self.chosen_provider(), settings.model)
+        if self.current is not None and target is None:
+            self.current.model = settings.model
         self._remember()
-        target = self.settings.provider
-        current = self.session.provider if self.session else None
-        if target and target != current:
+        if target:
             return await self.switch_provider(target)
         return None
 
     async def compact(self) -> str:
         """Compact the open session's context; a line saying what happened."""
-        return await self._require_bridge().compact()
+        if self.current is None:
+            raise AvatarError("no session is open")
+        return await self.current.compact()
+
+    def history(self) -> Transcript | None:
+        """The open session's conversation (`OpenSession.history`); None without one."""
+        return self.current.history() if self.current is not None else None
 
     def status(self) -> EngineStatus:
         """Provider, model, session and capabilities, as they are now."""
-        from avatar.engine.status import describe
 
         try:
             spec: ProviderSpec | None = self.registry.spec(self.chosen_provider())
         except AvatarError:
             spec = None
-        walls = self.walls(spec.name) if spec is not None and self._bridge is not None else None
-        pending = self._thread.pending
-        return describe(spec, self.model, self._bridge, self.session, pending, walls)
+        bridge = self._bridge if spec is not None and self._bridge is not None else None
+        if bridge is not None and spec is not None and bridge.name != spec.name:
+            bridge = None  # (an agent started to list or delete is not the chosen one)
+        walls = self.walls(spec.name) if spec is not None and bridge is not None else None
+        pending = self.current.conversation.pending if self.current is not None else None
+        model = self.model_for(spec.name) if spec is not None else None
+        return describe(spec, model, bridge, self.session, pending, walls)
 
     def walls(self, provider: str) -> str:
         """What the kernel confines for `provider` here: `agent`, `commands`, `off` or
@@ -437,22 +526,22 @@ class Engine:
 
     # ----- switching provider -------------------------------------------------------------
 
-    def history(self) -> Transcript | None:
-        """The open session's conversation (`Conversation.history`); None without one."""
-        return self._thread.history()
-
-    async def switch_provider(self, name: str, **how: Unpack[SwitchHow]) -> SessionStarted:
+    async def switch_provider(self, name: str, **how: Unpack[SwitchHow]) -> OpenSession:
         """Switch mid-project to `name`: back to the session left there (handed what happened
-        since) unless `new`, else a new one seeded with a handoff (`SwitchHow` says how)."""
-        return await self._switch.to(name, **how)
+        since) unless `new`, else a new one seeded with a handoff (`SwitchHow` says how). The
+        next session runs `name`'s own model unless `model` names one."""
+        return await self._switch.to(self.spec(name).name, **how)
 
     async def _reopen_after_death(self) -> None:
-        assert self.session is not None
-        name, sid = self.session.provider, self.session.session_id
+        assert self.current is not None
+        name, sid = self.current.provider, self.current.session_id
+        pending = self.current.conversation.pending
         if self._bridge is None or not self._bridge.alive or self._bridge.name == name:
             self._notice(f"{name} had stopped; restarting it and reopening session {sid}")
         await self._stop_bridge()
-        await self.open_on(name, OpenRequest("resume", sid))
+        reopened = await self.open_on(name, OpenRequest("resume", sid))
+        if pending:  # what was handed over and not sent yet still opens the next prompt
+            reopened.conversation.hand_over(pending)
 
     # ----- shutting down ------------------------------------------------------------------
 
@@ -464,10 +553,6 @@ class Engine:
     async def close(self) -> None:
         """Stop the active agent (flushing its session); the engine can open again later."""
         await self._stop_bridge()
-        self.session = None
-        self._thread.closed()
-
-    def _require_bridge(self) -> BaseBridge:
-        if self._bridge is None:
-            raise AvatarError("no session is open")
-        return self._bridge
+        if self.current is not None:
+            self.current.conversation.closed()
+        self.current = None

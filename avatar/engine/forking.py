@@ -11,28 +11,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from avatar.bridges.base import OpenRequest
 from avatar.core.errors import NotSupportedError, ProviderError, SessionNotFoundError, UsageError
 
 if TYPE_CHECKING:
-    from avatar.core.events import SessionStarted
-    from avatar.engine.engine import Engine
+    from avatar.engine.host import SessionHost
+    from avatar.engine.open_session import OpenSession
     from avatar.library.catalog import SessionLibrary
     from avatar.sessions.types import SessionInfo
 
 
-async def fork_session(engine: Engine, ref: str | None, at: int | None) -> SessionStarted:
+async def fork_session(engine: SessionHost, ref: str | None, at: int | None) -> OpenSession:
     """`engine.fork()`: fork session `ref` (default: the open one) on its own provider, whole
     (the provider's own fork) or cut after message `at` (written here, then opened)."""
-    from avatar.bridges.base import OpenRequest
-
     if ref is not None:
-        info = engine.find(ref)
-    elif engine.session is None:
+        info = engine.catalog.find(ref)
+    elif engine.current is None:
         raise UsageError("no session to fork")
     else:
-        name, sid = engine.session.provider, engine.session.session_id
+        name, sid = engine.current.provider, engine.current.session_id
         try:
-            info = engine.library.find(sid, name)
+            info = engine.catalog.find(sid, name)
         except SessionNotFoundError:  # no store has it (yet): the agent knows it
             if at is not None:
                 raise ProviderError(
@@ -41,7 +40,7 @@ async def fork_session(engine: Engine, ref: str | None, at: int | None) -> Sessi
             return await engine.open_on(name, OpenRequest("fork", sid))
     if at is None:
         return await engine.open_on(info.provider, OpenRequest.of("fork", info))
-    cut = fork_at(engine.library, info, at)
+    cut = fork_at(engine.catalog, info, at)
     return await engine.open_on(cut.provider, OpenRequest.of("resume", cut), how="forked")
 
 

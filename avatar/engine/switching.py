@@ -8,12 +8,17 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypedDict
 
 from avatar.bridges.base import OpenRequest
-from avatar.core.errors import AvatarError
+from avatar.core.errors import AvatarError, NotSupportedError
+from avatar.handoff import build_handoff
+from avatar.handoff.importing import write_import
+from avatar.handoff.window import context_window, handoff_budget
+from avatar.sessions.types import SessionInfo
 
 if TYPE_CHECKING:
     from avatar.core.events import SessionStarted
     from avatar.engine.conversation import Conversation
-    from avatar.engine.engine import Engine
+    from avatar.engine.host import SessionHost
+    from avatar.engine.open_session import OpenSession
     from avatar.policy.secrets import SecretDetector
     from avatar.sessions.types import SessionInfo, Transcript
 
@@ -33,42 +38,46 @@ class SwitchHow(TypedDict, total=False):
     `handoff` (default True): carry the conversation over. `new`: a new session even where
     the provider has one to return to. `imported`: write the conversation into the target's
     own store where it can be. `summarize`: first ask the agent being left for a prose
-    summary, put on top of the structured handoff.
+    summary, put on top of the structured handoff. `model`: the target's model (default:
+    its own, never the one of the session being left).
     """
 
     handoff: bool
     new: bool
     imported: bool
     summarize: bool
+    model: str
 
 
 class Switcher:
-    """The provider switches of one engine."""
+    """The provider switches of one engine (through its narrow `SessionHost` side)."""
 
-    def __init__(self, engine: Engine, thread: Conversation, notify: Notify) -> None:
-        self.engine = engine
-        self.thread = thread
+    def __init__(self, host: SessionHost, notify: Notify) -> None:
+        self.host = host
         self.notify = notify
         #: The session this engine last left on each provider (returns go back to it).
         self.left: dict[str, str] = {}
-        thread.redact = self._redact  # avatar's copy of the turns holds no secret
+
+    @property
+    def thread(self) -> Conversation:
+        """The open session's conversation (the one being left, before a switch opens)."""
+        assert self.host.current is not None, "no session is open"
+        return self.host.current.conversation
+
+    def model(self, provider: str) -> str | None:
+        """The model a session on `provider` will run: the one asked for there, else its own."""
+        return self.host.model_for(provider) or self.host.default_model(provider)
 
     def budget(self, provider: str) -> int:
         """The tokens a handoff to `provider` may take: a share of its model's window."""
-        from avatar.handoff.window import context_window, handoff_budget
 
-        e = self.engine
-        model = e.model or e.spec(provider).model
-        window = context_window(provider, model, e.settings, e.env)
-        return handoff_budget(window, e.settings.handoff_share)
+        h = self.host
+        window = context_window(provider, self.model(provider), h.settings, h.env)
+        return handoff_budget(window, h.settings.handoff_share)
 
     def secrets(self) -> SecretDetector:
-        """The engine's secret detector, masking handoffs and avatar's copy of the turns
-        (made when first needed: a listing never needs it)."""
-        return self.engine.registry.secrets()
-
-    def _redact(self, text: str) -> str:
-        return self.secrets().mask(text)
+        """The engine's secret detector, masking handoffs (made when first needed)."""
+        return self.host.secrets()
 
     async def to(
         self,
@@ -78,13 +87,17 @@ class Switcher:
         new: bool = False,
         imported: bool = False,
         summarize: bool = False,
-    ) -> SessionStarted:
+        model: str | None = None,
+    ) -> OpenSession:
         """Switch to provider `name`: back to the session left there (with a delta) unless
         `new`; else a new session seeded with the conversation (unless not `handoff`), or
         with `imported`, a session of `name`'s own format holding the conversation. With
-        `summarize`, the agent being left is asked for a summary on top of the handoff."""
-        e, current = self.engine, self.engine.session
-        name = e.spec(name).name
+        `summarize`, the agent being left is asked for a summary on top of the handoff;
+        `model` is asked for on `name` (else it runs its own)."""
+        e = self.host
+        if model is not None:
+            e.use_model(name, model)
+        current = e.current.started if e.current is not None else None
         if current is not None:
             self.left[current.provider] = current.session_id
         if imported and current is not None:
@@ -99,14 +112,14 @@ class Switcher:
             if earlier is not None:
                 return await self._return(earlier, current)
         text = None
-        if handoff:
+        if handoff and current is not None:
             text = self.thread.handoff(self.budget(name), cwd=e.cwd, secrets=self.secrets())
         if text and summarize and current is not None:
             text = await self._summarized(text, current.provider)
         started = await e.open_on(name, OpenRequest("new"))
         if text and current is not None:
-            self.thread.hand_over(text)
-            e.library.link((name, started.session_id), (current.provider, current.session_id))
+            started.conversation.hand_over(text)
+            e.catalog.link((name, started.session_id), (current.provider, current.session_id))
             self.notify(f"handing the conversation to {name}: {describe(text)}", "info")
         return started
 
@@ -119,7 +132,7 @@ class Switcher:
         self.notify(f"asking {provider} for a summary to hand over", "info")
         said: list[str] = []
         problem = "it answered nothing"
-        async for event in self.engine.send(SUMMARY_PROMPT):
+        async for event in self.host.send(SUMMARY_PROMPT):
             if isinstance(event, TextDelta):
                 said.append(event.text)
             elif isinstance(event, Error):
@@ -133,14 +146,14 @@ class Switcher:
     def _earlier(self, name: str, provider: str, session_id: str) -> SessionInfo | None:
         """The session to return to on `name`: the one left there in this run, else the one
         the open session was handed over from; only while it is still `name`'s newest here."""
-        e = self.engine
+        e = self.host
         sid = self.left.get(name)
         if sid is None:  # (one record's parent, not every session's lineage)
-            parent = e.library.records().parent(provider, session_id)
+            parent = e.catalog.records().parent(provider, session_id)
             sid = parent[1] if parent is not None and parent[0] == name else None
         if sid is None:
             return None
-        found = e.library.sessions(name, e.cwd)
+        found = e.catalog.sessions(name, e.cwd)
         if found and found[0].id == sid:
             return found[0]
         self.notify(
@@ -149,28 +162,29 @@ class Switcher:
         )
         return None
 
-    async def _return(self, info: SessionInfo, current: SessionStarted) -> SessionStarted:
+    async def _return(self, info: SessionInfo, current: SessionStarted) -> OpenSession:
         """Reopen `info` and hand it what happened in `current` since it was entered."""
-        e, thread = self.engine, self.thread
+        e, left = self.host, self.thread
         budget, secrets = self.budget(info.provider), self.secrets()
-        seen = thread.history()  # read now: the reopen replaces what this run saw
-        delta = thread.handoff(budget, delta=True, cwd=e.cwd, secrets=secrets, transcript=seen)
+        seen = left.history()  # read now: the reopen replaces what this run saw
+        delta = left.handoff(budget, delta=True, cwd=e.cwd, secrets=secrets, transcript=seen)
         started = await e.open_on(info.provider, OpenRequest.of("resume", info))
+        thread = started.conversation
         if started.session_id != info.id:
             # The agent could not reopen it: the new session got the earlier one's turns
             # (`recover`) and gets what happened since; else the whole conversation, which
             # carries the earlier session's goal.
             text = delta
             if not thread.seeded:
-                text = thread.handoff(budget, cwd=e.cwd, secrets=secrets, transcript=seen)
+                text = left.handoff(budget, cwd=e.cwd, secrets=secrets, transcript=seen)
             if text:
                 thread.hand_over(text)
-                e.library.link(
+                e.catalog.link(
                     (info.provider, started.session_id), (current.provider, current.session_id)
                 )
             return started
         try:
-            seen = e.history()
+            seen = started.history()
             thread.entered = len(seen.messages) if seen is not None else 0
         except AvatarError:
             thread.entered = 0
@@ -184,25 +198,29 @@ class Switcher:
         return started
 
     def recover(
-        self, provider: str, lost: str, started: SessionStarted, info: SessionInfo | None = None
+        self,
+        provider: str,
+        lost: str,
+        started: SessionStarted,
+        thread: Conversation,
+        info: SessionInfo | None = None,
     ) -> None:
         """`provider` opened session `started` where session `lost` (resolved as `info`, when
         it was) was asked for (it could not reopen it): the new one opens with the lost one's
-        turns, from the provider's files if still readable, else avatar's own copy."""
-        from avatar.handoff import build_handoff
-        from avatar.sessions.types import SessionInfo
+        turns (handed to its conversation `thread`), from the provider's files if still
+        readable, else avatar's own copy."""
 
-        e = self.engine
+        e = self.host
         try:
-            transcript = e.library.transcript(info or SessionInfo(lost, provider))
+            transcript = e.catalog.transcript(info or SessionInfo(lost, provider))
         except AvatarError:  # neither its files nor avatar's copy: nothing to carry
             return
         if not transcript.messages:
             return
         budget = self.budget(provider)
         text = build_handoff(transcript, budget, cwd=e.cwd, secrets=self.secrets())
-        self.thread.hand_over(text)
-        e.library.link((provider, started.session_id), (provider, lost), "recovered")
+        thread.hand_over(text)
+        e.catalog.link((provider, started.session_id), (provider, lost), "recovered")
         self.notify(
             f"{provider} could not reopen session {lost}; the new session {started.session_id} "
             f"opens with its {len(transcript.messages)} earlier messages",
@@ -211,45 +229,41 @@ class Switcher:
 
     async def imported(
         self, name: str, transcript: Transcript, source: tuple[str, str]
-    ) -> SessionStarted | None:
+    ) -> OpenSession | None:
         """A session of `name`'s own format holding `transcript`, opened with its resume;
         None (after a notice) when `name` cannot take an import."""
-        from avatar.core.errors import NotSupportedError
-        from avatar.handoff.importing import write_import
 
-        e = self.engine
-        store = e.library.store(name)
+        e = self.host
+        store = e.catalog.store(name)
         try:
             if store is None:
                 raise NotSupportedError(name, "importing a conversation")
-            model = e.model or e.spec(name).model
-            info = write_import(store, transcript, e.cwd, model, self.secrets())
+            info = write_import(store, transcript, e.cwd, self.model(name), self.secrets())
         except NotSupportedError:
             self.notify(f"{name} cannot take an import; handing the conversation over", "info")
             return None
         started = await e.open_on(name, OpenRequest.of("resume", info))
-        e.library.link((name, started.session_id), source, "import")
+        e.catalog.link((name, started.session_id), source, "import")
         self.notify(
             f"imported {source[0]} session {source[1]} into {name} session {info.id}", "info"
         )
         return started
 
-    async def open_from(self, source: str, provider: str, imported: bool) -> SessionStarted:
+    async def open_from(self, source: str, provider: str, imported: bool) -> OpenSession:
         """A new session on `provider`, seeded with a handoff of session `source` (or, with
         `imported`, a session of `provider`'s format holding its conversation)."""
-        e = self.engine
-        info = e.library.info(source)
-        transcript = e.library.transcript(info)
+        e = self.host
+        info = e.catalog.info(source)
+        transcript = e.catalog.transcript(info)
         if imported:
             started = await self.imported(provider, transcript, (info.provider, info.id))
             if started is not None:
                 return started
-        from avatar.handoff import build_handoff
 
         text = build_handoff(transcript, self.budget(provider), cwd=e.cwd, secrets=self.secrets())
         started = await e.open_on(provider, OpenRequest("new"))
-        self.thread.hand_over(text)
-        e.library.link((provider, started.session_id), (info.provider, info.id))
+        started.conversation.hand_over(text)
+        e.catalog.link((provider, started.session_id), (info.provider, info.id))
         self.notify(
             f"the other session's conversation will open this one: {describe(text)}", "info"
         )

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from avatar.handoff.marker import strip_handoff
 from avatar.handoff.window import DEFAULT_SHARE, DEFAULT_WINDOW, handoff_budget
+from avatar.policy.secrets import SecretDetector
+from avatar.sessions.handoff_marker import strip_handoff
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -47,8 +48,6 @@ def build_handoff(
     from avatar.handoff.render import Source, render
 
     if secrets is None:
-        from avatar.policy.secrets import SecretDetector
-
         secrets = SecretDetector()
     # Masked before anything is cut to fit (a secret cut in two would no longer be found).
     transcript = transcript.masked(secrets)

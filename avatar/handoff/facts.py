@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from avatar.handoff import tools
-from avatar.handoff.marker import split_seeded
+from avatar.sessions.handoff_marker import split_seeded
 
 if TYPE_CHECKING:
     from avatar.sessions.types import Transcript, TranscriptMessage

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from avatar.handoff.marker import strip_handoff
+from avatar.sessions.handoff_marker import strip_handoff
 from avatar.sessions.types import TranscriptMessage
 
 if TYPE_CHECKING:

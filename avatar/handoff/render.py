@@ -8,9 +8,9 @@ import re
 from dataclasses import dataclass
 
 from avatar.handoff.facts import HandoffFacts, section
-from avatar.handoff.marker import END, START
 from avatar.handoff.window import estimate_tokens
 from avatar.policy.secrets import SecretDetector
+from avatar.sessions.handoff_marker import END, START
 
 _FILES = 300  # file names listed at most per list (the rest counted)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from avatar.core.errors import UsageError
+
 if TYPE_CHECKING:
     from avatar.core.config import Settings
 
@@ -32,7 +34,6 @@ def context_window(
 ) -> int:
     """The context window of `model` on `provider`: the model registry's figure (built-in
     catalog and config `models:`), else the agent's default model's, else DEFAULT_WINDOW."""
-    from avatar.core.errors import UsageError
     from avatar.native.models import ModelRegistry, ModelResolver
 
     if provider == "native":

@@ -40,11 +40,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from avatar.core.errors import UsageError
+from avatar.core.ids import check_id
 
 if TYPE_CHECKING:
-    from avatar.engine.settings import SessionSettings
     from avatar.library.catalog import SessionLibrary
     from avatar.policy.secrets import SecretDetector
+    from avatar.sessions.settings_log import SessionSettings
     from avatar.sessions.store import SessionStore
     from avatar.sessions.types import SessionInfo
 
@@ -104,7 +105,6 @@ class Archives:
             return self._restore(members, cwd)
 
     def _restore(self, members: dict[str, bytes], cwd: Path) -> SessionInfo:
-        from avatar.core.ids import check_id
         from avatar.sessions.relocate import check_names
 
         manifest = _manifest(members)
@@ -230,8 +230,8 @@ class _Placed:
 
 
 def _records_of(avatar_home: Path, info: SessionInfo) -> dict[str, bytes]:
-    from avatar.engine.settings import SessionSettingsLog
     from avatar.sessions.records import SessionRecords
+    from avatar.sessions.settings_log import SessionSettingsLog
 
     out: dict[str, bytes] = {}
     records = SessionRecords(avatar_home)
@@ -266,7 +266,7 @@ def _record_back(
 
 
 def _settings_of(members: dict[str, bytes]) -> SessionSettings | None:
-    from avatar.engine.settings import SessionSettings
+    from avatar.sessions.settings_log import SessionSettings
 
     if "records/settings.json" not in members:
         return None
@@ -281,7 +281,7 @@ def _settings_back(
 ) -> None:
     from dataclasses import replace
 
-    from avatar.engine.settings import SessionSettingsLog
+    from avatar.sessions.settings_log import SessionSettingsLog
 
     if record is not None:
         SessionSettingsLog(avatar_home).put(replace(record, provider=provider, id=sid))

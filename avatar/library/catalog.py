@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from avatar.core.errors import NotSupportedError, SessionNotFoundError, UsageError
 from avatar.core.ids import check_id
 from avatar.core.loading import load_class
-from avatar.core.times import newest_first
+from avatar.library.lineage import lineage
+from avatar.sessions.types import SessionInfo, newest_first
 
 if TYPE_CHECKING:
     from avatar.library.lineage import Links
@@ -89,7 +90,6 @@ class SessionLibrary:
 
     def lineage(self) -> dict[str, Links]:
         """Parent and children of every session that has any, by `provider/id`."""
-        from avatar.library.lineage import lineage
 
         native = [s.name for s in self.registry.specs() if s.transport == "native"]
         return lineage(self.records(), self.avatar_home, native)
@@ -97,7 +97,6 @@ class SessionLibrary:
     def copy(self, provider: str, session_id: str) -> Transcript:
         """Avatar's own copy of the turns it carried in a session (SessionNotFoundError when
         it has none)."""
-        from avatar.sessions.types import SessionInfo
 
         record = self.records().all().get((provider, session_id), {})
         info = SessionInfo(session_id, provider, cwd=record.get("cwd"), title=record.get("title"))

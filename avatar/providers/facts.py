@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from avatar.core.fileio import atomic_write
 
 if TYPE_CHECKING:
-    from avatar.bridges.base import SessionCapabilities
     from avatar.core.config import Settings
+    from avatar.providers.capabilities import SessionCapabilities
     from avatar.providers.registry import ProviderSpec
 
 _VAR = re.compile(r"\$(\w+)|\$\{(\w+)\}")

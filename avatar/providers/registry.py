@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from avatar.core.errors import AvatarError, UsageError
+from avatar.core.fileio import atomic_write
+from avatar.policy.secrets import SecretDetector
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -110,7 +112,6 @@ def _table() -> dict[str, Any]:
 
     with DATA_FILE.open("rb") as f:
         table = tomllib.load(f)
-    from avatar.core.fileio import atomic_write
 
     with contextlib.suppress(OSError):  # a read-only home: the file is parsed each time
         atomic_write(copy, json.dumps({"key": key, "table": table}).encode())
@@ -211,7 +212,6 @@ class ProviderRegistry:
         when first asked for: a listing never needs it."""
         if self._secrets is None:
             from avatar.native.models import ModelRegistry
-            from avatar.policy.secrets import SecretDetector
 
             names = ModelRegistry.from_settings(self._settings).key_variables()
             envs = [self.env, *(spec.env for spec in self.specs())]

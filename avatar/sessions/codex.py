@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from avatar.core.fileio import append_line, atomic_write
+from avatar.core.version import __version__
 from avatar.sessions.filestore import (
     FileFold,
     JsonlSessionStore,
@@ -270,7 +271,6 @@ class CodexStore(JsonlSessionStore):
     ) -> SessionInfo:
         """A new rollout under today's date folder of `$CODEX_HOME/sessions`, where
         codex-acp looks."""
-        from avatar.core.version import __version__
 
         sid = str(uuid.uuid4())
         now = datetime.now(UTC)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from avatar.core.errors import SessionNotFoundError
+from avatar.core.fileio import atomic_write
 from avatar.core.ids import sha256_hex
 from avatar.sessions.filestore import (
     JsonlSessionStore,
@@ -169,7 +170,6 @@ class GeminiStore(JsonlSessionStore):
     def chats_dir(self, cwd: str) -> Path:
         """`tmp/<project>/chats` of project directory `cwd`, registering the project in
         `projects.json` (and its `.project_root` marker) when Gemini CLI has not seen it."""
-        from avatar.core.fileio import atomic_write
 
         path = gemini_dir(self.env, self.home()) / "projects.json"
         try:

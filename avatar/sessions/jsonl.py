@@ -18,8 +18,8 @@ from typing import IO, Any
 
 from avatar.core.surrogates import may_hold_surrogate, without_surrogates
 from avatar.core.times import parse_time as iso_time
-from avatar.handoff.marker import strip_handoff
 from avatar.policy.secrets import title_source
+from avatar.sessions.handoff_marker import strip_handoff
 
 # Listing parses only lines up to this size; longer ones are huge tool outputs or garbage and
 # never carry what a listing needs.

@@ -29,8 +29,8 @@ from avatar.core.errors import SessionNotFoundError
 from avatar.core.fileio import append_line
 from avatar.core.ids import is_valid_id
 from avatar.core.times import parse_time
-from avatar.handoff.marker import strip_handoff
 from avatar.policy.secrets import title_source
+from avatar.sessions.handoff_marker import strip_handoff
 from avatar.sessions.relocate import check_names
 from avatar.sessions.store import FileWrites, SessionStore
 from avatar.sessions.types import SessionInfo, ToolCall, Transcript, TranscriptMessage

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -132,3 +133,19 @@ class Transcript:
                 for m in self.messages
             ],
         )
+
+
+def recency(info: SessionInfo) -> tuple[float, str]:
+    """Sort key, newest last: last update (else creation; undated sessions first), then id."""
+    stamp = info.updated or info.created
+    return (stamp.timestamp() if stamp else 0.0, info.id)
+
+
+def newest_first(sessions: Iterable[SessionInfo]) -> list[SessionInfo]:
+    """`sessions` ordered newest first (ties broken by id, so the order is stable)."""
+    return sorted(sessions, key=recency, reverse=True)
+
+
+def newest(sessions: Iterable[SessionInfo]) -> SessionInfo | None:
+    """The most recently updated session, or None."""
+    return max(sessions, key=recency, default=None)

@@ -117,11 +117,11 @@ class _Store:
 
 def test_find_session_by_prefix_across_providers(engine: Engine) -> None:
     for name in ("native", "claude", "claude-acp", "codex", "gemini"):
-        engine.library.use_store(name, None)
+        engine.catalog.use_store(name, None)
     engine.registry.add(ProviderSpec(name="a", transport="acp", bridge=FAKE, store="x:A"))
     engine.registry.add(ProviderSpec(name="b", transport="acp", bridge=FAKE, store="x:B"))
-    engine.library.use_store("a", _Store([SessionInfo(id="0123-aaaa", provider="a")]))  # type: ignore[arg-type]
-    engine.library.use_store(
+    engine.catalog.use_store("a", _Store([SessionInfo(id="0123-aaaa", provider="a")]))  # type: ignore[arg-type]
+    engine.catalog.use_store(
         "b",
         _Store([SessionInfo(id="0124-bbbb", provider="b"), SessionInfo(id="9", provider="b")]),  # type: ignore[arg-type]
     )
@@ -158,12 +158,12 @@ def test_no_usable_provider_says_what_it_looked_for(tmp_path: Path) -> None:
 def _planner(tmp_path: Path, settings: Settings, stores: dict[str, _Store]) -> Engine:
     e = Engine(settings, tmp_path, env={"HOME": str(tmp_path)}, home=tmp_path)
     for spec in e.providers():
-        e.library.use_store(spec.name, stores.get(spec.name))  # type: ignore[arg-type]
+        e.catalog.use_store(spec.name, stores.get(spec.name))  # type: ignore[arg-type]
     return e
 
 
 def _plan(e: Engine, provider: str | None, **kw: Any) -> tuple[str, OpenRequest]:
-    plan = plan_open(e.library, e.settings, provider, e.default_provider, **kw)
+    plan = plan_open(e.catalog, e.settings, provider, e.default_provider, **kw)
     return plan.provider, plan.request
 
 
@@ -210,7 +210,7 @@ def test_a_session_opened_on_claude_acp_stays_claude_acp_s(tmp_path: Path) -> No
     mine = SessionInfo(id="5a5a-acp", provider="claude", cwd=str(tmp_path))
     other = SessionInfo(id="6b6b-cli", provider="claude", cwd=str(tmp_path))
     e = _planner(tmp_path, Settings(), {"claude": _Store([mine, other])})
-    e.library.opened("claude-acp", mine.id, str(tmp_path), None)
+    e.catalog.opened("claude-acp", mine.id, str(tmp_path), None)
     assert e.find("5a5a").provider == "claude-acp"
     assert e.find("6b6b").provider == "claude"
     assert {s.id: s.provider for s in e.sessions(any_cwd=True)} == {

@@ -16,8 +16,9 @@ from avatar.bridges.base import OpenRequest
 from avatar.core.config import Settings, parse_settings
 from avatar.core.events import BaseEvent, Notice
 from avatar.engine.engine import Engine
-from avatar.engine.settings import SessionSettings, SessionSettingsLog, SettingsSource
+from avatar.engine.settings import SettingsSource
 from avatar.providers.registry import ProviderSpec
+from avatar.sessions.settings_log import SessionSettings, SessionSettingsLog
 from tests.core.fake_bridge import FakeBridge
 
 PRESETS = {"reviewer": {"system_prompt": "review only", "permission": "deny"}}

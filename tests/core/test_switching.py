@@ -100,8 +100,8 @@ async def test_no_return_when_another_session_became_newest(engine: Engine) -> N
     await say(engine, "GOAL one")
     await engine.switch_provider(B)
     await say(engine, "on b")
-    engine.library.opened(A, "zz-later", str(engine.cwd), None)  # another run's session
-    engine.library.turn_ended(A, "zz-later", "elsewhere", "ok", [])
+    engine.catalog.opened(A, "zz-later", str(engine.cwd), None)  # another run's session
+    engine.catalog.turn_ended(A, "zz-later", "elsewhere", "ok", [])
     back = await engine.switch_provider(A)
     assert back.session_id not in (a.session_id, "zz-later")
     assert any("no longer its newest" in e.message for e in seen if isinstance(e, Notice))
@@ -160,7 +160,7 @@ async def test_show_falls_back_to_avatars_copy_when_the_file_is_gone(engine: Eng
     await say(engine, "keep this turn")
     await engine.close()
     engine.registry.add(ProviderSpec(name=A, transport="acp", bridge=FAKE, store="gone:Store"))
-    engine.library.use_store(A, _GoneStore())  # type: ignore[arg-type]
+    engine.catalog.use_store(A, _GoneStore())  # type: ignore[arg-type]
     info = engine.find(started.session_id[:6])
     assert info.id == started.session_id
     texts = [m.text for m in engine.transcript(info).messages]

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from avatar.native.store.manager import SessionManager, read_state
+from avatar.native.store.manager import SessionManager
+from avatar.native.store.reading import read_state
 from avatar.native.store.versions import NewerFormatError
 from tests.hardening.support import json_lines, message_texts, session_file
 from tests.support.drive import avatar

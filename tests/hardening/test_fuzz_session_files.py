@@ -29,13 +29,13 @@ from avatar.native.store.entries import (
     ToolCallEntry,
     ToolResultEntry,
 )
-from avatar.native.store.manager import read_state, scan_record
+from avatar.native.store.reading import read_state, scan_record
+from avatar.native.store.session_store import transcript_steps
 from avatar.native.store.writer import model_line
 from avatar.sessions.claude import ClaudeStore
 from avatar.sessions.codex import CodexStore
 from avatar.sessions.filestore import JsonlSessionStore
 from avatar.sessions.gemini import GeminiStore
-from avatar.sessions.native import transcript_steps
 from tests.hardening.fuzzing import damaged_file
 
 STORES = Path(__file__).parents[1] / "fixtures" / "provider-stores"

@@ -72,7 +72,7 @@ def test_resume_by_prefix_walks_the_claude_store_once(
             answer = "".join(
                 [e.text async for e in engine.send("what was it?") if isinstance(e, TextDelta)]
             )
-            store = engine.library.store("claude")
+            store = engine.catalog.store("claude")
             assert store is not None
             assert store.scans == 1, f"the Claude store was walked {store.scans} times"
             assert (started.session_id, started.provider, started.how) == (sid, "claude", "resumed")

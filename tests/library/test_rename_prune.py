@@ -172,6 +172,16 @@ class _Repl:
         self.lines.append(text)
 
 
+class _OpenOn:
+    """The engine with session `opened` open, as `/rename` sees it (no agent started)."""
+
+    def __init__(self, engine: Engine, opened: object) -> None:
+        self.engine, self.session = engine, opened
+
+    def rename(self, ref: str, name: str) -> object:
+        return self.engine.rename(ref, name)
+
+
 def test_slash_search_and_rename(lib: Library) -> None:
     from avatar.cli.repl.slash import lookup
     from avatar.core.events import SessionStarted
@@ -184,7 +194,8 @@ def test_slash_search_and_rename(lib: Library) -> None:
     assert sid in repl.lines[0] and "tapir" in repl.lines[1]
     asyncio.run(rename.handler(repl, ["Tapir", "plan"]))  # type: ignore[arg-type]
     assert repl.lines[-1].startswith("usage:")  # no session open yet
-    repl.engine.session = SessionStarted(session_id=sid, provider="claude", how="resumed")
+    opened = SessionStarted(session_id=sid, provider="claude", how="resumed")
+    repl.engine = _OpenOn(repl.engine, opened)  # type: ignore[assignment]
     asyncio.run(rename.handler(repl, ["Tapir", "plan"]))  # type: ignore[arg-type]
     assert repl.lines[-1] == "renamed: Tapir plan"
     assert _listed(lib, sid)["name"] == "Tapir plan"

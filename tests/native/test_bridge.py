@@ -12,9 +12,9 @@ from avatar.core.config import Settings
 from avatar.core.errors import SessionNotFoundError, UsageError
 from avatar.core.events import Notice, PermissionRequested, ToolCallFinished, TurnFinished, Usage
 from avatar.native.agent.prompt import build_system_prompt, find_instructions
+from avatar.native.store.session_store import NativeStore
 from avatar.native.tools import default_tools
 from avatar.policy.permissions import Answer
-from avatar.sessions.native import NativeStore
 from tests.native.helpers import make_bridge, run_turn
 from tests.support.model_server import FakeModelServer, Reply
 

@@ -21,7 +21,8 @@ from avatar.native.store.entries import (
     ToolResultEntry,
 )
 from avatar.native.store.index import INDEX_NAME, project_slug
-from avatar.native.store.manager import SessionManager, index_record, read_state
+from avatar.native.store.manager import SessionManager
+from avatar.native.store.reading import index_record, read_state
 from avatar.native.store.ulid import new_ulid, ulid_time
 from avatar.native.store.writer import SessionBusyError, SessionWriter
 

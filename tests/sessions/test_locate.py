@@ -9,7 +9,7 @@ import pytest
 from avatar.core.errors import SessionNotFoundError, UsageError
 from avatar.native.store.entries import MessageEntry
 from avatar.native.store.manager import SessionManager
-from avatar.sessions.native import NativeStore
+from avatar.native.store.session_store import NativeStore
 from avatar.sessions.store import SessionStore
 from tests.sessions.conftest import Homes
 

@@ -39,7 +39,7 @@ from avatar.bridges.acp.quirks import SameMinuteWait, remove_companions
 from avatar.bridges.acp.session import SessionOpener
 from avatar.bridges.acp.stream import UpdateRouter
 from avatar.bridges.acp.terminal import TerminalManager
-from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest, SessionCapabilities
+from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.bridges.turn import Turn, TurnSignal
 from avatar.core.errors import NotSupportedError, ProviderError
 from avatar.core.events import (
@@ -53,6 +53,7 @@ from avatar.core.events import (
 from avatar.core.ids import is_valid_id
 from avatar.policy import sandbox
 from avatar.policy.permissions import allows
+from avatar.providers.capabilities import SessionCapabilities
 from avatar.sessions.types import SessionInfo
 
 if TYPE_CHECKING:

@@ -20,6 +20,7 @@ from avatar.bridges.acp.quirks import quirk_env
 from avatar.bridges.process import AgentProcess
 from avatar.core.errors import ProviderError
 from avatar.core.events import Error, Notice
+from avatar.core.version import __version__
 from avatar.providers.registry import find_executable
 
 if TYPE_CHECKING:
@@ -190,8 +191,6 @@ class AgentConnection:
     async def _initialize(self, seen: StdoutSeen) -> None:
         import acp
         from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
-
-        from avatar.core.version import __version__
 
         asked = self.conn.initialize(
             protocol_version=acp.PROTOCOL_VERSION,

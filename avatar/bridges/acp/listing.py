@@ -11,8 +11,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from avatar.core.times import newest, parse_time
-from avatar.sessions.types import SessionInfo
+from avatar.core.times import parse_time
+from avatar.sessions.types import SessionInfo, newest
 
 if TYPE_CHECKING:
     from avatar.sessions.store import SessionStore

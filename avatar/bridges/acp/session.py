@@ -44,8 +44,9 @@ if TYPE_CHECKING:
 
     from avatar.bridges.acp.connection import AgentConnection
     from avatar.bridges.acp.stream import UpdateRouter
-    from avatar.bridges.base import BridgeContext, OpenRequest, SessionCapabilities
+    from avatar.bridges.base import BridgeContext, OpenRequest
     from avatar.core.events import OpenHow
+    from avatar.providers.capabilities import SessionCapabilities
 
 T = TypeVar("T")
 

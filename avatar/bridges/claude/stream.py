@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from avatar.bridges.mcp import server_kind, stdio_command
 from avatar.core.config import McpServer, Settings
 from avatar.core.events import (
     BaseEvent,
@@ -86,7 +87,6 @@ MCP_SECRET_PREFIX = "AVATAR_MCP_"
 
 def _mcp_secrets(servers: Mapping[str, McpServer]) -> Iterator[tuple[str, str, str, str]]:
     """(server, key, variable, value) for every env value and header, numbered in order."""
-    from avatar.bridges.mcp import server_kind
 
     for i, (name, server) in enumerate(servers.items()):
         items = server.env if server_kind(server) == "stdio" else server.headers
@@ -105,7 +105,6 @@ def mcp_config(servers: Mapping[str, McpServer]) -> str | None:
     Env values and headers are `${AVATAR_MCP_<i>_<j>}` references (see `mcp_env`); a stdio
     command is made absolute as for ACP agents when it can be found.
     """
-    from avatar.bridges.mcp import server_kind, stdio_command
 
     refs: dict[str, dict[str, str]] = {}
     for name, key, var, _ in _mcp_secrets(servers):

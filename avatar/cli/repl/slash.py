@@ -8,6 +8,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from avatar.cli.repl.diffs import render_diff
+from avatar.core.errors import SessionNotFoundError
+from avatar.core.times import ago
+
 if TYPE_CHECKING:
     from avatar.cli.repl.host import ReplHost
 
@@ -45,7 +49,6 @@ async def _quit(repl: ReplHost, args: list[str]) -> bool:
 
 async def _sessions(repl: ReplHost, args: list[str]) -> bool:
     from avatar.cli.output.table import render_table, short_ids
-    from avatar.core.times import ago
 
     engine = repl.engine
     everywhere = "--all" in args
@@ -97,7 +100,6 @@ async def _search(repl: ReplHost, args: list[str]) -> bool:
 
 
 async def _rename(repl: ReplHost, args: list[str]) -> bool:
-    from avatar.core.errors import SessionNotFoundError
 
     session = repl.engine.session
     if not args or session is None:
@@ -113,7 +115,6 @@ async def _rename(repl: ReplHost, args: list[str]) -> bool:
 
 
 async def _diff(repl: ReplHost, args: list[str]) -> bool:
-    from avatar.cli.repl.diffs import render_diff
 
     change = repl.screen.last_change
     if change is None:

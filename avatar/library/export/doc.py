@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from avatar.policy.secrets import SecretDetector
+
 if TYPE_CHECKING:
     from avatar.policy.secrets import SecretDetector
     from avatar.sessions.types import Transcript, TranscriptMessage
@@ -59,8 +61,6 @@ class ExportDoc:
 def prepare(transcript: Transcript, secrets: SecretDetector | None = None) -> ExportDoc:
     """Number, mask and cut a transcript; tool results are attached to their calls too."""
     if secrets is None:
-        from avatar.policy.secrets import SecretDetector
-
         secrets = SecretDetector()
     session = secrets.mask_data(transcript.info.to_public())
     calls: dict[str, tuple[ExportCall, int]] = {}

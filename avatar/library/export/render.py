@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from avatar.core.errors import UsageError
 from avatar.core.fileio import atomic_write
 from avatar.library.export.doc import (
     EXPORT_VERSION,
@@ -37,8 +38,6 @@ FORMATS = ("md", "html", "json")
 def render(transcript: Transcript, fmt: str, secrets: SecretDetector | None = None) -> str:
     """The transcript as `md`, `html` or `json` text, secrets masked."""
     if fmt not in FORMATS:
-        from avatar.core.errors import UsageError
-
         raise UsageError(f"unknown export format {fmt!r} (use one of: {', '.join(FORMATS)})")
     doc = prepare(transcript, secrets)
     if fmt == "json":

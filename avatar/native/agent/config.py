@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from avatar.core.events import BaseEvent
 from avatar.native.agent.compaction import CompactionStrategy, SummaryCompaction
+from avatar.native.llm import make_client
 from avatar.native.tools.base import AgentTool
 from avatar.policy.permissions import PermissionHandler, deny_all
 
@@ -22,7 +23,6 @@ ClientFactory = Callable[["ModelInfo", Mapping[str, str], "RetryNotice"], "LLMCl
 
 
 def _default_client(model: ModelInfo, env: Mapping[str, str], notice: RetryNotice) -> LLMClient:
-    from avatar.native.llm import make_client
 
     return make_client(model, env, on_retry=notice)
 

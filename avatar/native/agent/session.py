@@ -44,7 +44,8 @@ from avatar.native.store.entries import (
     ToolResultEntry,
     new_entry_id,
 )
-from avatar.native.store.manager import SessionManager, index_record, read_state
+from avatar.native.store.manager import SessionManager
+from avatar.native.store.reading import index_record, read_state
 from avatar.native.tools import default_tools
 from avatar.native.tools.base import AgentToolResult, ToolContext, ToolKind
 from avatar.native.tools.scope import ToolScope

@@ -33,6 +33,7 @@ from avatar.native.llm.types import (
     ToolCallPart,
     UsagePart,
 )
+from avatar.policy.secrets import MIN_SECRET_LENGTH, mask_values
 
 if TYPE_CHECKING:
     import httpx
@@ -240,7 +241,6 @@ class LLMClient(ABC):
 
     def redact(self, text: str) -> str:
         """`text` with the API key (should a server echo it) masked."""
-        from avatar.policy.secrets import MIN_SECRET_LENGTH, mask_values
 
         key = self._key or ""
         return mask_values(text, [key] if len(key) >= MIN_SECRET_LENGTH else [])

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, cast
 
 from avatar.core.fileio import append_line, atomic_write
 from avatar.core.ids import is_valid_id, sha256_hex
-from avatar.core.times import recency
 from avatar.sessions.store import pick_one
+from avatar.sessions.types import recency
 
 INDEX_NAME = ".index.jsonl"
 SUFFIX = ".jsonl"
@@ -143,7 +143,7 @@ class SessionIndex:
                 if record is None or record.size != size:
                     # Only a stale or unindexed file needs the entry parser, which listing
                     # otherwise never imports.
-                    from avatar.native.store.manager import scan_record
+                    from avatar.native.store.reading import scan_record
 
                     record = scan_record(Path(e.path), record)
                     if record is None:

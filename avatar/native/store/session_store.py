@@ -2,7 +2,7 @@
 
 Listing reads the per-project index (no session file is parsed unless the index is stale),
 so 10,000 sessions list in well under the 0.3 s budget. The files themselves are written by
-`avatar.native.store` (DESIGN §6); this store asks it for a fork at a message, an imported
+`SessionManager` (DESIGN §6); this store asks it for a fork at a message, an imported
 conversation, a title, a deletion, and says what an archive carries and where it goes back
 (the header's `cwd` moves; the index learns the file when it is next read).
 """
@@ -164,7 +164,7 @@ def transcript_steps(
         ToolCallEntry,
         ToolResultEntry,
     )
-    from avatar.native.store.manager import iter_file
+    from avatar.native.store.reading import iter_file
 
     messages = [] if messages is None else messages
     entries = iter_file(path, warnings)

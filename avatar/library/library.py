@@ -1,0 +1,162 @@
+"""`engine.library` (DESIGN §8): every provider's sessions as one library, for one project.
+
+List, find, read, export, search, rename, prune, delete and pack sessions; each method is a
+thin call into the module doing the work (`catalog` for the stores, `avatar.library.search`,
+`renaming`, `export`, `archive`). The engine offers the same names as thin delegates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from avatar.core.errors import AvatarError
+from avatar.library.archive import Archives
+from avatar.library.renaming import rename
+
+if TYPE_CHECKING:
+    from avatar.library.catalog import SessionLibrary
+    from avatar.library.lineage import Links
+    from avatar.library.search.hits import SearchHit
+    from avatar.library.search.index import SearchIndex
+    from avatar.sessions.types import SessionInfo, Transcript
+
+
+class Library:
+    """Every provider's sessions, for one project (`cwd`): see the module docstring."""
+
+    def __init__(
+        self,
+        catalog: SessionLibrary,
+        cwd: Path,
+        home: Path,
+        current: Callable[[], str | None],
+        delete: Callable[[SessionInfo], Awaitable[SessionInfo]],
+    ) -> None:
+        self.catalog = catalog  #: the stores themselves, and avatar's records
+        self.cwd, self.home = cwd, home
+        self._current = current  # the id of the open session, if any
+        self._delete = delete  # through the agent where it can (the engine's delete)
+        self.archives = Archives(catalog)  #: sessions packed to move between machines
+
+    def _name(self, provider: str | None) -> str | None:
+        return self.catalog.registry.spec(provider).name if provider else None
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def sessions(self, provider: str | None = None, *, any_cwd: bool = False) -> list[SessionInfo]:
+        """Sessions of one provider (every provider when None) in this project (or any
+        directory), newest first. No agent is started."""
+        return self.catalog.sessions(self._name(provider), None if any_cwd else self.cwd)
+
+    def find(self, ref: str, provider: str | None = None) -> SessionInfo:
+        """The session whose id is `ref` or starts with it (any provider, any directory)."""
+        return self.catalog.find(ref, self._name(provider))
+
+    def transcript(self, session: SessionInfo | str) -> Transcript:
+        """The canonical transcript of a session (a listed one, or an id or prefix)."""
+        return self.catalog.transcript(self.catalog.info(session))
+
+    def lineage(self) -> dict[str, Links]:
+        """Each session's parent and children, by session id (`avatar.library.lineage`)."""
+        return self.catalog.lineage()
+
+    def warnings(self) -> list[str]:
+        """What the stores skipped while reading (unreadable files and lines)."""
+        return self.catalog.warnings()
+
+    def export(self, session: SessionInfo | str, fmt: str = "md", to: Path | None = None) -> str:
+        """A transcript as `md`, `html` or `json`, secrets masked; with `to`, written there too."""
+        from avatar.library.export.render import render, write_export
+
+        secrets = self.catalog.registry.secrets()
+        return write_export(to, render(self.transcript(session), fmt, secrets))
+
+    # -- changing --------------------------------------------------------------------------
+
+    async def delete(self, session: SessionInfo | str) -> SessionInfo:
+        """Delete a session: through its agent where it offers `session/delete`, else its
+        files (or avatar's records of it); returns what was deleted."""
+        return await self._delete(self.catalog.info(session))
+
+    def search(
+        self,
+        query: str,
+        *,
+        provider: str | None = None,
+        all_projects: bool = False,
+        since: timedelta | None = None,
+        limit: int = 50,
+    ) -> list[SearchHit]:
+        """Sessions whose messages or tool-call titles hold every word of `query` (as words
+        or word starts), best match first, then the newest; this project's unless
+        `all_projects`. The index (`$AVATAR_HOME/cache/search.sqlite`) is updated first."""
+        from avatar.sessions.filestore import same_dir_keys
+
+        with self._index() as index:
+            index.update(self.catalog)
+            return index.search(
+                query,
+                providers=[self.catalog.registry.spec(provider).name] if provider else None,
+                cwds=None if all_projects else same_dir_keys(self.cwd),
+                since=datetime.now(UTC) - since if since is not None else None,
+                limit=limit,
+            )
+
+    def reindex(self) -> int:
+        """Bring the search index up to date; how many sessions were (re)indexed."""
+        with self._index() as index:
+            return index.update(self.catalog)
+
+    @contextlib.contextmanager
+    def _index(self) -> Iterator[SearchIndex]:
+        """The search cache, secrets masked in what it stores; closed after use."""
+        from avatar.library.search.index import SearchIndex
+
+        index = SearchIndex(self.home, self.catalog.registry.secrets().mask)
+        try:
+            yield index
+        finally:
+            index.close()
+
+    def rename(self, ref: SessionInfo | str, name: str) -> SessionInfo:
+        """Name a session (id, prefix or listed session) where its provider shows names, and
+        in avatar's records (see `avatar.library.renaming`)."""
+
+        info = rename(self.catalog, self.catalog.info(ref), name)
+        with self._index() as index:
+            index.named(info)
+        return info
+
+    def prunable(
+        self,
+        older_than: timedelta,
+        *,
+        provider: str | None = None,
+        all_projects: bool = False,
+    ) -> list[SessionInfo]:
+        """Sessions last updated longer than `older_than` ago (this project's unless
+        `all_projects`), oldest last; the open session never is one."""
+        cutoff = datetime.now(UTC) - older_than
+        found = self.catalog.sessions(self._name(provider), None if all_projects else self.cwd)
+        current = self._current()
+        return [
+            s
+            for s in found
+            if s.id != current and (when := s.updated or s.created) is not None and when <= cutoff
+        ]
+
+    async def prune(self, sessions: list[SessionInfo]) -> list[tuple[SessionInfo, str | None]]:
+        """Delete each session (the agent's `session/delete` where it offers one, else the
+        store); each with None, or why it was not deleted."""
+        done: list[tuple[SessionInfo, str | None]] = []
+        for info in sessions:
+            try:
+                await self._delete(info)
+                done.append((info, None))
+            except AvatarError as e:
+                done.append((info, str(e)))
+        return done
