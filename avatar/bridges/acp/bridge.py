@@ -110,6 +110,7 @@ class ACPBridge(BaseBridge):
         self.same_minute = SameMinuteWait()
         self.agent: AgentConnection | None = None
         self.config_options: list[Any] = []
+        self._reported_model: str | None = None  # what the agent said it runs, at the open
         self._opener: SessionOpener | None = None
         self._terminals: TerminalManager | None = None
         self._walled = False  # the agent runs inside avatar's kernel walls
@@ -262,6 +263,7 @@ class ACPBridge(BaseBridge):
                 f"{self.name}: the agent gave an invalid session id {result.session_id!r}"
             )
         self.session_id, self.config_options = result.session_id, result.config_options
+        self._reported_model = result.offered.model
         fallback = result.fallback_notice()
         if fallback is not None:
             self.notice(*fallback)
@@ -295,11 +297,12 @@ class ACPBridge(BaseBridge):
     @property
     def model_in_use(self) -> str | None:
         """The session's `model` config option as the agent last reported it, else the model
-        avatar asked for."""
+        avatar set, else the one the agent said it runs when the session opened, else the one
+        asked for."""
         option = select_option(self.config_options, "model")
         if option is not None and option.current_value is not None:
             return str(option.current_value)
-        return self._model or self.ctx.model or self.ctx.spec.model
+        return self._model or self._reported_model or self.ctx.model or self.ctx.spec.model
 
     async def _apply_model(self) -> None:
         # The agent's own mode first: the one in which it asks before changing anything, so

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import ValidationError
 
 from avatar.bridges.acp import quirks as acp_quirks
+from avatar.bridges.acp.compat import open_request
 from avatar.bridges.acp.connection import describe_error
 from avatar.bridges.acp.failures import Failure, failure
 from avatar.bridges.acp.listing import PageFetcher, newest_in
@@ -55,6 +56,15 @@ ANY_SESSION = "*"  # `opening` while the agent has yet to name the new session
 
 
 @dataclass(frozen=True)
+class Offered:
+    """What an agent's answer to an open offers: the session's config options, and the model
+    it runs where the agent says so outside them (`models.currentModelId`)."""
+
+    config_options: list[Any]
+    model: str | None = None
+
+
+@dataclass(frozen=True)
 class OpenResult:
     """What opening a session came to: the session, how, and why it is not what was asked.
 
@@ -65,8 +75,13 @@ class OpenResult:
     session_id: str
     how: OpenHow
     via: str
-    config_options: list[Any]
+    offered: Offered
     fell_back_because: tuple[str, ...] = ()
+
+    @property
+    def config_options(self) -> list[Any]:
+        """The session's config options (model, mode …) as the agent offered them."""
+        return self.offered.config_options
 
     def fallback_notice(self) -> tuple[str, str] | None:
         """The (message, level) telling the user what failed and what was opened instead."""
@@ -221,39 +236,44 @@ class SessionOpener:
     async def new(self) -> OpenResult:
         """`session/new`; a failure is a ProviderError (the end of every cascade)."""
         from acp import RequestError
+        from acp.schema import NewSessionRequest, NewSessionResponse
 
         conn = self.agent.conn
         try:
             with self._opening(ANY_SESSION):
-                resp = await self._authed(
+                params = NewSessionRequest(
+                    cwd=str(self._cwd()),
+                    additional_directories=self._additional_dirs(),
+                    mcp_servers=self._mcp_servers(),
+                )
+                resp, model = await self._authed(
                     "session/new",
-                    lambda: conn.new_session(
-                        cwd=str(self._cwd()),
-                        additional_directories=self._additional_dirs(),
-                        mcp_servers=self._mcp_servers(),
-                    ),
+                    lambda: open_request(conn, "session/new", params, NewSessionResponse),
                 )
         except (RequestError, ValidationError) as e:
             raise ProviderError(f"{self.name}: session/new failed: {describe_error(e)}") from None
         self.current = resp.session_id
-        return OpenResult(resp.session_id, "new", "session/new", _options(resp))
+        return OpenResult(resp.session_id, "new", "session/new", _options(resp, model))
 
     # -- single steps -----------------------------------------------------------------------
 
-    async def _load(self, session_id: str) -> list[Any]:
+    async def _load(self, session_id: str) -> Offered:
+        from acp.schema import LoadSessionRequest, LoadSessionResponse
+
         conn = self.agent.conn
         with self._opening(session_id):
             async with self._guard(session_id):
                 self.router.begin_replay()
                 try:
-                    resp = await self._authed(
+                    params = LoadSessionRequest(
+                        cwd=str(self._cwd()),
+                        session_id=session_id,
+                        mcp_servers=self._mcp_servers(),
+                        additional_directories=self._additional_dirs(),
+                    )
+                    resp, model = await self._authed(
                         "session/load",
-                        lambda: conn.load_session(
-                            cwd=str(self._cwd()),
-                            session_id=session_id,
-                            mcp_servers=self._mcp_servers(),
-                            additional_directories=self._additional_dirs(),
-                        ),
+                        lambda: open_request(conn, "session/load", params, LoadSessionResponse),
                     )
                 except BaseException:
                     self.router.end_replay()
@@ -261,7 +281,7 @@ class SessionOpener:
                 quiet = acp_quirks.replay_quiet(self.ctx.spec)
                 self.router.settle(quiet, acp_quirks.REPLAY_LIMIT)
         self.current = session_id
-        return _options(resp)
+        return _options(resp, model)
 
     def _guard(self, session_id: str) -> contextlib.AbstractAsyncContextManager[None]:
         if "same_minute_load" not in self.ctx.spec.quirks:
@@ -283,20 +303,23 @@ class SessionOpener:
         finally:
             sleeping.cancel()
 
-    async def _resume(self, session_id: str) -> list[Any]:
+    async def _resume(self, session_id: str) -> Offered:
+        from acp.schema import ResumeSessionRequest, ResumeSessionResponse
+
         conn = self.agent.conn
         with self._opening(session_id):
-            resp = await self._authed(
+            params = ResumeSessionRequest(
+                session_id=session_id,
+                cwd=str(self._cwd()),
+                additional_directories=self._additional_dirs(),
+                mcp_servers=self._mcp_servers(),
+            )
+            resp, model = await self._authed(
                 "session/resume",
-                lambda: conn.resume_session(
-                    session_id=session_id,
-                    cwd=str(self._cwd()),
-                    additional_directories=self._additional_dirs(),
-                    mcp_servers=self._mcp_servers(),
-                ),
+                lambda: open_request(conn, "session/resume", params, ResumeSessionResponse),
             )
         self.current = session_id
-        return _options(resp)
+        return _options(resp, model)
 
     async def list_page(self, cursor: str | None) -> Any:
         """One page of `session/list` for the cwd (None: the first page)."""
@@ -382,12 +405,13 @@ class SessionOpener:
 
 def _options(
     resp: NewSessionResponse | LoadSessionResponse | ResumeSessionResponse | ForkSessionResponse,
-) -> list[Any]:
-    return list(resp.config_options or [])
+    model: str | None = None,
+) -> Offered:
+    return Offered(list(resp.config_options or []), model)
 
 
 def _fell_back(result: OpenResult, why: list[str]) -> OpenResult:
     """`result`, noting what failed before it (nothing noted when nothing failed)."""
     if not why:
         return result
-    return OpenResult(result.session_id, result.how, result.via, result.config_options, tuple(why))
+    return replace(result, fell_back_because=tuple(why))
