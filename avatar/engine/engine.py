@@ -85,6 +85,7 @@ class Engine:
         #: is opened, then it is that provider's alone (`model_for`).
         self._models: dict[str, str | None] = {}
         self._unbound_model: str | None = settings.model
+        self._native_default: str | None = None  # (resolved when first shown)
         self._next = self._conversation()  # collects what an agent replays while opening
         self._switch = Switcher(self, self._notice)
         self._listeners.append(lambda event: self._next.replayed(event))
@@ -162,8 +163,20 @@ class Engine:
         return self._models.get(name, self._unbound_model)
 
     def default_model(self, provider: str) -> str | None:
-        """The model `provider` runs when none is asked for, where its table names one."""
-        return self.spec(provider).model
+        """The model `provider` runs when none is asked for, where avatar can tell before the
+        agent starts: its table's `model`, or the native agent's default (`provider/id`)."""
+        spec = self.spec(provider)
+        if spec.model or spec.transport != "native":
+            return spec.model
+        if self._native_default is None:
+            from avatar.native.models import ModelResolver  # the catalog: not for a listing
+
+            try:
+                resolver = ModelResolver.from_settings(self.settings, self.env)
+                self._native_default = resolver.resolve(None).full_id
+            except AvatarError:  # no credentials for any model: nothing to name
+                self._native_default = ""
+        return self._native_default or None
 
     def secrets(self) -> SecretDetector:
         """The detector masking every output (made when first needed: listing never does)."""
@@ -441,6 +454,7 @@ class Engine:
         if settings.model != self.settings.model:  # (the flag's model stays where it is)
             self.use_model(provider, settings.model)
         self.settings = settings
+        self._native_default = None  # (the settings may name another default)
         self._gate.policy = settings.permission
 
     # ----- turns (thin delegates of the open session) -------------------------------------
@@ -482,6 +496,7 @@ class Engine:
         current = self.current.provider if self.current else None
         target = settings.provider if settings.provider != current else None
         self.settings = settings
+        self._native_default = None  # (the settings may name another default)
         self._gate.policy = settings.permission
         self.use_model(target or self.chosen_provider(), settings.model)
         if self.current is not None and target is None:
@@ -514,6 +529,8 @@ class Engine:
         walls = self.walls(spec.name) if spec is not None and bridge is not None else None
         pending = self.current.conversation.pending if self.current is not None else None
         model = self.model_for(spec.name) if spec is not None else None
+        if model is None and spec is not None and bridge is None:
+            model = self.default_model(spec.name)  # what the first prompt will run
         return describe(spec, model, bridge, self.session, pending, walls)
 
     def walls(self, provider: str) -> str:

@@ -105,3 +105,27 @@ def test_a_switch_uses_the_target_s_own_model(
     # The handoff was sized to B's window: every long turn, marker included, reached B.
     shown_to_b = b_requests[0].all_text()
     assert [m for m in MARKERS if m in shown_to_b] == MARKERS
+
+
+def test_status_names_the_native_model_before_the_first_prompt(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    """Before anything runs, `/status` names the model the first prompt will ask for."""
+    model_server.script("chat", "Hi.")
+    env = avatar_env(agent_home)
+
+    async def go() -> str | None:
+        engine = Engine.from_config(
+            agent_home.workdir, provider="native", env=env, home=Path(env["AVATAR_HOME"])
+        )
+        try:
+            before = engine.status().model
+            assert await _say(engine, "hello") == "Hi."
+            return before
+        finally:
+            await engine.close()
+
+    before = asyncio.run(go())
+    (request,) = [r for r in model_server.requests_for("chat") if r.is_main]
+    assert before is not None and request.model is not None
+    assert before.endswith("/" + request.model), (before, request.model)
