@@ -70,12 +70,25 @@ class OpenSession:
         return self.bridge.alive and self.bridge.session_id == self.session_id
 
     async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
-        """Run one turn, yielding its events (handed-over context opens the prompt once)."""
+        """Run one turn, yielding its events. Handed-over context opens the prompt once: a
+        turn that failed before the agent answered anything hands it over again, so the next
+        prompt carries it (the agent never saw it)."""
+        from avatar.core.events import Error, TextDelta, ToolCallStarted, TurnFinished
+
         thread = self.conversation
+        handed, answered, failed = thread.pending, False, False
         async for event in self.bridge.send(thread.outgoing(prompt)):
             thread.observe(event)
+            if isinstance(event, TextDelta | ToolCallStarted) and not event.replay:
+                answered = True
+            elif isinstance(event, Error) or (
+                isinstance(event, TurnFinished) and event.stop_reason == "error"
+            ):
+                failed = True
             yield event
         thread.turn_ended(self.bridge.model_in_use or self.model)
+        if handed and failed and not answered and not thread.seeded:
+            thread.hand_over(handed)
 
     async def steer(self, text: str) -> bool:
         """Add `text` to the running turn (native); False when the provider cannot, and the
