@@ -10,6 +10,8 @@ from avatar.bridges.acp.connection import describe_error
 from avatar.core.errors import ProviderError
 
 if TYPE_CHECKING:
+    from acp.core import ClientSideConnection
+
     from avatar.bridges.acp.connection import AgentConnection
 
 
@@ -24,7 +26,7 @@ def select_option(config_options: list[Any], category: str) -> Any | None:
 
 
 async def set_option(
-    agent: AgentConnection,
+    agent: AgentConnection[ClientSideConnection],
     session_id: str,
     config_options: list[Any],
     category: str,
@@ -53,7 +55,9 @@ async def set_option(
     return list(resp.config_options or config_options), None
 
 
-async def set_model_unstable(agent: AgentConnection, session_id: str, model: str) -> None:
+async def set_model_unstable(
+    agent: AgentConnection[ClientSideConnection], session_id: str, model: str
+) -> None:
     """`session/set_model`, for agents that have no model option (older Gemini and Claude
     adapters); a ProviderError saying why it failed."""
     from acp import RequestError
