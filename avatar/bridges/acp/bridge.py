@@ -31,16 +31,14 @@ from typing import TYPE_CHECKING, Any
 from avatar.bridges.acp import compat as acp_compat
 from avatar.bridges.acp.connection import (
     AgentConnection,
-    agent_argv,
-    agent_env,
     sdk_connect,
     sdk_hello,
 )
-from avatar.bridges.acp.fs import FileAccess
 from avatar.bridges.acp.listing import list_pages
 from avatar.bridges.acp.options import select_option, set_model_unstable, set_option
 from avatar.bridges.acp.quirks import SameMinuteWait, remove_companions
 from avatar.bridges.acp.session import SessionOpener
+from avatar.bridges.acp.setup import AgentSetup, session_capabilities
 from avatar.bridges.acp.stream import UpdateRouter
 from avatar.bridges.acp.terminal import TerminalManager
 from avatar.bridges.acp.turns import Asker, cancel_turn, run_turn
@@ -56,35 +54,15 @@ from avatar.core.events import (
     Usage,
 )
 from avatar.core.ids import is_valid_id
-from avatar.policy import sandbox
-from avatar.providers.capabilities import SessionCapabilities
 from avatar.sessions.types import SessionInfo
 
 if TYPE_CHECKING:
     from acp.core import ClientSideConnection
-    from acp.schema import AgentCapabilities, ToolCallUpdate
+    from acp.schema import ToolCallUpdate
 
     from avatar.bridges.acp.updates import SessionUpdate
 
 __all__ = ["ACPBridge", "session_capabilities"]
-
-
-def session_capabilities(agent_capabilities: AgentCapabilities | None) -> SessionCapabilities:
-    """DESIGN §2: every `agent_capabilities` field mapped into `SessionCapabilities`."""
-    agent = agent_capabilities
-    session = agent.session_capabilities if agent is not None else None
-    can_load = bool(agent is not None and agent.load_session)
-    can_list = session is not None and session.list is not None
-    can_resume = session is not None and session.resume is not None
-    return SessionCapabilities(
-        can_list=can_list,
-        can_load=can_load,
-        can_resume=can_resume,
-        can_continue_last=can_list and (can_load or can_resume),
-        can_fork=session is not None and session.fork is not None,
-        can_delete=session is not None and session.delete is not None,
-        can_cancel=True,
-    )
 
 
 class ACPBridge(BaseBridge):
@@ -102,7 +80,7 @@ class ACPBridge(BaseBridge):
         self.config_options: list[Any] = []
         self._opener: SessionOpener | None = None
         self._terminals: TerminalManager | None = None
-        self._walled = False  # the agent runs inside avatar's kernel walls
+        self._setup: AgentSetup | None = None  # what the agent was started with
         #: Permission requests: the scope the agent is held to, then the policy.
         self.asker = Asker(self.router, ctx.permission)
         self._model: str | None = None  # set through session/set_model (no option to read)
@@ -126,18 +104,9 @@ class ACPBridge(BaseBridge):
         if self.agent is not None:
             await self.stop()  # the remains of an agent that died
         ctx = self.ctx
-        env = agent_env(ctx)
-        argv = agent_argv(ctx.spec, env)
-        files = FileAccess(ctx.cwd, ctx.additional_dirs, ctx.settings.scope)
-        terminals = TerminalManager(
-            files,
-            env,
-            ctx.settings.scope.shell_commands,
-            sandbox.for_commands(files.policy, env),
-        )
-
-        walls = sandbox.for_agent(files.policy, ctx.spec.state_dirs, env)
-        self._walled = walls is not None and sandbox.support().walls
+        setup = AgentSetup.of(ctx)
+        files, terminals = setup.files, setup.terminals
+        self._setup = setup
 
         def make_client() -> Any:
             from avatar.bridges.acp.client import AvatarClient
@@ -146,15 +115,15 @@ class ACPBridge(BaseBridge):
 
         agent = await AgentConnection.launch(
             self.name,
-            argv,
-            env,
+            setup.argv,
+            setup.env,
             ctx.cwd,
             install_hint=ctx.spec.install_hint,
             connect=sdk_connect(make_client),
             hello=sdk_hello,
             on_exit=self._agent_exited,
             emit=ctx.emit,
-            sandbox=walls,
+            sandbox=setup.walls,
         )
         self.agent, self._terminals, self.asker.policy = agent, terminals, files.policy
         self.session_id, self.config_options = None, []
@@ -258,11 +227,7 @@ class ACPBridge(BaseBridge):
         return self._model or self.ctx.model or self.ctx.spec.model
 
     async def _apply_model(self) -> None:
-        # The agent's own mode first: the one in which it asks before changing anything, so
-        # avatar's scope and policy decide (claude-agent-acp starts in one that asks nothing).
-        mode = self.ctx.spec.permission_mode
-        if self._walled and self.ctx.spec.walled_mode and self.ctx.settings.permission == "allow":
-            mode = self.ctx.spec.walled_mode  # its own sandbox cannot run inside the walls
+        mode = self._setup.mode(self.ctx) if self._setup is not None else None
         if mode and self.agent is not None and self.session_id is not None:
             self.config_options, problem = await set_option(
                 self.agent, self.session_id, self.config_options, "mode", mode

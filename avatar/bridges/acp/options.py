@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from avatar.bridges.acp import compat as acp_compat
 from avatar.bridges.acp.connection import describe_error
+from avatar.bridges.acp.permission import get
 from avatar.core.errors import ProviderError
 
 if TYPE_CHECKING:
@@ -16,11 +17,12 @@ if TYPE_CHECKING:
 
 
 def select_option(config_options: list[Any], category: str) -> Any | None:
-    """The session's selector of `category` (`model`, `mode`): by category, else by id."""
+    """The session's selector of `category` (`model`, `mode`): by category, else by id (SDK
+    objects, or the wire's dicts)."""
     for option in config_options:
-        if getattr(option, "type", None) != "select":
+        if get(option, "type") != "select":
             continue
-        if getattr(option, "category", None) == category or option.id == category:
+        if get(option, "category") == category or get(option, "id") == category:
             return option
     return None
 

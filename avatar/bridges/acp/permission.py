@@ -136,3 +136,14 @@ def scope_refusal(policy: ScopePolicy, facts: CallFacts) -> str | None:
     if facts.kind == "execute" and command is None and policy.shell_commands:
         return "the command of this request is not given, and scope.shell_commands is set"
     return refusal(policy, facts.targets(), command)
+
+
+def pick_option(options: list[Any], allow: bool) -> Any | None:
+    """The agent's option (an SDK object, or the wire's dict) matching the decision:
+    allow_once/reject_once first, then *_always."""
+    wanted = ("allow_once", "allow_always") if allow else ("reject_once", "reject_always")
+    for kind in wanted:
+        for option in options:
+            if get(option, "kind") == kind:
+                return option
+    return None
