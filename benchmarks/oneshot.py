@@ -1,7 +1,8 @@
 """One-shot turns through avatar against the bare program it wraps, in the same run:
 
 - `avatar -p codex|claude-acp|gemini chat hello` vs a plain ACP client (`plain_acp`: spawn,
-  initialize, new, prompt) over the same agent and fake model server (target ≤ 1.3×);
+  initialize, new, prompt, with the standard library only: no SDK, whose import alone costs
+  about a second) over the same agent and fake model server (target ≤ 1.3×);
 - `avatar -p claude chat hello` vs `claude -p hello` (target ≤ 1.1×), with the floor any Python
   wrapper of claude's stream-json process pays reported beside it (`plain_stream_json`).
 

@@ -35,6 +35,7 @@ def run_chat(
     """
     engine = state.engine(permission=permission, add_dirs=add_dirs)
     engine.wait_busy = wait
+    engine.one_shot = not (resume or cont or session_id or source)
     renderer = LineRenderer(json_out)
     engine.subscribe(renderer.on_event)
 

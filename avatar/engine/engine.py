@@ -68,6 +68,9 @@ class Engine:
         self.home = home or avatar_home()
         self.add_dirs = [(self.cwd / d).resolve() for d in add_dirs]
         self.wait_busy = True  # a session another process holds: wait, or fail (`--no-wait`)
+        #: Only one turn on a new session will run (`chat`): a new session opens on the
+        #: provider's `one_shot_bridge` (an ACP agent without the SDK).
+        self.one_shot = False
         #: The open session (its agent, model and conversation); None when none is open.
         self.current: OpenSession | None = None
         self._bridge: BaseBridge | None = None  # the running agent (open session or not)
@@ -362,7 +365,7 @@ class Engine:
             self.use_model(name, self._unbound_model)
         if request.mode in ("resume", "continue", "fork"):
             await self._adopt_settings(name, request.session_id)
-        bridge = await self._start(name)
+        bridge = await self._start(name, one_shot=self.one_shot and request.mode == "new")
         try:
             started = await bridge.open(request)
         except NotSupportedError as e:
@@ -390,7 +393,7 @@ class Engine:
         thread.redact = lambda text: self.secrets().mask(text)  # no secret in copies
         return thread
 
-    async def _start(self, provider: str) -> BaseBridge:
+    async def _start(self, provider: str, *, one_shot: bool = False) -> BaseBridge:
         if self._bridge is not None and self._bridge.name == provider and self._bridge.alive:
             return self._bridge
         await self._stop_bridge()
@@ -410,7 +413,8 @@ class Engine:
             emit=self._emit,
             wait_busy=self.wait_busy,
         )
-        bridge = load_class(spec.bridge, BaseBridge)(ctx)  # type: ignore[type-abstract]
+        path = spec.one_shot_bridge if one_shot else spec.bridge
+        bridge = load_class(path, BaseBridge)(ctx)  # type: ignore[type-abstract]
         await bridge.start()
         self._bridge = bridge
         if provider not in self._walls_told:  # what the kernel cannot confine here, once

@@ -30,6 +30,11 @@ Transport = Literal["acp", "stream-json", "native"]
 BRIDGES_BIN = Path(__file__).resolve().parents[2] / "bridges" / "node_modules" / ".bin"
 
 
+#: The bridge of every ACP agent, and the one for a one-shot on a new session (no SDK).
+ACP_BRIDGE = "avatar.bridges.acp.bridge:ACPBridge"
+ACP_ONE_SHOT_BRIDGE = "avatar.bridges.acp.oneshot:OneShotBridge"
+
+
 @dataclass(frozen=True)
 class ProviderSpec:
     """Everything avatar knows about one provider before starting it (see providers.toml)."""
@@ -44,7 +49,7 @@ class ProviderSpec:
     login_command: str = ""  # the one command that logs in
     login_env: tuple[str, ...] = ()  # any of these set: has credentials
     login_files: tuple[str, ...] = ()  # any of these present: logged in
-    bridge: str = "avatar.bridges.acp.bridge:ACPBridge"  # "module:Class", imported lazily
+    bridge: str = ACP_BRIDGE  # "module:Class", imported lazily
     store: str | None = None  # "module:Class" reading the provider's on-disk sessions
     quirks: frozenset[str] = frozenset()
     # Only for in-process providers: agents report what they can do when they start.
@@ -60,6 +65,12 @@ class ProviderSpec:
     # leaves confinement to the walls.
     walled_mode: str | None = None
     builtin: bool = True  # one of the five providers always offered (others: when found)
+
+    @property
+    def one_shot_bridge(self) -> str:
+        """The bridge for one turn on a new session (`chat` without --resume and the like):
+        the SDK-free one where the ACP bridge would run, else the provider's own."""
+        return ACP_ONE_SHOT_BRIDGE if self.bridge == ACP_BRIDGE else self.bridge
 
     @property
     def executable(self) -> str | None:

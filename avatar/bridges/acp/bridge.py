@@ -26,75 +26,43 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Coroutine
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from avatar.bridges.acp import compat as acp_compat
-from avatar.bridges.acp.connection import AgentConnection, agent_argv, agent_env, describe_error
-from avatar.bridges.acp.fs import FileAccess
+from avatar.bridges.acp.connection import (
+    AgentConnection,
+    sdk_connect,
+    sdk_hello,
+)
 from avatar.bridges.acp.listing import list_pages
 from avatar.bridges.acp.options import select_option, set_model_unstable, set_option
-from avatar.bridges.acp.permission import ToolCalls, scope_refusal
 from avatar.bridges.acp.quirks import SameMinuteWait, remove_companions
 from avatar.bridges.acp.session import SessionOpener
+from avatar.bridges.acp.setup import AgentSetup, session_capabilities
 from avatar.bridges.acp.stream import UpdateRouter
 from avatar.bridges.acp.terminal import TerminalManager
+from avatar.bridges.acp.turns import Asker, cancel_turn, run_turn
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
-from avatar.bridges.turn import Turn, TurnSignal
+from avatar.bridges.turn import TurnSignal
 from avatar.core.errors import NotSupportedError, ProviderError
 from avatar.core.events import (
     BaseEvent,
     Error,
     Notice,
-    PermissionRequested,
     SessionStarted,
-    TurnFinished,
+    StopReason,
+    Usage,
 )
 from avatar.core.ids import is_valid_id
-from avatar.policy import sandbox
-from avatar.policy.permissions import allows
-from avatar.providers.capabilities import SessionCapabilities
 from avatar.sessions.types import SessionInfo
 
 if TYPE_CHECKING:
-    from acp.schema import AgentCapabilities, PromptResponse, ToolCallUpdate
+    from acp.core import ClientSideConnection
+    from acp.schema import ToolCallUpdate
 
     from avatar.bridges.acp.updates import SessionUpdate
 
 __all__ = ["ACPBridge", "session_capabilities"]
-
-CANCEL_GRACE = 2.0  # after session/cancel, end the turn ourselves if the agent stays silent
-
-
-def session_capabilities(agent_capabilities: AgentCapabilities | None) -> SessionCapabilities:
-    """DESIGN §2: every `agent_capabilities` field mapped into `SessionCapabilities`."""
-    agent = agent_capabilities
-    session = agent.session_capabilities if agent is not None else None
-    can_load = bool(agent is not None and agent.load_session)
-    can_list = session is not None and session.list is not None
-    can_resume = session is not None and session.resume is not None
-    return SessionCapabilities(
-        can_list=can_list,
-        can_load=can_load,
-        can_resume=can_resume,
-        can_continue_last=can_list and (can_load or can_resume),
-        can_fork=session is not None and session.fork is not None,
-        can_delete=session is not None and session.delete is not None,
-        can_cancel=True,
-    )
-
-
-def _describe_tool(tool_call: ToolCallUpdate) -> str:
-    """A title for a permission request: the agent's title, else kind and input."""
-    if tool_call.title:
-        return tool_call.title
-    raw = tool_call.raw_input
-    kind = tool_call.kind or "tool call"
-    if isinstance(raw, dict):
-        for key in ("command", "path", "file_path", "url"):
-            if raw.get(key):
-                return f"{kind}: {raw[key]}"
-    return kind
 
 
 class ACPBridge(BaseBridge):
@@ -108,14 +76,14 @@ class ACPBridge(BaseBridge):
         super().__init__(ctx)
         self.router = UpdateRouter(ctx.emit)
         self.same_minute = SameMinuteWait()
-        self.agent: AgentConnection | None = None
+        self.agent: AgentConnection[ClientSideConnection] | None = None
         self.config_options: list[Any] = []
         self._reported_model: str | None = None  # what the agent said it runs, at the open
         self._opener: SessionOpener | None = None
         self._terminals: TerminalManager | None = None
-        self._walled = False  # the agent runs inside avatar's kernel walls
-        self._files: FileAccess | None = None  # the scope the agent's callbacks are held to
-        self._calls = ToolCalls()  # what announced tool calls touch, for permission requests
+        self._setup: AgentSetup | None = None  # what the agent was started with
+        #: Permission requests: the scope the agent is held to, then the policy.
+        self.asker = Asker(self.router, ctx.permission)
         self._model: str | None = None  # set through session/set_model (no option to read)
         self._background: set[asyncio.Future[Any]] = set()  # fire-and-forget, kept referenced
 
@@ -137,18 +105,9 @@ class ACPBridge(BaseBridge):
         if self.agent is not None:
             await self.stop()  # the remains of an agent that died
         ctx = self.ctx
-        env = agent_env(ctx)
-        argv = agent_argv(ctx.spec, env)
-        files = FileAccess(ctx.cwd, ctx.additional_dirs, ctx.settings.scope)
-        terminals = TerminalManager(
-            files,
-            env,
-            ctx.settings.scope.shell_commands,
-            sandbox.for_commands(files.policy, env),
-        )
-
-        walls = sandbox.for_agent(files.policy, ctx.spec.state_dirs, env)
-        self._walled = walls is not None and sandbox.support().walls
+        setup = AgentSetup.of(ctx)
+        files, terminals = setup.files, setup.terminals
+        self._setup = setup
 
         def make_client() -> Any:
             from avatar.bridges.acp.client import AvatarClient
@@ -157,16 +116,17 @@ class ACPBridge(BaseBridge):
 
         agent = await AgentConnection.launch(
             self.name,
-            argv,
-            env,
+            setup.argv,
+            setup.env,
             ctx.cwd,
             install_hint=ctx.spec.install_hint,
-            make_client=make_client,
+            connect=sdk_connect(make_client),
+            hello=sdk_hello,
             on_exit=self._agent_exited,
             emit=ctx.emit,
-            sandbox=walls,
+            sandbox=setup.walls,
         )
-        self.agent, self._terminals, self._files = agent, terminals, files
+        self.agent, self._terminals, self.asker.policy = agent, terminals, files.policy
         self.session_id, self.config_options = None, []
         self.capabilities = session_capabilities(agent.agent_capabilities)
         self._opener = SessionOpener(
@@ -195,7 +155,7 @@ class ACPBridge(BaseBridge):
         turn.put(TurnSignal("died"))
         return True
 
-    def _running(self) -> tuple[AgentConnection, SessionOpener]:
+    def _running(self) -> tuple[AgentConnection[ClientSideConnection], SessionOpener]:
         if self.agent is None or self._opener is None:
             raise ProviderError(f"{self.name} is not running")
         if not self.agent.alive:
@@ -210,46 +170,11 @@ class ACPBridge(BaseBridge):
         if self._opener is not None and not self._opener.wants_updates_of(session_id):
             return
         if update.session_update in ("tool_call", "tool_call_update"):
-            self._calls.seen(update)
+            self.asker.calls.seen(update)
         self.router.deliver(events)
 
     async def _decide(self, session_id: str, tool_call: ToolCallUpdate) -> bool | None:
-        """Check the scope, then ask the permission policy; None when the turn is cancelled
-        while asking. A request the scope refuses is denied whatever the policy says."""
-        facts = self._calls.facts(tool_call)
-        event = PermissionRequested(
-            id=tool_call.tool_call_id, title=_describe_tool(tool_call), kind=facts.kind
-        )
-        refused = scope_refusal(self._files.policy, facts) if self._files is not None else None
-        if refused is not None:
-            event.decision, event.reason = "deny", refused
-            notice = Notice(message=f"denied {event.title!r}: {refused}", level="warning")
-            self.router.deliver([event, notice])
-            return False
-        ask = asyncio.ensure_future(self.ctx.permission(replace(event)))
-        waiters: set[asyncio.Future[Any]] = {ask}
-        turn = self.router.turn
-        cancel_wait = None
-        if turn is not None:
-            cancel_wait = asyncio.ensure_future(turn.cancel_requested.wait())
-            waiters.add(cancel_wait)
-        try:
-            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            if cancel_wait is not None:
-                cancel_wait.cancel()
-        if not ask.done():
-            ask.cancel()
-            return None
-        try:
-            allowed = allows(ask.result())
-            reason = None if allowed else "denied by the permission policy"
-        except Exception as e:
-            allowed, reason = False, f"permission check failed: {e}"
-        event.decision = "allow" if allowed else "deny"
-        event.reason = reason
-        self.router.deliver([event])
-        return allowed
+        return await self.asker.decide(tool_call)
 
     # -- sessions ---------------------------------------------------------------------------
 
@@ -305,11 +230,7 @@ class ACPBridge(BaseBridge):
         return self._model or self._reported_model or self.ctx.model or self.ctx.spec.model
 
     async def _apply_model(self) -> None:
-        # The agent's own mode first: the one in which it asks before changing anything, so
-        # avatar's scope and policy decide (claude-agent-acp starts in one that asks nothing).
-        mode = self.ctx.spec.permission_mode
-        if self._walled and self.ctx.spec.walled_mode and self.ctx.settings.permission == "allow":
-            mode = self.ctx.spec.walled_mode  # its own sandbox cannot run inside the walls
+        mode = self._setup.mode(self.ctx) if self._setup is not None else None
         if mode and self.agent is not None and self.session_id is not None:
             self.config_options, problem = await set_option(
                 self.agent, self.session_id, self.config_options, "mode", mode
@@ -339,7 +260,7 @@ class ACPBridge(BaseBridge):
 
     # -- turns ------------------------------------------------------------------------------
 
-    async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
+    async def send(self, text: str) -> AsyncIterator[BaseEvent]:
         """Run one turn: stream its events, end with TurnFinished (or Error)."""
         agent, session_id = self.agent, self.session_id
         if agent is None or not agent.alive or session_id is None:
@@ -352,75 +273,25 @@ class ACPBridge(BaseBridge):
             return
         # Never prompt while a load's history is still streaming in (see acp_stream).
         await self.router.replay_settled()
-        from acp import text_block
+        conn = agent.conn
 
-        turn = self.router.open_turn()
-        task = asyncio.ensure_future(
-            agent.conn.prompt(session_id=session_id, prompt=[text_block(prompt)])
-        )
-        task.add_done_callback(lambda t: turn.put(TurnSignal("done", t)))
-        ended = False
-        try:
-            while True:
-                item = await turn.events.get()
-                if isinstance(item, BaseEvent):
-                    yield item
-                    continue
-                async for event in self._ending(item, agent, turn):
-                    yield event
-                ended = True
-                return
-        finally:
-            self.router.close_turn(turn)
-            if not task.done():
-                task.cancel()
-                if not ended:
-                    # The caller stopped listening mid-turn: stop the agent's work too.
-                    self._in_background(agent.notify_cancel(session_id))
+        async def prompt() -> tuple[StopReason, Usage | None]:
+            from acp import text_block
 
-    async def _ending(
-        self, signal: TurnSignal, agent: AgentConnection, turn: Turn
-    ) -> AsyncIterator[BaseEvent]:
-        """The last events of a turn, for the signal that ended it."""
-        if signal.kind == "died":
-            yield await agent.death_error()
-            return
-        if signal.kind != "done":  # cancel_timeout, stopped
-            yield TurnFinished(stop_reason="cancelled")
-            return
-        task: asyncio.Future[Any] = signal.payload
-        if task.cancelled():
-            yield TurnFinished(stop_reason="cancelled")
-            return
-        error = task.exception()
-        if error is None:
             # The SDK was loaded while the agent booted; so is its translation by now.
             from avatar.bridges.acp.updates import prompt_usage
 
-            response: PromptResponse = task.result()
-            usage = prompt_usage(response.usage)
-            if usage is not None:
-                yield usage
-            yield TurnFinished(stop_reason="cancelled" if turn.cancelling else response.stop_reason)
-        elif isinstance(error, ConnectionError):
-            yield await agent.death_error()
-        elif turn.cancelling:
-            yield TurnFinished(stop_reason="cancelled")
-        else:
-            yield Error(message=f"{self.name}: {describe_error(error)}", detail=agent.stderr_tail())
+            response = await conn.prompt(session_id=session_id, prompt=[text_block(text)])
+            return response.stop_reason, prompt_usage(response.usage)
+
+        async for event in run_turn(
+            self.name, agent, self.router, session_id, prompt, self._in_background
+        ):
+            yield event
 
     async def cancel(self) -> None:
         """`session/cancel`; the turn ends `cancelled` within CANCEL_GRACE seconds regardless."""
-        turn, agent, session_id = self.router.turn, self.agent, self.session_id
-        if turn is None:
-            return
-        first = turn.request_cancel()  # pending permission requests answer "cancelled"
-        if agent is not None and session_id is not None:
-            await agent.notify_cancel(session_id)
-        if first:
-            # A late timer only reaches a finished turn, which drops it.
-            loop = asyncio.get_running_loop()
-            loop.call_later(CANCEL_GRACE, turn.put, TurnSignal("cancel_timeout"))
+        await cancel_turn(self.router, self.agent, self.session_id)
 
     def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.ensure_future(work)

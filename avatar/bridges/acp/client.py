@@ -33,6 +33,7 @@ from acp.schema import (
 )
 
 from avatar.bridges.acp.fs import AccessDenied, FileAccess
+from avatar.bridges.acp.permission import pick_option
 from avatar.bridges.acp.terminal import ExitStatus, TerminalManager
 from avatar.bridges.acp.updates import SessionUpdate, translate
 
@@ -49,16 +50,6 @@ PermissionDecider = Callable[[str, ToolCallUpdate], Awaitable[bool | None]]
 
 def _refuse(message: str) -> RequestError:
     return RequestError(-32602, message, {"reason": message})
-
-
-def pick_option(options: list[PermissionOption], allow: bool) -> PermissionOption | None:
-    """The agent's option matching the decision: allow_once/reject_once first, then *_always."""
-    wanted = ("allow_once", "allow_always") if allow else ("reject_once", "reject_always")
-    for kind in wanted:
-        for option in options:
-            if option.kind == kind:
-                return option
-    return None
 
 
 def _exit_status(status: ExitStatus | None) -> TerminalExitStatus | None:

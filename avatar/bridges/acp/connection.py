@@ -1,7 +1,9 @@
 """One running ACP agent: its process, the SDK connection on its stdio, and how requests fail.
 
-`AgentConnection.launch()` spawns the agent, imports the SDK while it boots (`import acp`
-costs ~0.65 s), connects and `initialize`s. Every request then goes through `call()`, which
+`AgentConnection.launch()` spawns the agent, connects to it while it boots and
+`initialize`s. The connection is the SDK's (`sdk_connect`, `sdk_hello`: `import acp` costs
+~0.65 s, paid while the agent boots) or the standard library's (`avatar.bridges.acp.jsonrpc`,
+for one-shots). Every request then goes through `call()`, which
 turns a dead agent or a silent one into a `ProviderError` carrying the agent's last stderr
 lines. An agent that dies between requests is reported through `on_exit` (the running turn
 takes it) or, when nobody is waiting on it, as one `Error` event.
@@ -12,10 +14,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from avatar.bridges.acp.guard import StdoutSeen, guard_stdout
+from avatar.bridges.acp.jsonrpc import RpcError
 from avatar.bridges.acp.quirks import quirk_env
 from avatar.bridges.process import AgentProcess
 from avatar.core.errors import ProviderError
@@ -33,12 +38,29 @@ if TYPE_CHECKING:
         TerminalAuthMethod,
     )
 
-    from avatar.bridges.acp.guard import StdoutSeen
     from avatar.bridges.base import BridgeContext, EventSink
     from avatar.policy.sandbox import Sandbox
     from avatar.providers.registry import ProviderSpec
 
 T = TypeVar("T")
+
+
+class Link(Protocol):
+    """What `AgentConnection` itself asks of a connection, the SDK's or `JsonRpc`."""
+
+    async def cancel(self, session_id: str) -> Any:
+        """`session/cancel`."""
+
+    async def close_session(self, session_id: str) -> Any:
+        """`session/close`."""
+
+    async def close(self) -> None:
+        """Stop reading the agent."""
+
+
+C = TypeVar("C", bound=Link)
+Connect = Callable[[asyncio.StreamWriter, asyncio.StreamReader], C]
+"""Builds the connection on the agent's stdin and (guarded) stdout."""
 
 INIT_TIMEOUT = 60.0  # spawn → initialize answered (Gemini needs ~1.2 s, npx shims more)
 # An agent whose stdout has carried junk (not JSON-RPC) has this long more to answer
@@ -51,14 +73,18 @@ ExitHandler = Callable[[], bool]
 """Called when the agent exits on its own; True when a running turn took the news."""
 
 
+def is_rpc_error(error: BaseException) -> bool:
+    """True for an error the agent answered (`RpcError`, or the SDK's `RequestError`)."""
+    acp = sys.modules.get("acp")  # an SDK error exists only once the SDK is loaded
+    return isinstance(error, RpcError) or (acp is not None and isinstance(error, acp.RequestError))
+
+
 def describe_error(error: BaseException) -> str:
     """A one-line description of a failed ACP request."""
-    from acp import RequestError
-    from pydantic import ValidationError
-
-    if isinstance(error, RequestError):
+    if is_rpc_error(error):
+        assert isinstance(error, Exception)
+        code, data = getattr(error, "code", None), getattr(error, "data", None)
         text = str(error)
-        data = error.data
         detail = None
         if isinstance(data, dict):
             detail = data.get("details") or data.get("message") or data.get("reason")
@@ -66,8 +92,9 @@ def describe_error(error: BaseException) -> str:
             detail = data
         if detail and str(detail) not in text:
             text = f"{text}: {detail}"
-        return f"{text} ({error.code})"
-    if isinstance(error, ValidationError):
+        return f"{text} ({code})"
+    pydantic = sys.modules.get("pydantic")  # likewise, a validation error needs pydantic
+    if pydantic is not None and isinstance(error, pydantic.ValidationError):
         return f"unexpected answer from the agent ({error.error_count()} validation errors)"
     return str(error) or type(error).__name__
 
@@ -96,19 +123,20 @@ def agent_argv(spec: ProviderSpec, env: dict[str, str]) -> list[str]:
     return [found, *spec.command[1:]]
 
 
-class AgentConnection:
-    """A running agent and the SDK connection to it (see the module docstring).
+class AgentConnection(Generic[C]):
+    """A running agent and the connection to it (see the module docstring).
 
-    Public attributes: `process` (the `AgentProcess`: pid, stderr tail), `conn` (the SDK's
-    `ClientSideConnection`), `env` (what the agent runs with, e.g. where it keeps its files),
-    and what `initialize` answered: `agent_capabilities`, `auth_methods`, `agent_info`.
+    Public attributes: `process` (the `AgentProcess`: pid, stderr tail), `conn` (the
+    connection: the SDK's `ClientSideConnection`, or a `JsonRpc`), `env` (what the agent runs
+    with, e.g. where it keeps its files), and what `initialize` answered through the SDK:
+    `agent_capabilities`, `auth_methods`, `agent_info`; `closes_sessions` whichever answered.
     """
 
     def __init__(
         self,
         name: str,
         process: AgentProcess,
-        conn: ClientSideConnection,
+        conn: C,
         env: dict[str, str],
         on_exit: ExitHandler,
         emit: EventSink,
@@ -120,6 +148,8 @@ class AgentConnection:
         self.agent_capabilities: AgentCapabilities | None = None
         self.auth_methods: list[EnvVarAuthMethod | TerminalAuthMethod | AuthMethodAgent] = []
         self.agent_info: Implementation | None = None
+        #: The agent advertised `session/close` (set by the `initialize` answer).
+        self.closes_sessions = False
         self._on_exit = on_exit
         self._emit = emit
         self._closing = False
@@ -138,20 +168,16 @@ class AgentConnection:
         cwd: Path,
         *,
         install_hint: str,
-        make_client: Callable[[], Any],
+        connect: Connect[C],
+        hello: Callable[[AgentConnection[C]], Awaitable[object]],
         on_exit: ExitHandler,
         emit: EventSink,
         sandbox: Sandbox | None = None,
-    ) -> AgentConnection:
-        """Spawn `argv` (inside `sandbox` when given), connect `make_client()` to it and
-        `initialize`; closed on failure."""
+    ) -> AgentConnection[C]:
+        """Spawn `argv` (inside `sandbox` when given), `connect` to it and `initialize`
+        (`hello` sends it and keeps the answer); closed on failure."""
         process = await AgentProcess.spawn(name, argv, env, cwd, install_hint, sandbox)
         try:
-            # The agent boots in parallel with this import (~0.65 s of pydantic schema building).
-            import acp
-
-            from avatar.bridges.acp.guard import StdoutSeen, guard_stdout
-
             stdin, stdout = process.process.stdin, process.process.stdout
             assert stdin is not None and stdout is not None
             held: list[str] = []  # until initialize is answered: junk alone is the error
@@ -164,13 +190,14 @@ class AgentConnection:
 
             seen = StdoutSeen()
             guarded = guard_stdout(stdout, dropped, seen=seen)
-            conn = acp.connect_to_agent(make_client(), stdin, guarded)
+            # The agent boots in parallel with this (the SDK's import: ~0.65 s).
+            conn = connect(stdin, guarded)
         except BaseException:
             await process.stop()
             raise
         agent = cls(name, process, conn, env, on_exit, emit)
         try:
-            await agent._initialize(seen)
+            await agent._initialize(seen, hello)
         except BaseException:
             await agent.close()
             raise
@@ -188,35 +215,25 @@ class AgentConnection:
             f"(it began {sample!r}); check providers.{self.name}.command"
         )
 
-    async def _initialize(self, seen: StdoutSeen) -> None:
-        import acp
-        from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
-
-        asked = self.conn.initialize(
-            protocol_version=acp.PROTOCOL_VERSION,
-            client_capabilities=ClientCapabilities(
-                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
-                terminal=True,
-            ),
-            client_info=Implementation(name="avatar", title="avatar", version=__version__),
-        )
-        request = asyncio.ensure_future(self.call("initialize", asked, INIT_TIMEOUT))
+    async def _initialize(
+        self, seen: StdoutSeen, hello: Callable[[AgentConnection[C]], Awaitable[object]]
+    ) -> None:
+        request = asyncio.ensure_future(self.call("initialize", hello(self), INIT_TIMEOUT))
         junk = asyncio.ensure_future(self._junk_only(seen))
         try:
             await asyncio.wait({request, junk}, return_when=asyncio.FIRST_COMPLETED)
             if not request.done():
                 raise ProviderError(junk.result(), self.stderr_tail())
-            init = request.result()
-        except acp.RequestError as e:
+            request.result()
+        except Exception as e:
+            if not is_rpc_error(e):
+                raise
             raise ProviderError(
                 f"{self.name}: initialize failed: {describe_error(e)}", self.stderr_tail()
             ) from None
         finally:
             request.cancel()
             junk.cancel()
-        self.agent_capabilities = init.agent_capabilities
-        self.auth_methods = list(init.auth_methods or [])
-        self.agent_info = init.agent_info
 
     # -- state ------------------------------------------------------------------------------
 
@@ -270,7 +287,7 @@ class AgentConnection:
         """`session/cancel` (a notification: nothing to wait for, and failures do not matter)."""
         if self.alive:
             with contextlib.suppress(Exception):
-                await self.conn.cancel(session_id=session_id)
+                await self.conn.cancel(session_id)
 
     # -- death ------------------------------------------------------------------------------
 
@@ -302,9 +319,7 @@ class AgentConnection:
 
     def can_close(self) -> bool:
         """True when the agent advertised `session/close`."""
-        agent = self.agent_capabilities
-        session = agent.session_capabilities if agent is not None else None
-        return session is not None and session.close is not None
+        return self.closes_sessions
 
     async def close(self, session_id: str | None = None) -> None:
         """End the agent and the connection.
@@ -318,10 +333,43 @@ class AgentConnection:
         grace = 0.5
         if session_id is not None and self.can_close() and self.process.returncode is None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.conn.close_session(session_id=session_id), 2.0)
+                await asyncio.wait_for(self.conn.close_session(session_id), 2.0)
                 grace = 0.0
         await self.process.stop(eof_grace=grace)
         with contextlib.suppress(Exception):
             await self.conn.close()
         if self._watch is not asyncio.current_task():
             self._watch.cancel()
+
+
+def sdk_connect(make_client: Callable[[], Any]) -> Connect[ClientSideConnection]:
+    """Connect the SDK's `ClientSideConnection` (with `make_client()` answering the agent's
+    calls); the SDK is imported when the agent has been spawned, while it boots."""
+
+    def connect(stdin: asyncio.StreamWriter, stdout: asyncio.StreamReader) -> ClientSideConnection:
+        import acp
+
+        return acp.connect_to_agent(make_client(), stdin, stdout)
+
+    return connect
+
+
+async def sdk_hello(agent: AgentConnection[ClientSideConnection]) -> None:
+    """`initialize` through the SDK; what the agent answered is kept on `agent`."""
+    import acp
+    from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
+
+    init = await agent.conn.initialize(
+        protocol_version=acp.PROTOCOL_VERSION,
+        client_capabilities=ClientCapabilities(
+            fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
+            terminal=True,
+        ),
+        client_info=Implementation(name="avatar", title="avatar", version=__version__),
+    )
+    caps = init.agent_capabilities
+    session = caps.session_capabilities if caps is not None else None
+    agent.agent_capabilities = caps
+    agent.auth_methods = list(init.auth_methods or [])
+    agent.agent_info = init.agent_info
+    agent.closes_sessions = session is not None and session.close is not None

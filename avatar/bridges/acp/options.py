@@ -7,24 +7,28 @@ from typing import TYPE_CHECKING, Any
 
 from avatar.bridges.acp import compat as acp_compat
 from avatar.bridges.acp.connection import describe_error
+from avatar.bridges.acp.permission import get
 from avatar.core.errors import ProviderError
 
 if TYPE_CHECKING:
+    from acp.core import ClientSideConnection
+
     from avatar.bridges.acp.connection import AgentConnection
 
 
 def select_option(config_options: list[Any], category: str) -> Any | None:
-    """The session's selector of `category` (`model`, `mode`): by category, else by id."""
+    """The session's selector of `category` (`model`, `mode`): by category, else by id (SDK
+    objects, or the wire's dicts)."""
     for option in config_options:
-        if getattr(option, "type", None) != "select":
+        if get(option, "type") != "select":
             continue
-        if getattr(option, "category", None) == category or option.id == category:
+        if get(option, "category") == category or get(option, "id") == category:
             return option
     return None
 
 
 async def set_option(
-    agent: AgentConnection,
+    agent: AgentConnection[ClientSideConnection],
     session_id: str,
     config_options: list[Any],
     category: str,
@@ -53,7 +57,9 @@ async def set_option(
     return list(resp.config_options or config_options), None
 
 
-async def set_model_unstable(agent: AgentConnection, session_id: str, model: str) -> None:
+async def set_model_unstable(
+    agent: AgentConnection[ClientSideConnection], session_id: str, model: str
+) -> None:
     """`session/set_model`, for agents that have no model option (older Gemini and Claude
     adapters); a ProviderError saying why it failed."""
     from acp import RequestError

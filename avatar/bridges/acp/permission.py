@@ -51,14 +51,14 @@ class CallFacts:
     @classmethod
     def of(cls, call: Any) -> CallFacts:
         """The facts an ACP `ToolCall`/`ToolCallUpdate` (SDK object or plain data) states."""
-        locations = [str(p) for loc in _get(call, "locations") or [] if (p := _get(loc, "path"))]
+        locations = [str(p) for loc in get(call, "locations") or [] if (p := get(loc, "path"))]
         diffs = [
-            str(_get(item, "path"))
-            for item in _get(call, "content") or []
-            if _get(item, "type") == "diff" and _get(item, "path")
+            str(get(item, "path"))
+            for item in get(call, "content") or []
+            if get(item, "type") == "diff" and get(item, "path")
         ]
-        raw = _get(call, "raw_input", "rawInput")
-        kind = _get(call, "kind")
+        raw = get(call, "raw_input", "rawInput")
+        kind = get(call, "kind")
         return cls(kind and str(kind), locations, diffs, raw if isinstance(raw, Mapping) else {})
 
     def merged(self, earlier: CallFacts) -> CallFacts:
@@ -93,7 +93,8 @@ class CallFacts:
         return None
 
 
-def _get(obj: Any, *names: str) -> Any:
+def get(obj: Any, *names: str) -> Any:
+    """The first of `names` that `obj` (an SDK object, or the wire's dict) has set."""
     for name in names:
         value = obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
         if value is not None:
@@ -109,13 +110,13 @@ class ToolCalls:
 
     def seen(self, update: Any) -> None:
         """Remember what a `tool_call` or `tool_call_update` says about its call."""
-        call_id = _get(update, "tool_call_id", "toolCallId")
+        call_id = get(update, "tool_call_id", "toolCallId")
         if call_id is None:
             return
         key = str(call_id)
         facts = CallFacts.of(update)
         earlier = self._facts.pop(key, None)
-        if earlier is not None and _get(update, "session_update") != "tool_call":
+        if earlier is not None and get(update, "session_update", "sessionUpdate") != "tool_call":
             facts = facts.merged(earlier)  # an update adds to its call; a new call starts over
         self._facts[key] = facts
         while len(self._facts) > REMEMBERED:
@@ -124,7 +125,7 @@ class ToolCalls:
     def facts(self, tool_call: Any) -> CallFacts:
         """What a permission request's tool call touches, with what its announcement said."""
         facts = CallFacts.of(tool_call)
-        earlier = self._facts.get(str(_get(tool_call, "tool_call_id", "toolCallId")))
+        earlier = self._facts.get(str(get(tool_call, "tool_call_id", "toolCallId")))
         return facts.merged(earlier) if earlier is not None else facts
 
 
@@ -135,3 +136,14 @@ def scope_refusal(policy: ScopePolicy, facts: CallFacts) -> str | None:
     if facts.kind == "execute" and command is None and policy.shell_commands:
         return "the command of this request is not given, and scope.shell_commands is set"
     return refusal(policy, facts.targets(), command)
+
+
+def pick_option(options: list[Any], allow: bool) -> Any | None:
+    """The agent's option (an SDK object, or the wire's dict) matching the decision:
+    allow_once/reject_once first, then *_always."""
+    wanted = ("allow_once", "allow_always") if allow else ("reject_once", "reject_always")
+    for kind in wanted:
+        for option in options:
+            if get(option, "kind") == kind:
+                return option
+    return None

@@ -36,6 +36,7 @@ from avatar.core.errors import ProviderError
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from acp.core import ClientSideConnection
     from acp.schema import (
         ForkSessionResponse,
         LoadSessionResponse,
@@ -103,7 +104,7 @@ class SessionOpener:
     def __init__(
         self,
         ctx: BridgeContext,
-        agent: AgentConnection,
+        agent: AgentConnection[ClientSideConnection],
         capabilities: SessionCapabilities,
         router: UpdateRouter,
         same_minute: acp_quirks.SameMinuteWait,

@@ -1,0 +1,196 @@
+"""ACP `session/update` payloads, as JSON on the wire, into avatar's event model.
+
+The one translation of updates: the one-shot bridge hands it what the agent wrote; the SDK's
+client hands it the SDK's parsed update dumped back to the same JSON
+(`avatar.bridges.acp.updates`). It needs nothing but the standard library, so a one-shot never
+loads the SDK. One case per kind of update (`sessionUpdate`); kinds avatar shows nothing for
+(config option updates, a plan kept in a file) translate to nothing, and so does anything that
+is not an update at all.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from avatar.core.events import (
+    BaseEvent,
+    CommandsAvailable,
+    ModeChanged,
+    Plan,
+    PlanEntry,
+    TextDelta,
+    ThinkingDelta,
+    TitleChanged,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolCallUpdated,
+    Usage,
+    UserMessage,
+)
+from avatar.core.surrogates import escape_surrogates
+
+Json = Mapping[str, Any]
+TerminalReader = Callable[[str], str | None]
+"""Returns the current output of a client terminal by id (tool content may reference one)."""
+
+_DONE = {"completed", "failed"}
+_CHUNKS: dict[str, type[TextDelta] | type[ThinkingDelta] | type[UserMessage]] = {
+    "agent_message_chunk": TextDelta,
+    "agent_thought_chunk": ThinkingDelta,
+    "user_message_chunk": UserMessage,
+}
+
+
+def _dict(value: Any) -> Json:
+    return value if isinstance(value, Mapping) else {}
+
+
+def block_text(block: Json) -> str:
+    """The text of one content block: text as is, resources and media as a short mention."""
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text") or "")
+    if kind == "resource_link":
+        return f"[{block.get('name') or block.get('uri')}]"
+    if kind == "resource":
+        resource = _dict(block.get("resource"))
+        if isinstance(resource.get("text"), str):
+            return str(resource["text"])
+        return f"[{resource.get('uri') or 'resource'}]"
+    if kind in ("image", "audio"):
+        return f"[{kind}]"
+    return ""
+
+
+def tool_output(update: Json, terminal: TerminalReader | None = None) -> str | None:
+    """The readable output of a tool call update: its content, else its raw output."""
+    parts: list[str] = []
+    for item in update.get("content") or []:
+        item = _dict(item)
+        kind = item.get("type")
+        if kind == "content":
+            parts.append(block_text(_dict(item.get("content"))))
+        elif kind == "diff":
+            parts.append(f"edited {item.get('path')}")
+        elif kind == "terminal" and terminal is not None:
+            out = terminal(str(item.get("terminalId")))
+            if out:
+                parts.append(out)
+    if parts:
+        return "\n".join(p for p in parts if p)
+    raw = update.get("rawOutput")
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        return raw
+    try:
+        return json.dumps(raw, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(raw)
+
+
+def _tool_name(update: Json) -> str:
+    # ACP has no tool name; the kind (read/edit/execute…) is the closest stable identifier.
+    meta = _dict(update.get("_meta"))
+    for key in ("toolName", "tool_name", "name"):
+        if isinstance(meta.get(key), str):
+            return str(meta[key])
+    return str(update.get("kind") or update.get("title") or "tool")
+
+
+def _plan(entries: Any) -> Plan:
+    return Plan(
+        entries=[
+            PlanEntry(
+                content=str(e.get("content", "")),
+                status=str(e.get("status", "pending")),
+                priority=e.get("priority"),
+            )
+            for e in map(_dict, entries or [])
+        ]
+    )
+
+
+def translate(update: Json, terminal: TerminalReader | None = None) -> list[BaseEvent]:
+    """The avatar events for one ACP session update, as JSON (possibly none)."""
+    kind = update.get("sessionUpdate")
+    if kind in _CHUNKS:
+        text = escape_surrogates(block_text(_dict(update.get("content"))))
+        return [_CHUNKS[kind](text=text)] if text else []
+    if kind == "tool_call":
+        raw_input = update.get("rawInput")
+        events: list[BaseEvent] = [
+            ToolCallStarted(
+                id=str(update.get("toolCallId")),
+                name=_tool_name(update),
+                title=update.get("title"),
+                kind=update.get("kind"),
+                input=raw_input if isinstance(raw_input, dict) else None,
+            )
+        ]
+        # Replayed history (and quick tools) announce a call that has already finished.
+        if update.get("status") in _DONE:
+            events.append(_finished(update, terminal))
+        return events
+    if kind == "tool_call_update":
+        if update.get("status") in _DONE:
+            return [_finished(update, terminal)]
+        return [
+            ToolCallUpdated(
+                id=str(update.get("toolCallId")),
+                status=update.get("status"),
+                title=update.get("title"),
+                output=tool_output(update, terminal),
+            )
+        ]
+    if kind == "plan":
+        return [_plan(update.get("entries"))]
+    if kind == "plan_update":  # a plan as entries, or as markdown
+        plan = _dict(update.get("plan"))
+        if "entries" in plan:
+            return [_plan(plan["entries"])]
+        return [Plan(entries=[PlanEntry(content=str(plan.get("content", "")))])]
+    if kind == "plan_removed":
+        return [Plan(entries=[])]
+    if kind == "available_commands_update":
+        commands = [str(_dict(c).get("name")) for c in update.get("availableCommands") or []]
+        return [CommandsAvailable(commands=commands)]
+    if kind == "current_mode_update":
+        return [ModeChanged(mode=str(update.get("currentModeId")))]
+    if kind == "session_info_update":
+        title = update.get("title")
+        return [TitleChanged(title=title)] if isinstance(title, str) and title else []
+    if kind == "usage_update":
+        used, size = update.get("used"), update.get("size")
+        return [Usage(context_used=used, context_size=size, cost_usd=_usd(update.get("cost")))]
+    return []
+
+
+def _usd(cost: Any) -> float | None:
+    # The event carries dollars; a cost in another currency is not converted, just left out.
+    cost = _dict(cost)
+    if str(cost.get("currency", "")).upper() != "USD":
+        return None
+    return float(cost["amount"])
+
+
+def _finished(update: Json, terminal: TerminalReader | None) -> ToolCallFinished:
+    return ToolCallFinished(
+        id=str(update.get("toolCallId")),
+        output=tool_output(update, terminal) or "",
+        is_error=update.get("status") == "failed",
+    )
+
+
+def prompt_usage(usage: Any) -> Usage | None:
+    """The `Usage` event for a `session/prompt` answer's `usage` (the turn's token counts)."""
+    if not isinstance(usage, Mapping):
+        return None
+    return Usage(
+        input_tokens=usage.get("inputTokens"),
+        output_tokens=usage.get("outputTokens"),
+        cache_read_tokens=usage.get("cachedReadTokens"),
+        cache_write_tokens=usage.get("cachedWriteTokens"),
+    )
