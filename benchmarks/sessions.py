@@ -6,7 +6,10 @@ tests/fixtures/provider-stores with fresh ids (tests/sessions/synth.py). Measure
 - the stores' `list()` with no cache (first listing ever) and with the `$AVATAR_HOME/cache`
   listing cache in place (every later listing);
 - `avatar session list --all --json` end to end, first run and warm median, with every agent
-  program on PATH replaced by a stub that records being started (none may start).
+  program on PATH replaced by a stub that records being started (none may start);
+- `avatar session show FULL_ID` of a codex session (the deepest store to walk), with no
+  listing cache: the id names the file, so it must take within 2× of the same at 100
+  sessions per provider (it walked every store, 5–6 s at 10,000 per provider).
 
 The baseline of each size series is the same measurement at 100 sessions per provider, so the
 ratio is the growth; the CLI rows also show the CLI on empty stores (interpreter, imports and
@@ -30,6 +33,8 @@ from pathlib import Path
 from benchmarks.common import avatar_exe, median_wall, row
 
 TARGET = 0.5
+#: `session show FULL_ID` at any size, against the same at 100 sessions per provider.
+SHOW_GROWTH = 2.0
 AGENT_PROGRAMS = ("claude", "codex-acp", "gemini", "claude-agent-acp")
 
 
@@ -90,6 +95,17 @@ def cli_floor(quick: bool) -> float:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def _show(root: Path, synth_env: dict[str, str], cwd: Path, runs: int) -> float:
+    """`avatar session show FULL_ID` of the last codex rollout, in an $AVATAR_HOME of its
+    own (no listing cache): median wall time of `runs`."""
+    rollout = max((Path(synth_env["CODEX_HOME"]) / "sessions").rglob("rollout-*.jsonl"))
+    env = {
+        **cli_env(root, synth_env, root / "agents-started"),
+        "AVATAR_HOME": str(root / "ah-show"),
+    }
+    return median_wall([avatar_exe(), "session", "show", rollout.name[-42:-6]], runs, env, cwd)
+
+
 def measure(n: int, quick: bool) -> dict[str, float]:
     """Times of listing `n` synthetic sessions per provider (in-process and through the CLI)."""
     from tests.sessions.synth import populate
@@ -107,6 +123,7 @@ def measure(n: int, quick: bool) -> dict[str, float]:
         warm_home = root / "avatar-home-warm"
         _list_all(synth.env, warm_home, cwd, expect)
         warm = [_list_all(synth.env, warm_home, cwd, expect) for _ in range(7)]
+        show = _show(root, synth.env, cwd, 3 if quick else 7)
         marks = root / "agents-started"
         env = cli_env(root, synth.env, marks)
         cli_first = _cli(env, cwd)
@@ -117,6 +134,7 @@ def measure(n: int, quick: bool) -> dict[str, float]:
             "warm": statistics.median(warm),
             "cli_first": cli_first,
             "cli_warm": cli_warm,
+            "show": show,
             "started": float(started),
         }
     finally:
@@ -148,6 +166,14 @@ def run(quick: bool) -> list[dict[str, object]]:
                 rows.append(row(name, value, base[key], f"< {TARGET} s", value < TARGET))
             else:
                 rows.append(row(name, value, base[key], "(reported; ratio = growth)", True))
+    for n in sizes:
+        value = results[n]["show"]
+        name = f"avatar session show FULL_ID, {n:,}/provider"
+        if n == 100:
+            rows.append(row(name, value, None, "(baseline)", True))
+        else:
+            ok = value <= SHOW_GROWTH * base["show"]
+            rows.append(row(name, value, base["show"], f"≤ {SHOW_GROWTH:.0f}× at 100", ok))
     # In process, the stores return every session, cached or not: linear at best. What a
     # person runs, `avatar session list`, shows a page and must grow sub-linearly when warm.
     rows += growth_rows(

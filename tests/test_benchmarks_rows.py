@@ -22,6 +22,7 @@ def test_growth_rows_judge_linear_and_sub_linear() -> None:
 
 def test_search_rows_per_size(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = {"cold": 1.0, "warm": 0.2, "floor": 0.15, "engine": 0.01, "touched": 1, "one": 0.1}
+    fake |= {"repeat": 0.012, "repeat_code": 0.011}
     figures = {**fake, "started": 0.0}
     monkeypatch.setattr(search, "measured_fresh", lambda module, n, quick: figures)
     rows = search.run(quick=True)
@@ -31,8 +32,10 @@ def test_search_rows_per_size(monkeypatch: pytest.MonkeyPatch) -> None:
     assert all(r["ok"] for r in rows)
     # A slow warm search and an agent started while searching are misses.
     judged = {
-        str(r["name"]): r["ok"] for r in search.rows_at(1000, {**fake, "warm": 0.4, "started": 1.0})
+        str(r["name"]): r["ok"]
+        for r in search.rows_at(1000, {**fake, "warm": 0.4, "started": 1.0, "repeat": 0.5})
     }
+    assert judged["engine.search(), one word × 10,000, 1,000/provider × 4"] is False
     assert judged["avatar session search, warm, 1,000/provider × 4"] is False
     assert judged["agent processes started while searching"] is False
     assert judged["search index, first build, 1,000/provider × 4"] is True

@@ -44,6 +44,12 @@ def parse_age(text: str, flag: str) -> timedelta:
 @click.option("--provider", help="Only this provider's sessions.")
 @click.option("--all-projects", is_flag=True, help="Sessions of every directory.")
 @click.option("--since", metavar="AGE", help="Only sessions updated within AGE (30d, 12h, 2w).")
+@click.option(
+    "--limit", type=click.IntRange(min=1), default=50, show_default=True, help="Sessions to show."
+)
+@click.option(
+    "--offset", type=click.IntRange(min=0), default=0, help="Skip this many matches first."
+)
 @click.option("--json", "json_out", is_flag=True, help="A JSON array, best match first.")
 @click.pass_obj
 def session_search(
@@ -52,14 +58,22 @@ def session_search(
     provider: str | None,
     all_projects: bool,
     since: str | None,
+    limit: int,
+    offset: int,
     json_out: bool,
 ) -> int:
-    """Find sessions of every provider by what was said in them."""
+    """Find sessions of every provider by what was said in them ("a phrase", foo_bar())."""
     age = parse_age(since, "--since") if since is not None else None
     engine = state.engine()
     words = " ".join(query)
     hits = engine.search(
-        words, provider=provider or state.provider, all_projects=all_projects, since=age
+        words,
+        provider=provider or state.provider,
+        all_projects=all_projects,
+        since=age,
+        limit=limit,
+        offset=offset,
+        progress=_indexing,
     )
     if json_out:
         sys.stdout.write(json.dumps([h.to_public() for h in hits], ensure_ascii=False) + "\n")
@@ -80,6 +94,17 @@ def session_search(
         out.append("    " + "".join(parts) + shown(text[pos:]))
     sys.stdout.write("\n".join(out) + "\n")
     return 0
+
+
+def _indexing(done: int, total: int) -> None:
+    """A first index build's progress, on stderr: one line rewritten at a terminal, a line
+    each time elsewhere."""
+    line = f"indexing sessions for search: {done:,} of {total:,}"
+    if is_terminal(sys.stderr):
+        sys.stderr.write(f"\r{line}" + ("\n" if done == total else ""))
+    else:
+        sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 @click.command("rename")

@@ -19,6 +19,8 @@ except ImportError:  # other Pythons (3.12 calls it _sha2)
 
 # Ids of every provider are UUIDs, ULIDs or similar; nothing that could name a path.
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
+#: A UUID (Claude Code, codex and Gemini CLI name their sessions, and their files, by one).
+UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 
 #: What a valid id looks like, for error messages where the user chose the id.
 ID_RULE = (

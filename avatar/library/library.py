@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from avatar.library.catalog import SessionLibrary
     from avatar.library.lineage import Links
     from avatar.library.search.hits import SearchHit
-    from avatar.library.search.index import SearchIndex
+    from avatar.library.search.index import Progress, SearchIndex
     from avatar.sessions.types import SessionInfo, Transcript
 
 
@@ -90,20 +90,26 @@ class Library:
         all_projects: bool = False,
         since: timedelta | None = None,
         limit: int = 50,
+        offset: int = 0,
+        progress: Progress | None = None,
     ) -> list[SearchHit]:
-        """Sessions whose messages or tool-call titles hold every word of `query` (as words
-        or word starts), best match first, then the newest; this project's unless
-        `all_projects`. The index (`$AVATAR_HOME/cache/search.sqlite`) is updated first."""
+        """Sessions whose messages, tool calls or tool output hold every word of `query` (as
+        words or word starts) and every phrase in quotes and code token (`foo_bar()`) as
+        written, best match first, then the newest; `limit` of them from the `offset`-th on;
+        this project's unless `all_projects`. The index (`$AVATAR_HOME/cache/search.sqlite`)
+        is updated first; an update taking over a second (a first build) tells `progress`
+        how far it is (`avatar.library.search.index.SearchIndex.update`)."""
         from avatar.sessions.filestore import same_dir_keys
 
         with self._index() as index:
-            index.update(self.catalog)
+            index.update(self.catalog, progress)
             return index.search(
                 query,
                 providers=[self.catalog.registry.spec(provider).name] if provider else None,
                 cwds=None if all_projects else same_dir_keys(self.cwd),
                 since=datetime.now(UTC) - since if since is not None else None,
                 limit=limit,
+                offset=offset,
             )
 
     def reindex(self) -> int:

@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from avatar.core.errors import NotSupportedError, SessionNotFoundError, UsageError
 from avatar.core.fileio import append_line, atomic_write
+from avatar.core.ids import UUID_RE
 from avatar.sessions.filestore import (
     FileFold,
     JsonlSessionStore,
@@ -53,8 +54,8 @@ from avatar.sessions.relocate import check_names, move_key, packed_file, placed
 from avatar.sessions.store import FileWrites
 from avatar.sessions.types import SessionInfo, ToolCall, Transcript, TranscriptMessage
 
-# Claude Code names transcripts by session UUID and ignores other files (agent-*.jsonl, …).
-UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
+# Claude Code names transcripts by session UUID (`UUID_RE`) and ignores other files
+# (agent-*.jsonl, …).
 
 # User-role text that Claude Code itself inserts: slash-command wrappers, local command
 # output and its caveat, system reminders, hook output, the interrupt marker.
@@ -309,6 +310,14 @@ class ClaudeStore(JsonlSessionStore):
         else:
             dirs = [root / project_slug(k) for k in sorted(same_dir_keys(cwd))]
         return self._files(dirs)
+
+    def named_files(self, session_id: str) -> Iterator[str]:
+        """`<id>.jsonl` in each project directory (one stat each, no directory walked)."""
+        for entry in listdir(self.root()):
+            if entry.is_dir(follow_symlinks=False):
+                path = os.path.join(entry.path, f"{session_id}.jsonl")
+                if os.path.isfile(path):
+                    yield path
 
     @staticmethod
     def _files(dirs: list[Path]) -> Iterator[str]:

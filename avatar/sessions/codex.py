@@ -213,6 +213,12 @@ class CodexStore(JsonlSessionStore):
         """Every rollout file; the cwd is only known from inside each file."""
         return self._walk(self.root(), depth=3)
 
+    def named_files(self, session_id: str) -> Iterator[str]:
+        """`rollout-<time>-<id>.jsonl` in the date folders: their names are listed, no file
+        is opened but these."""
+        tail = f"-{session_id}.jsonl"
+        return (p for p in self._walk(self.root(), depth=3) if p.endswith(tail))
+
     def _walk(self, d: Path | str, depth: int) -> Iterator[str]:
         for entry in listdir(d):
             if depth:
@@ -240,10 +246,9 @@ class CodexStore(JsonlSessionStore):
         info = fold.info(fold.session_id, self.provider, title_from(fold.first_user), st)
         return Summary(info, stats.warnings(path))
 
-    def list(self, cwd: Path | None) -> builtins.list[SessionInfo]:
-        """Sessions, titled with their `/rename` thread names where codex recorded one."""
-        sessions = super().list(cwd)
-        names = self._thread_names()
+    def annotate(self, sessions: builtins.list[SessionInfo]) -> builtins.list[SessionInfo]:
+        """Sessions titled with their `/rename` thread names where codex recorded one."""
+        names = self._thread_names() if sessions else {}
         for info in sessions:
             if info.id in names:
                 info.title = names[info.id]

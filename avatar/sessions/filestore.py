@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from avatar.core.errors import SessionNotFoundError
-from avatar.core.ids import is_valid_id
+from avatar.core.ids import UUID_RE, is_valid_id
 from avatar.sessions.cache import ListingCache
 from avatar.sessions.jsonl import TRANSCRIPT_LINE_CAP, LineStats, iter_records, mtime_utc
 from avatar.sessions.store import SessionStore
@@ -99,6 +99,16 @@ class JsonlSessionStore(SessionStore):
     def place(self, path: str, info: SessionInfo) -> None:
         """Add what the file's location (not its content, which is cached) says about it."""
 
+    def named_files(self, session_id: str) -> Iterable[str] | None:
+        """The files that may hold session `session_id` (a whole UUID), found by their names
+        without walking the store, where this format's file names carry the id; None where
+        they do not (then a lookup walks the store)."""
+        return None
+
+    def annotate(self, sessions: builtins.list[SessionInfo]) -> builtins.list[SessionInfo]:
+        """`sessions` with what lies beside their files (a codex thread name) added."""
+        return sessions
+
     # ----- the SessionStore interface ---------------------------------------------------------
 
     def list(self, cwd: Path | None) -> builtins.list[SessionInfo]:
@@ -126,7 +136,25 @@ class JsonlSessionStore(SessionStore):
         if cwd is None:
             self._cache.prune(str(self.root()))
         self._cache.save()
-        return out
+        return self.annotate(out)
+
+    def find(self, prefix: str) -> builtins.list[SessionInfo]:
+        """Sessions (any cwd) whose id starts with `prefix`. A whole UUID, where the file
+        names carry it, opens only the files named by it: no walk, no listing cache (at
+        10,000 sessions a walk took seconds)."""
+        named = self.named_files(prefix) if UUID_RE.fullmatch(prefix) else None
+        if named is None:
+            return super().find(prefix)
+        out: builtins.list[SessionInfo] = []
+        for path in named:
+            summary = self._summary(path, cached=False)
+            if summary is None:
+                continue
+            self._warn(summary.warnings)
+            if summary.info is not None and summary.info.id == prefix:
+                self.place(path, summary.info)
+                out.append(summary.info)
+        return self.annotate(out[:1])
 
     def transcript(self, session_id: str) -> Transcript:
         """The canonical transcript of one session; SessionNotFoundError if absent."""
@@ -151,16 +179,25 @@ class JsonlSessionStore(SessionStore):
             if line not in self.warnings:
                 self.warnings.append(line)
 
-    def _summary(self, path: str) -> Summary | None:
+    def _summary(self, path: str, *, cached: bool = True) -> Summary | None:
+        """The summary of one file: from the listing cache when `cached` and it is there,
+        else read (and, when `cached`, kept in the cache)."""
         try:
             st = os.stat(path)
         except OSError:
             return None  # vanished between directory listing and stat
-        cached = self._cache.get(path, st)
-        if cached is not None:
-            summary = Summary.from_json(cached)
+        if not cached:
+            return self._summarize(path, st)
+        entry = self._cache.get(path, st)
+        if entry is not None:
+            summary = Summary.from_json(entry)
             if summary is not None:
                 return summary
+        summary = self._summarize(path, st)
+        self._cache.put(path, st, summary.to_json())
+        return summary
+
+    def _summarize(self, path: str, st: os.stat_result) -> Summary:
         try:
             summary = self.summarize(Path(path), st)
         except OSError as e:
@@ -169,7 +206,6 @@ class JsonlSessionStore(SessionStore):
             summary = Summary(None, [f"{path}: JSON nested too deeply to read, skipped"])
         if summary.info is not None:
             summary.info.path = path
-        self._cache.put(path, st, summary.to_json())
         return summary
 
 

@@ -221,6 +221,12 @@ class GeminiStore(JsonlSessionStore):
                     if entry.is_file():
                         yield entry.path
 
+    def named_files(self, session_id: str) -> Iterator[str]:
+        """`session-<time>-<first 8 of the id>.json(l)` in each project's chats: the names
+        are listed, and only the files so named are opened."""
+        tails = (f"-{session_id[:8]}.jsonl", f"-{session_id[:8]}.json")
+        return (p for p in self.session_files(None) if p.endswith(tails))
+
     def place(self, path: str, info: SessionInfo) -> None:
         """The project directory comes from the chats folder the file is in."""
         info.cwd = self._cwd_of.get(path)

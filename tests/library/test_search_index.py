@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from avatar.core.errors import UsageError
-from avatar.library.search.index import FILE_NAME, SCHEMA_VERSION, SearchHit, match_query
+from avatar.library.search.index import FILE_NAME, SCHEMA_VERSION, SearchHit
+from avatar.library.search.query import Query, parse
 from tests.library.helpers import Library, make_library
 
 KEY = "sk-proj-SECRETVALUE0123456789abcdefXYZ"
@@ -57,10 +58,10 @@ def test_a_deleted_session_disappears(lib: Library) -> None:
     assert engine.reindex() == 0
 
 
-def test_tool_titles_are_indexed_but_not_tool_output(lib: Library) -> None:
+def test_tool_titles_and_tool_output_are_indexed(lib: Library) -> None:
     sid = lib.claude_session("look around", tool_output="narwhalonlyinoutput")
     engine = lib.engine()
-    assert engine.search("narwhalonlyinoutput") == []
+    assert _ids(engine.search("narwhalonlyinoutput")) == {sid}
     assert sid in _ids(engine.search("Bash list the files"))
 
 
@@ -117,9 +118,10 @@ def test_queries_are_words_never_syntax(lib: Library) -> None:
     assert len(engine.search("pars")) == 1  # a word's start matches
     with pytest.raises(UsageError):
         engine.search("  ***  ")
-    assert match_query("a-b") == '"a"* "b"*'
+    assert parse("a-b fix") == Query(("fix",), ("a-b",))  # a code token is kept whole
+    assert parse('x "a." c') == Query(("x", "a", "c"), ())  # too short for trigrams
     with pytest.raises(UsageError, match="nothing to search for"):
-        match_query("__")  # the index has no word in it: it would quietly match nothing
+        parse("__")  # the index has no word in it: it would quietly match nothing
 
 
 def test_damage_past_the_header_is_rebuilt(lib: Library) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from avatar.core.errors import SessionNotFoundError, UsageError
 from avatar.sessions.claude import ClaudeStore, project_slug
+from avatar.sessions.types import SessionInfo
 from tests.sessions.conftest import Homes
 
 ONE = "1ad42afd-8f8d-4c2c-80a1-db283182c3cf"  # turn one, turn two
@@ -247,6 +248,11 @@ def test_delete_removes_the_transcript(homes: Homes) -> None:
     assert outside.exists() and (homes.claude_project / f"{ONE}.jsonl").exists()
 
 
+def _listed(store: ClaudeStore, sid: str) -> SessionInfo:
+    """Session `sid` as a listing shows it (a whole id's `find` reads its file, no cache)."""
+    return next(s for s in store.list(None) if s.id == sid)
+
+
 def test_listing_uses_the_cache_until_a_file_changes(homes: Homes) -> None:
     homes.claude().list(None)
     cache = homes.avatar_home / "cache" / "sessions-claude.json"
@@ -256,10 +262,10 @@ def test_listing_uses_the_cache_until_a_file_changes(homes: Homes) -> None:
     data = json.loads(cache.read_text())
     data["entries"][str(path)]["summary"]["info"]["title"] = "from cache"
     cache.write_text(json.dumps(data))
-    assert homes.claude().find(ONE)[0].title == "from cache"
+    assert _listed(homes.claude(), ONE).title == "from cache"
     with path.open("a") as f:  # the session grows: re-read
         f.write(json.dumps(entry("user", "more")) + "\n")
-    again = homes.claude().find(ONE)[0]
+    again = _listed(homes.claude(), ONE)
     assert again.title == "turn one" and again.messages == 5
 
 

@@ -30,10 +30,33 @@ def test_locate_resolves_a_prefix_in_one_scan(homes: Homes, provider: str, sid: 
     assert store.scans == 0
     assert store.locate(sid[:13]).id == sid
     assert store.scans == 1
+    # A whole id names its file: found without walking the store (at 10,000 sessions a
+    # walk took seconds), from the file itself.
     assert store.locate(sid, exact=True).id == sid
-    assert store.scans == 2
     assert store.transcript(sid).info.id == sid
-    assert store.scans == 3
+    assert {s.id for s in store.find(sid)} == {sid}
+    assert store.scans == 1
+
+
+@pytest.mark.parametrize(
+    ("provider", "sid"), [("claude", CLAUDE), ("codex", CODEX), ("gemini", GEMINI)]
+)
+def test_a_whole_id_reads_its_own_file_as_the_listing_does(
+    homes: Homes, provider: str, sid: str
+) -> None:
+    if provider == "codex":  # what lies beside the files counts too: codex's thread names
+        homes.codex().rename(homes.codex().locate(sid), "Named by codex")
+    listed = [s for s in _store(homes, provider).list(None) if s.id == sid]
+    store = _store(homes, provider)
+    assert store.find(sid) == listed and listed[0].path
+    assert store.scans == 0
+    if provider == "claude":
+        return  # its file name is the id
+    # A file named by the id but holding another session is not taken for it.
+    path = Path(listed[0].path or "")
+    other = "0" * 8 + sid[8:]
+    path.write_text(path.read_text().replace(sid, other))
+    assert _store(homes, provider).find(sid) == []
 
 
 @pytest.mark.parametrize("provider", ["claude", "codex", "gemini"])

@@ -40,11 +40,12 @@ from avatar.bridges.claude.stream import StreamTranslator, build_argv, mcp_env, 
 from avatar.bridges.turn import Turn, TurnSignal
 from avatar.core.errors import ProviderError, SessionNotFoundError, UsageError
 from avatar.core.events import BaseEvent, Error, Notice, OpenHow, SessionStarted, TurnFinished
+from avatar.core.ids import UUID_RE
 from avatar.policy import sandbox
 from avatar.policy.scope import ScopePolicy
 from avatar.providers.capabilities import SessionCapabilities
 from avatar.providers.registry import find_executable
-from avatar.sessions.claude import UUID_RE, transcript_path, write_fork
+from avatar.sessions.claude import transcript_path, write_fork
 from avatar.sessions.types import newest
 
 if TYPE_CHECKING:

@@ -3,7 +3,8 @@ with the matched words marked.
 
 The piece is cut here rather than by FTS5's `snippet()`, which scores every fragment against
 every hit of a document: a session repeating the query word 100,000 times took two minutes.
-This looks at a bounded number of hits, each once.
+This looks at a bounded number of hits, each once. A hit is a word starting with a query
+word, or a query literal (a phrase, a code token) as written, case aside.
 """
 
 from __future__ import annotations
@@ -63,15 +64,25 @@ def fold(word: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
 
-def piece(words: list[str], texts: list[str]) -> tuple[str, list[tuple[int, int]]]:
-    """The best piece of the first of `texts` in which a word of the query starts a word:
-    the fragment of `TOKENS` words holding the most different query words (the earliest of
-    equals), with the spans of the matched words in it."""
+def piece(
+    words: list[str], texts: list[str], literals: tuple[str, ...] = ()
+) -> tuple[str, list[tuple[int, int]]]:
+    """The best piece of the first of `texts` in which a word of the query starts a word
+    (or a literal occurs): the fragment of `TOKENS` words holding the most different query
+    terms (the earliest of equals), with the spans of the matched terms in it."""
+    found_in = _literal_pattern(literals)
     for text in texts:
-        found = _best(words, text)
+        found = _best(words, found_in, text)
         if found is not None:
             return found
     return (" ".join(texts[0].split()[:TOKENS]) if texts else ""), []
+
+
+def _literal_pattern(literals: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not literals:
+        return None
+    longest_first = sorted(literals, key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, longest_first)), re.IGNORECASE)
 
 
 def _matches(words: list[str], token: str) -> bool:
@@ -81,6 +92,8 @@ def _matches(words: list[str], token: str) -> bool:
 
 def _hits(words: list[str], text: str) -> list[tuple[int, str]]:
     """(offset, query word) of the first hits in `text`: words starting with a query word."""
+    if not words:
+        return []
     if all(w.isascii() for w in words):
         starts = re.compile(rf"(?<![^\W_])(?:{'|'.join(map(re.escape, words))})", re.IGNORECASE)
         first = itertools.islice(starts.finditer(text), _HITS_WEIGHED)
@@ -99,8 +112,13 @@ def _hits(words: list[str], text: str) -> list[tuple[int, str]]:
     return out
 
 
-def _best(words: list[str], text: str) -> tuple[str, list[tuple[int, int]]] | None:
+def _best(
+    words: list[str], literals: re.Pattern[str] | None, text: str
+) -> tuple[str, list[tuple[int, int]]] | None:
     hits = _hits(words, text)
+    if literals is not None:
+        first = itertools.islice(literals.finditer(text), _HITS_WEIGHED)
+        hits = sorted(hits + [(m.start(), m.group().casefold()) for m in first])
     if not hits:
         return None
     # The hit with the most different query words in the ~TOKENS words after it.
@@ -119,19 +137,24 @@ def _best(words: list[str], text: str) -> tuple[str, list[tuple[int, int]]] | No
             break
     more = len(tokens) > TOKENS
     tokens = tokens[:TOKENS]
+    end = tokens[-1].end() if tokens else best
+    if literals is not None:  # a literal may end past the last word ("foo_bar()")
+        for m in literals.finditer(text, start, end + 200):
+            if m.start() <= end < m.end():
+                end = m.end()
     # The text itself between the words (punctuation kept), on one line.
-    shown = " ".join(text[tokens[0].start() : tokens[-1].end()].split())
+    shown = " ".join(text[start:end].split())
     lead = "…" if start > 0 and _WORD.search(text, 0, start) else ""
-    spans = [
-        (len(lead) + m.start(), len(lead) + m.end())
-        for m in _WORD.finditer(shown)
-        if _matches(words, m.group())
-    ]
+    found = [m.span() for m in _WORD.finditer(shown) if _matches(words, m.group())]
+    if literals is not None:
+        found = sorted({*found, *(m.span() for m in literals.finditer(shown))})
+    spans = [(len(lead) + a, len(lead) + b) for a, b in found]
     return lead + shown + ("…" if more else ""), spans
 
 
 def hit(
     words: list[str],
+    literals: tuple[str, ...],
     row: tuple[str, str, str | None, str | None, str | None, str | None, str | None, str, str],
 ) -> SearchHit:
     """A hit from a row of the index: the session's columns, its heading and body."""
@@ -145,5 +168,5 @@ def hit(
         updated=datetime.fromisoformat(updated) if updated else None,
         name=name,
     )
-    text, spans = piece(words, [body, heading])
+    text, spans = piece(words, [body, heading], literals)
     return SearchHit(info, text, spans)

@@ -8,11 +8,13 @@ changed: it walks their directories and compares every file's stamp with the one
 the last full update (cheap stores, like the native index, are simply listed). A missing,
 corrupt or other-version database is rebuilt from the stores.
 
-Indexed: user and assistant text and tool-call titles (the tool and its short arguments), not
-tool output, plus the session's title and name. Text passes through the secret detector first
-(`avatar.policy.secrets`), so no secret reaches the file or a snippet. Every word of a query
-must occur (a word's start counts); results come best match first (FTS5's bm25), the newest
-first among equal matches.
+Indexed (`avatar.library.search.document`): user and assistant text, tool-call titles and tool
+output, plus the session's title and name, twice: by words (`text`, for words and word starts)
+and by trigrams (`grams`, for phrases and code tokens as written; it reads its text from
+`text`, so it is stored once). Text passes through the secret detector first
+(`avatar.policy.secrets`), so no secret reaches the file or a snippet. Every word and literal
+of a query must occur (`avatar.library.search.query`); results come best match first (FTS5's
+bm25), the newest first among equal matches.
 """
 
 from __future__ import annotations
@@ -20,29 +22,32 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from avatar.core.errors import AvatarError, SessionNotFoundError, UsageError
-from avatar.library.search.hits import SearchHit, hit, query_words
-from avatar.sessions.types import SessionInfo, Transcript
+from avatar.library.search.document import read_document
+from avatar.library.search.hits import SearchHit, hit
+from avatar.library.search.query import parse
+from avatar.library.search.stamps import Stamp, session_stamp, snapshot, stamp_rows
+from avatar.sessions.types import SessionInfo
 
 if TYPE_CHECKING:
     from avatar.library.catalog import SessionLibrary
 
 #: Bump when what is stored changes: an index of another version is rebuilt (its file is
 #: deleted first). 3: every secret shape masked, not only keys and a few token shapes.
-SCHEMA_VERSION = 3
+#: 4: tool output indexed, and the trigram index of phrases and code tokens.
+SCHEMA_VERSION = 4
 FILE_NAME = "search.sqlite"
+#: Seconds an update runs before it reports its progress (and between two reports).
+PROGRESS_AFTER = 1.0
+#: What is told of an update's progress: sessions read so far, and of how many.
+Progress = Callable[[int, int], None]
 # SQLite page cache of a connection, in KiB (see `_open`).
 CACHE_KIB = 32 * 1024
-# Tool-call arguments that say what a call does (its title, as agents show it).
-_TITLE_ARGS = ("description", "command", "file_path", "path", "pattern", "query", "url", "title")
-_TITLE_ARG_CHARS = 200
-
-Stamp = tuple[int, int]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs (
@@ -53,32 +58,9 @@ CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS text USING fts5(
     title, body, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS grams USING fts5(
+    title, body, tokenize = 'trigram', content = 'text', content_rowid = 'rowid');
 """
-
-
-def match_query(text: str) -> str:
-    """An FTS5 query for what the user typed: every word must occur (as a word or the start
-    of one). Punctuation is ignored, so no input is an FTS syntax error."""
-    words = query_words(text)  # the words the hits are marked by, as the index folds them
-    if not words:
-        raise UsageError(f"nothing to search for in {text!r}")
-    return " ".join(f'"{w}"*' for w in words)
-
-
-def document(transcript: Transcript, redact: Callable[[str], str] = str) -> str:
-    """The searchable text of a session: user and assistant messages and tool-call titles,
-    each passed through `redact` (before a title is cut, so no secret is cut in two)."""
-    parts: list[str] = []
-    for m in transcript.messages:
-        if m.role not in ("user", "assistant"):
-            continue  # tool output is large and rarely what people look for
-        if m.text.strip():
-            parts.append(redact(m.text.strip()))
-        for call in m.tool_calls:
-            args = call.input if isinstance(call.input, dict) else {}
-            said = [redact(str(args[k]))[:_TITLE_ARG_CHARS] for k in _TITLE_ARGS if args.get(k)]
-            parts.append(" ".join([call.name, *said]))
-    return "\n".join(parts)
 
 
 def _utf8(text: str) -> str:
@@ -87,25 +69,6 @@ def _utf8(text: str) -> str:
     if text.isascii():
         return text
     return text.encode("utf-8", "replace").decode("utf-8")
-
-
-def _stamp(path: str | None) -> Stamp | None:
-    if not path:
-        return None
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_size, st.st_mtime_ns)
-
-
-def _session_stamp(info: SessionInfo) -> Stamp:
-    # A session without a file (or whose file vanished) is known by its count and time.
-    found = _stamp(info.path)
-    if found is not None:
-        return found
-    when = info.updated or info.created
-    return (info.messages, int(when.timestamp() * 1e9) if when else 0)
 
 
 def _heading(title: str | None, name: str | None) -> str:
@@ -120,6 +83,7 @@ class SearchIndex:
         self.path = Path(avatar_home) / "cache" / FILE_NAME
         self.redact = redact
         self._db: sqlite3.Connection | None = None
+        self._progress: Progress | None = None
 
     # -- the database -------------------------------------------------------------------
 
@@ -172,8 +136,11 @@ class SearchIndex:
 
     # -- keeping it up to date ----------------------------------------------------------
 
-    def update(self, library: SessionLibrary) -> int:
-        """Bring the index up to date with every store; how many sessions were (re)indexed."""
+    def update(self, library: SessionLibrary, progress: Progress | None = None) -> int:
+        """Bring the index up to date with every store; how many sessions were (re)indexed.
+        An update running longer than `PROGRESS_AFTER` seconds (a first build) calls
+        `progress(done, total)` every `PROGRESS_AFTER` seconds, and once done."""
+        self._progress = progress
         try:
             return self._update(library)
         except sqlite3.DatabaseError as e:
@@ -195,7 +162,7 @@ class SearchIndex:
 
     def _update_now(self, library: SessionLibrary) -> int:
         db = self._connect()
-        files, light = _snapshot(library)
+        files, light = snapshot(library)
         if self._fresh(db, files, light):
             return 0
         sessions = library.sessions(None, None)
@@ -211,20 +178,26 @@ class SearchIndex:
             }
             for key in known.keys() - now.keys():
                 self._drop(db, known[key][2])
+            todo: list[tuple[str, SessionInfo, Stamp]] = []
             for key, info in now.items():
                 # The snapshot's stamp where it has one: a file is stat()ed once per update
                 # (one changed since is only stamped older, so the next update reads it again).
-                stamp = files.get(info.path or "") or _session_stamp(info)
+                stamp = files.get(info.path or "") or session_stamp(info)
                 old = known.get(key)
                 if old is not None and old[:2] == stamp:
                     self._refresh(db, old[2:], info)
                     continue
                 if old is not None:
                     self._drop(db, old[2])
+                todo.append((key, info, stamp))
+            pace = _Pace(self._progress, len(todo))
+            for key, info, stamp in todo:
                 self._add(db, key, info, stamp, key in light_keys, library)
                 count += 1
+                pace.step(count)
+            pace.done()
             db.execute("DELETE FROM files")
-            db.executemany("INSERT INTO files VALUES (?, ?, ?)", _rows(files))
+            db.executemany("INSERT INTO files VALUES (?, ?, ?)", stamp_rows(files))
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -239,10 +212,11 @@ class SearchIndex:
             return False
         rows = db.execute("SELECT key, size, mtime_ns FROM docs WHERE light = 1").fetchall()
         return {k: (s, m) for k, s, m in rows} == {
-            f"{s.provider}/{s.id}": _session_stamp(s) for s in light
+            f"{s.provider}/{s.id}": session_stamp(s) for s in light
         }
 
     def _drop(self, db: sqlite3.Connection, rowid: int) -> None:
+        _unindex_grams(db, rowid)
         db.execute("DELETE FROM text WHERE rowid = ?", (rowid,))
         db.execute("DELETE FROM docs WHERE rowid = ?", (rowid,))
 
@@ -254,7 +228,7 @@ class SearchIndex:
         rowid, title, name = old
         if (title, name) != (new := self._names(info)):
             db.execute("UPDATE docs SET title = ?, name = ? WHERE rowid = ?", (*new, rowid))
-            db.execute("UPDATE text SET title = ? WHERE rowid = ?", (_heading(*new), rowid))
+            _retitle(db, rowid, _heading(*new))
 
     def _names(self, info: SessionInfo) -> tuple[str | None, str | None]:
         return (
@@ -290,11 +264,11 @@ class SearchIndex:
                 when.timestamp() if when else 0.0,
             ),
         )
-        body = _utf8(_read(library, info, self.redact))
+        body = _utf8(read_document(library, info, self.redact))
         heading = _heading(title, name)
-        db.execute(
-            "INSERT INTO text (rowid, title, body) VALUES (?, ?, ?)", (cur.lastrowid, heading, body)
-        )
+        row = (cur.lastrowid, heading, body)
+        db.execute("INSERT INTO text (rowid, title, body) VALUES (?, ?, ?)", row)
+        db.execute("INSERT INTO grams (rowid, title, body) VALUES (?, ?, ?)", row)
 
     def named(self, info: SessionInfo) -> None:
         """Session `info` was given a name: searches show it (and find it by it) at once,
@@ -308,9 +282,7 @@ class SearchIndex:
         if row is not None:
             db.execute("BEGIN IMMEDIATE")
             db.execute("UPDATE docs SET name = ? WHERE rowid = ?", (name, row[0]))
-            db.execute(
-                "UPDATE text SET title = ? WHERE rowid = ?", (_heading(row[1], name), row[0])
-            )
+            _retitle(db, row[0], _heading(row[1], name))
             db.execute("COMMIT")
 
     # -- asking -------------------------------------------------------------------------
@@ -323,11 +295,27 @@ class SearchIndex:
         cwds: Iterable[str] | None = None,
         since: datetime | None = None,
         limit: int = 50,
+        offset: int = 0,
     ) -> list[SearchHit]:
         """Sessions matching `query`, best match first (then the newest), filtered by
-        provider, directory (any spelling in `cwds`) and last update."""
-        where: list[str] = ["text MATCH ?"]
-        args: list[str | float] = [match_query(query)]
+        provider, directory (any spelling in `cwds`) and last update; `limit` of them from
+        the `offset`-th on."""
+        asked = parse(query)
+        words, literals = asked.word_match(), asked.literal_match()
+        # The word index ranks when there are words; else the trigram index does.
+        ranked = "text" if words is not None else "grams"
+        where: list[str] = []
+        args: list[str | float] = []
+        if words is not None:
+            where.append("text MATCH ?")
+            args.append(words)
+        if literals is not None:
+            where.append(
+                "grams MATCH ?"
+                if ranked == "grams"
+                else "text.rowid IN (SELECT rowid FROM grams WHERE grams MATCH ?)"
+            )
+            args.append(literals)
         for column, values in (("provider", providers), ("cwd", cwds)):
             if values is not None:
                 chosen = [os.path.normpath(v) if column == "cwd" else v for v in values]
@@ -338,14 +326,56 @@ class SearchIndex:
             args.append(since.astimezone(UTC).timestamp())
         sql = (
             "SELECT docs.provider, docs.id, docs.cwd, docs.title, docs.name, docs.created,"
-            " docs.updated, text.title, text.body FROM text"
-            " JOIN docs ON docs.rowid = text.rowid WHERE "
+            f" docs.updated, {ranked}.title, {ranked}.body FROM {ranked}"
+            f" JOIN docs ON docs.rowid = {ranked}.rowid WHERE "
             + " AND ".join(where)
-            + " ORDER BY text.rank, docs.recency DESC LIMIT ?"
+            + f" ORDER BY {ranked}.rank, docs.recency DESC LIMIT ? OFFSET ?"
         )
-        rows = self._connect().execute(sql, [*args, limit]).fetchall()
-        words = query_words(query)
-        return [hit(words, row) for row in rows]
+        rows = self._connect().execute(sql, [*args, limit, offset]).fetchall()
+        return [hit(list(asked.words), asked.literals, row) for row in rows]
+
+
+class _Pace:
+    """Reports an update's progress once it has run `PROGRESS_AFTER` seconds: then every
+    `PROGRESS_AFTER` seconds, and at its end."""
+
+    def __init__(self, progress: Progress | None, total: int) -> None:
+        self.progress, self.total = progress, total
+        self.due = time.monotonic() + PROGRESS_AFTER
+        self.reported = False
+
+    def step(self, done: int) -> None:
+        """`done` sessions of the total are read."""
+        if self.progress is not None and done % 32 == 0 and time.monotonic() >= self.due:
+            self.progress(done, self.total)
+            self.reported = True
+            self.due = time.monotonic() + PROGRESS_AFTER
+
+    def done(self) -> None:
+        """All are read: said when progress was reported at all."""
+        if self.progress is not None and self.reported:
+            self.progress(self.total, self.total)
+
+
+def _unindex_grams(db: sqlite3.Connection, rowid: int) -> None:
+    """Take document `rowid` out of the trigram index (before `text` changes): an index
+    whose text lives in another table is told what it had indexed."""
+    db.execute(
+        "INSERT INTO grams (grams, rowid, title, body)"
+        " SELECT 'delete', rowid, title, body FROM text WHERE rowid = ?",
+        (rowid,),
+    )
+
+
+def _retitle(db: sqlite3.Connection, rowid: int, heading: str) -> None:
+    """Document `rowid` under a new heading, in both indexes."""
+    _unindex_grams(db, rowid)
+    db.execute("UPDATE text SET title = ? WHERE rowid = ?", (heading, rowid))
+    db.execute(
+        "INSERT INTO grams (rowid, title, body) SELECT rowid, title, body FROM text"
+        " WHERE rowid = ?",
+        (rowid,),
+    )
 
 
 @contextlib.contextmanager
@@ -370,42 +400,3 @@ def _in_memory() -> sqlite3.Connection:
     db = sqlite3.connect(":memory:", isolation_level=None)
     db.executescript(_SCHEMA)
     return db
-
-
-def _read(library: SessionLibrary, info: SessionInfo, redact: Callable[[str], str]) -> str:
-    store = library.store(info.provider)
-    try:
-        # Straight from the listed file: `transcript(id)` would look the id up in the store
-        # again, once per session.
-        if store is not None and info.path:
-            with contextlib.suppress(SessionNotFoundError):  # then avatar's copy, if any
-                return document(store.read_transcript(info), redact)
-        return document(library.transcript(info), redact)
-    except (AvatarError, OSError, ValueError):
-        return ""  # unreadable now: still found by its title, read again when it changes
-
-
-def _snapshot(library: SessionLibrary) -> tuple[dict[str, Stamp], list[SessionInfo]]:
-    """The stamp of every file of the stores that name their session files (found without
-    reading any: native sessions too, whose index is cheap to read but needs pydantic), and
-    the sessions of the other stores (whose listing is cheap)."""
-    files: dict[str, Stamp] = {}
-    light: list[SessionInfo] = []
-    for name in library.listing_providers():
-        store = library.store(name)
-        if store is None:
-            continue
-        paths = store.session_files(None)
-        if paths is None:
-            light.extend(store.list(None))
-            continue
-        for path in paths:
-            stamp = _stamp(path)
-            if stamp is not None:
-                files[path] = stamp
-    return files, light
-
-
-def _rows(files: dict[str, Stamp]) -> Iterator[tuple[str, int, int]]:
-    for path, (size, mtime) in files.items():
-        yield path, size, mtime
