@@ -69,9 +69,7 @@ def test_the_block_in_progress_is_a_live_tail_until_it_is_drawn(
     agent_home: AgentHome, model_server: FakeModelServer
 ) -> None:
     words = ["A table ", "follows ", "soon ", "and ", "this ", "paragraph ", "streams ", "slowly."]
-    model_server.chat.append(
-        Reply.slow_text(["Intro line.\n\n", *words, "\n\nEnd."], delay=0.4)
-    )
+    model_server.chat.append(Reply.slow_text(["Intro line.\n\n", *words, "\n\nEnd."], delay=0.4))
     with repl(agent_home, "-p", "native", "repl") as term:
         term.type("go")
         screen = term.wait_for(r"^A table follows soon\b.*\n›", timeout=20)
