@@ -46,6 +46,7 @@ from acp.schema import (
 from avatar.core.events import (
     BaseEvent,
     CommandsAvailable,
+    FileDiff,
     ModeChanged,
     Plan,
     PlanEntry,
@@ -142,6 +143,24 @@ def tool_output(
         return str(raw)
 
 
+def tool_diffs(update: ToolCallStart | ToolCallProgress) -> list[FileDiff]:
+    """The file changes an update reports (its `diff` content), each with the line of the file
+    it starts at when the tool call's locations say (claude-agent-acp names one location per
+    diff, in the same order, once the edit is made)."""
+    edits = [c for c in update.content or [] if isinstance(c, FileEditToolCallContent)]
+    locations = update.locations or []
+    paired = len(locations) == len(edits)
+    return [
+        FileDiff(
+            path=edit.path,
+            old_text=edit.old_text,
+            new_text=edit.new_text,
+            line=at.line if paired and (at := locations[i]).path == edit.path else None,
+        )
+        for i, edit in enumerate(edits)
+    ]
+
+
 def _tool_name(update: ToolCallStart) -> str:
     # ACP has no tool name; the kind (read/edit/execute…) is the closest stable identifier.
     meta = update.field_meta or {}
@@ -173,6 +192,7 @@ def translate(update: SessionUpdate, terminal: TerminalReader | None = None) -> 
                     title=update.title,
                     kind=update.kind,
                     input=raw_input if isinstance(raw_input, dict) else None,
+                    diffs=tool_diffs(update),
                 )
             ]
             # Replayed history (and quick tools) announce a call that has already finished.
@@ -185,7 +205,11 @@ def translate(update: SessionUpdate, terminal: TerminalReader | None = None) -> 
             output = tool_output(update, terminal)
             return [
                 ToolCallUpdated(
-                    id=update.tool_call_id, status=update.status, title=update.title, output=output
+                    id=update.tool_call_id,
+                    status=update.status,
+                    title=update.title,
+                    output=output,
+                    diffs=tool_diffs(update),
                 )
             ]
         case (
@@ -233,6 +257,7 @@ def _finished(
         id=update.tool_call_id,
         output=tool_output(update, terminal) or "",
         is_error=update.status == "failed",
+        diffs=tool_diffs(update),
     )
 
 

@@ -22,11 +22,19 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from avatar.cli.output.blocks import Block, BlockSplitter
 from avatar.cli.output.render import session_line
-from avatar.cli.repl.diffs import FileChange, change_of, render_diff
+from avatar.cli.repl.diffs import (
+    Edit,
+    EditLog,
+    FileChange,
+    changes_of,
+    changes_reported,
+    locate,
+)
 from avatar.policy.terminal_text import inert
 
 if TYPE_CHECKING:
@@ -41,9 +49,16 @@ if TYPE_CHECKING:
     )
     from rich.segment import Segment
 
-    from avatar.core.events import BaseEvent, Error, ToolCallFinished, ToolCallStarted
+    from avatar.core.events import (
+        BaseEvent,
+        Error,
+        FileDiff,
+        ToolCallFinished,
+        ToolCallStarted,
+        ToolCallUpdated,
+    )
 
-# How much of a diff is shown inline; `/diff` shows the whole of the last one.
+# How much of a diff is shown inline; `/diff N` shows the whole of edit N.
 DIFF_LINES = 12
 SUMMARY_CHARS = 100
 # Words that make a stderr line the reason an agent died (rather than a stray warning).
@@ -112,7 +127,9 @@ class Screen:
         self._drawn = 0  # blocks of the current answer printed so far
         self._thinking: list[str] = []
         self._tools: dict[str, ToolCallStarted] = {}
-        self.last_change: FileChange | None = None
+        self._reported: dict[str, list[FileDiff]] = {}  # each call's changes, as last reported
+        self.edits = EditLog()  # every edit of this run, for `/diff`
+        self.cwd = Path.cwd()  # where the session runs: a relative path in an edit is there
         self.turn_started: float | None = None
         self.last_output = time.monotonic()
         self.activity = ""  # what is happening now, for the spinner
@@ -196,15 +213,17 @@ class Screen:
             return
         self.flush()
         if isinstance(event, ev.SessionStarted):
+            self.cwd = Path(event.cwd) if event.cwd else self.cwd
             self.line(session_line(event), "dim")
         elif isinstance(event, ev.UserMessage):
             self.line(f"› {event.text}", "bold")  # steering, as the model now sees it
         elif isinstance(event, ev.ToolCallStarted):
             self._tools[event.id] = event
+            if event.diffs:
+                self._reported[event.id] = event.diffs
             self.activity = f"running {event.title or event.name}"
-        elif isinstance(event, ev.ToolCallUpdated) and event.title and event.id in self._tools:
-            started = self._tools[event.id]
-            self._tools[event.id] = replace(started, title=event.title)
+        elif isinstance(event, ev.ToolCallUpdated):
+            self._tool_update(event)
         elif isinstance(event, ev.ToolCallFinished):
             self._tool_done(event)
         elif isinstance(event, ev.PermissionRequested) and event.decision == "deny":
@@ -226,6 +245,40 @@ class Screen:
         """The running tool call `call_id`, as it was announced (None when unknown)."""
         return self._tools.get(call_id)
 
+    def _tool_update(self, event: ToolCallUpdated) -> None:
+        if event.title and event.id in self._tools:
+            self._tools[event.id] = replace(self._tools[event.id], title=event.title)
+        if not event.diffs:
+            return
+        number = self.edits.number_of(event.id)
+        if number is not None:  # reported again once made (with its lines): `/diff` shows this
+            title = self.edits.edits[number - 1].title
+            self.edits.record(event.id, self._edit(title, changes_reported(event.diffs)))
+        elif event.id in self._tools:
+            self._reported[event.id] = event.diffs
+        else:  # the change of a call that has finished already, reported after its end
+            self._show_edit(event.id, event.id, changes_reported(event.diffs))
+
+    def _edit(self, title: str, changes: list[FileChange]) -> Edit:
+        return Edit(title, tuple(locate(c, self.cwd) for c in changes))
+
+    def _show_edit(self, call_id: str, title: str, changes: list[FileChange]) -> None:
+        from avatar.cli.repl.diff_view import render_edit
+
+        edit = self._edit(title, changes)
+        self.print(render_edit(edit, self.edits.record(call_id, edit), DIFF_LINES))
+
+    def _changes(self, started: ToolCallStarted | None, diffs: list[FileDiff]) -> list[FileChange]:
+        # The agent's own report first: it knows the change it made (and where).
+        return changes_reported(diffs) if diffs else changes_of(started) if started else []
+
+    def proposed(self, call_id: str) -> Edit | None:
+        """What the running tool call `call_id` would change, as far as is known yet."""
+        started = self._tools.get(call_id)
+        changes = self._changes(started, self._reported.get(call_id, []))
+        title = (started.title or started.name) if started else call_id
+        return self._edit(title, changes) if changes else None
+
     def _tool_done(self, event: ToolCallFinished) -> None:
         started = self._tools.pop(event.id, None)
         title = (started.title or started.name) if started else event.id
@@ -233,10 +286,10 @@ class Screen:
         summary = first if len(first) <= SUMMARY_CHARS else first[: SUMMARY_CHARS - 1] + "…"
         mark, style = ("✗", "red") if event.is_error else ("✓", "green")
         self.line(f"{mark} {title}" + (f" — {summary}" if summary else ""), style)
-        change = change_of(started) if started and not event.is_error else None
-        if change is not None:
-            self.last_change = change
-            self.print(render_diff(change, DIFF_LINES))
+        reported = self._reported.pop(event.id, [])
+        changes = self._changes(started, event.diffs or reported)
+        if changes and not event.is_error:
+            self._show_edit(event.id, title, changes)
         self.activity = "waiting for the model"
 
     def _turn_done(self, stop_reason: str) -> None:
