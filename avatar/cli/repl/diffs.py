@@ -150,6 +150,14 @@ def changes_reported(diffs: list[FileDiff]) -> list[FileChange]:
     return [FileChange(d.path, d.old_text or "", d.new_text, d.line) for d in diffs]
 
 
+def shown_from(change: FileChange, cwd: Path) -> FileChange:
+    """`change` with its path as a person reads it: relative to `cwd` when the file is in it."""
+    path = Path(change.path)
+    if path.is_absolute() and path.is_relative_to(cwd):
+        return replace(change, path=str(path.relative_to(cwd)))
+    return change
+
+
 def locate(change: FileChange, cwd: Path) -> FileChange:
     """`change` with the file line it starts at: a new file's text starts at line 1; a
     snippet is found in the file (its new text, else its old) and widened to whole lines with

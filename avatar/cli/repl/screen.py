@@ -34,6 +34,7 @@ from avatar.cli.repl.diffs import (
     changes_of,
     changes_reported,
     locate,
+    shown_from,
 )
 from avatar.policy.terminal_text import inert
 
@@ -260,7 +261,7 @@ class Screen:
             self._show_edit(event.id, event.id, changes_reported(event.diffs))
 
     def _edit(self, title: str, changes: list[FileChange]) -> Edit:
-        return Edit(title, tuple(locate(c, self.cwd) for c in changes))
+        return Edit(title, tuple(shown_from(locate(c, self.cwd), self.cwd) for c in changes))
 
     def _show_edit(self, call_id: str, title: str, changes: list[FileChange]) -> None:
         from avatar.cli.repl.diff_view import render_edit
