@@ -19,6 +19,7 @@ __all__ = [
     "CommandsAvailable",
     "Error",
     "Event",
+    "FileDiff",
     "Listener",
     "ModeChanged",
     "Notice",
@@ -87,6 +88,18 @@ class UserMessage(BaseEvent):
     text: str
 
 
+@dataclass
+class FileDiff:
+    """A change a tool call makes to one file, as the agent reports it: the text before (None
+    for a new file) and after, whole or a snippet, and the line of the file the snippet starts
+    at when the agent says (ACP `diff` content and its tool-call location)."""
+
+    path: str
+    old_text: str | None
+    new_text: str
+    line: int | None = None
+
+
 @dataclass(kw_only=True)
 class ToolCallStarted(BaseEvent):
     """The agent began a tool call."""
@@ -97,6 +110,7 @@ class ToolCallStarted(BaseEvent):
     title: str | None = None
     kind: str | None = None
     input: dict[str, Any] | None = None
+    diffs: list[FileDiff] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)
@@ -108,6 +122,8 @@ class ToolCallUpdated(BaseEvent):
     status: str | None = None
     title: str | None = None
     output: str | None = None
+    #: The changes as now reported (replacing any reported before), when the update has some.
+    diffs: list[FileDiff] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)
@@ -118,6 +134,7 @@ class ToolCallFinished(BaseEvent):
     id: str
     output: str = ""
     is_error: bool = False
+    diffs: list[FileDiff] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)

@@ -19,6 +19,7 @@ from acp.schema import (
     SessionInfoUpdate,
     TerminalToolCallContent,
     TextResourceContents,
+    ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
     UsageUpdate,
@@ -29,6 +30,7 @@ from acp.schema import (
 
 from avatar.bridges.acp.updates import prompt_usage, translate
 from avatar.core.events import (
+    FileDiff,
     Plan,
     TextDelta,
     ToolCallFinished,
@@ -90,7 +92,25 @@ def test_tool_calls() -> None:
         ],
     )
     out = translate(finished, terminal=lambda tid: f"output of {tid}")
-    assert out == [ToolCallFinished(id="c1", output="edited /w/a.py\noutput of term-1")]
+    diff = FileDiff(path="/w/a.py", old_text=None, new_text="x")
+    assert out == [
+        ToolCallFinished(id="c1", output="edited /w/a.py\noutput of term-1", diffs=[diff])
+    ]
+    # The diff reaches the screen with the line of the file it starts at (claude-agent-acp
+    # names one location per diff once the edit is made).
+    located = ToolCallProgress(
+        session_update="tool_call_update",
+        tool_call_id="c3",
+        status="in_progress",
+        content=[
+            FileEditToolCallContent(type="diff", path="/w/b.py", old_text="a", new_text="b"),
+            FileEditToolCallContent(type="diff", path="/w/b.py", old_text="c", new_text="d"),
+        ],
+        locations=[ToolCallLocation(path="/w/b.py", line=12), ToolCallLocation(path="/w/b.py")],
+    )
+    (update,) = translate(located)
+    assert isinstance(update, ToolCallUpdated)
+    assert update.diffs == [FileDiff("/w/b.py", "a", "b", 12), FileDiff("/w/b.py", "c", "d")]
 
 
 def test_plans() -> None:

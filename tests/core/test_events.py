@@ -9,11 +9,13 @@ import pytest
 
 from avatar.core.events import (
     BaseEvent,
+    FileDiff,
     Notice,
     Plan,
     PlanEntry,
     SessionStarted,
     TextDelta,
+    ToolCallFinished,
     ToolCallStarted,
     TurnFinished,
     Usage,
@@ -29,6 +31,7 @@ from avatar.core.events import (
         Usage(input_tokens=3, cost_usd=0.5, context_used=10, context_size=100),
         SessionStarted(session_id="s1", provider="claude", how="resumed", replay=True),
         Notice(message="careful", level="warning"),
+        ToolCallFinished(id="t1", diffs=[FileDiff(path="a.py", old_text=None, new_text="x")]),
     ],
 )
 def test_an_event_survives_its_json_line(event: object) -> None:
@@ -46,7 +49,7 @@ def test_an_event_survives_its_json_line(event: object) -> None:
         (
             ToolCallStarted(id="t1", name="Read", kind="read", input={"path": "a.py"}),
             '{"v":1,"replay":false,"type":"tool_call_started","id":"t1","name":"Read",'
-            '"title":null,"kind":"read","input":{"path":"a.py"}}',
+            '"title":null,"kind":"read","input":{"path":"a.py"},"diffs":[]}',
         ),
         (
             Usage(input_tokens=3, cost_usd=0.5),

@@ -78,11 +78,10 @@ def test_a_write_shows_one_status_line_and_a_diff(
         tool_lines = [line for line in lines if "write notes.txt" in line]
         assert len(tool_lines) == 1 and tool_lines[0].startswith("✓ write notes.txt")
         at = lines.index(tool_lines[0])
-        assert [line.strip() for line in lines[at + 1 : at + 5]] == [
-            "notes.txt",
-            "@@ -0,0 +1,2 @@",
-            "+alpha",
-            "+beta",
+        assert [line.strip() for line in lines[at + 1 : at + 4]] == [
+            "notes.txt  +2 -0  [1]",  # the edit's number, for `/diff 1`
+            "1 +alpha",
+            "2 +beta",
         ]
         assert (agent_home.workdir / "notes.txt").read_text() == "alpha\nbeta\n"
 

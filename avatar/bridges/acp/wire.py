@@ -17,6 +17,7 @@ from typing import Any
 from avatar.core.events import (
     BaseEvent,
     CommandsAvailable,
+    FileDiff,
     ModeChanged,
     Plan,
     PlanEntry,
@@ -91,6 +92,29 @@ def tool_output(update: Json, terminal: TerminalReader | None = None) -> str | N
         return str(raw)
 
 
+def tool_diffs(update: Json) -> list[FileDiff]:
+    """The file changes an update reports (its `diff` content), each with the line of the file
+    it starts at when the tool call's locations say (claude-agent-acp names one location per
+    diff, in the same order, once the edit is made)."""
+    edits = [c for c in map(_dict, update.get("content") or []) if c.get("type") == "diff"]
+    locations = [_dict(loc) for loc in update.get("locations") or []]
+    paired = len(locations) == len(edits)
+    diffs = []
+    for i, edit in enumerate(edits):
+        at = locations[i] if paired else {}
+        line = at.get("line") if at.get("path") == edit.get("path") else None
+        old = edit.get("oldText")
+        diffs.append(
+            FileDiff(
+                path=str(edit.get("path")),
+                old_text=old if isinstance(old, str) else None,
+                new_text=str(edit.get("newText") or ""),
+                line=line if isinstance(line, int) else None,
+            )
+        )
+    return diffs
+
+
 def _tool_name(update: Json) -> str:
     # ACP has no tool name; the kind (read/edit/execute…) is the closest stable identifier.
     meta = _dict(update.get("_meta"))
@@ -128,6 +152,7 @@ def translate(update: Json, terminal: TerminalReader | None = None) -> list[Base
                 title=update.get("title"),
                 kind=update.get("kind"),
                 input=raw_input if isinstance(raw_input, dict) else None,
+                diffs=tool_diffs(update),
             )
         ]
         # Replayed history (and quick tools) announce a call that has already finished.
@@ -143,6 +168,7 @@ def translate(update: Json, terminal: TerminalReader | None = None) -> list[Base
                 status=update.get("status"),
                 title=update.get("title"),
                 output=tool_output(update, terminal),
+                diffs=tool_diffs(update),
             )
         ]
     if kind == "plan":
@@ -181,6 +207,7 @@ def _finished(update: Json, terminal: TerminalReader | None) -> ToolCallFinished
         id=str(update.get("toolCallId")),
         output=tool_output(update, terminal) or "",
         is_error=update.get("status") == "failed",
+        diffs=tool_diffs(update),
     )
 
 

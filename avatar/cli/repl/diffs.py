@@ -1,78 +1,192 @@
-"""Edits and writes as coloured diffs, from the tool call's own input.
+"""Edits and writes as diffs with the file's own line numbers, whatever agent made them.
 
-Tool inputs name the change the same way across agents, give or take the key: the native
-agent's `write {path, content}` and `edit {path, old_text, new_text}`, Claude Code's
-`Write {file_path, content}`, `Edit {file_path, old_string, new_string}` and
-`MultiEdit {file_path, edits: [...]}` (claude-agent-acp passes those through as raw input).
+Two sources name a change, and the screen takes the better one:
+- the agent's own report (`FileDiff` on a tool call's events): ACP `diff` content from
+  claude-agent-acp, codex-acp and Gemini, with the line it starts at when a tool-call location
+  says; a later report replaces an earlier one;
+- the tool call's input, the same way across agents give or take the key: the native agent's
+  `write {path, content}` and `edit {path, old_text, new_text}`, Claude Code's
+  `Write {file_path, content}`, `Edit {file_path, old_string, new_string}` and
+  `MultiEdit {file_path, edits: [...]}`.
+A snippet whose line the agent does not give is found in the file (`locate`): after the edit
+its new text is there, before it (the permission menu) its old text; found, it grows to whole
+lines with a little context, so the numbers are the file's.
+
+Every edit of the REPL run is kept in order (`EditLog`): `/diff` shows them all, `/diff N` one.
 """
 
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from rich.text import Text
+    from avatar.core.events import FileDiff, ToolCallStarted
 
-    from avatar.core.events import ToolCallStarted
+CONTEXT = 2  # lines of context around a change, as the agents' own diffs show
+_READ_LIMIT = 4 * 1024 * 1024  # a file bigger than this is not searched for the snippet
+
+Sign = Literal[" ", "-", "+"]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of a diff: its sign, its index in the old and the new text (None: not there),
+    and its text."""
+
+    sign: Sign
+    old_i: int | None
+    new_i: int | None
+    text: str
+
+    @property
+    def index(self) -> int:
+        """Its index in the text it is shown from: the old one for a removed line."""
+        return (self.old_i if self.sign == "-" else self.new_i) or 0
 
 
 @dataclass(frozen=True)
 class FileChange:
-    """One file's change: the text before and after (a whole new file has no `old`)."""
+    """One change to one file: the text before and after (a new file has no `old`), whole or
+    a snippet starting at file line `line` (None: not known)."""
 
     path: str
     old: str
     new: str
+    line: int | None = None
 
-    def diff_lines(self) -> list[str]:
-        """The unified diff, without its two header lines."""
-        lines = difflib.unified_diff(self.old.splitlines(), self.new.splitlines(), lineterm="", n=2)
-        return [line for line in lines if not line.startswith(("---", "+++"))]
+    def number(self, row: Row) -> int | None:
+        """The line of the file `row` is (of the old file for a removed line), when known."""
+        return None if self.line is None else self.line + row.index
+
+    def hunks(self, context: int = CONTEXT) -> list[list[Row]]:
+        """The changed lines with `context` lines around them, as hunks of rows."""
+        old, new = self.old.splitlines(), self.new.splitlines()
+        out: list[list[Row]] = []
+        matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+        for group in matcher.get_grouped_opcodes(context):
+            rows: list[Row] = []
+            for tag, i1, i2, j1, j2 in group:
+                if tag == "equal":
+                    rows += [Row(" ", i1 + k, j1 + k, new[j1 + k]) for k in range(i2 - i1)]
+                    continue
+                rows += [Row("-", i, None, old[i]) for i in range(i1, i2)]
+                rows += [Row("+", None, j, new[j]) for j in range(j1, j2)]
+            out.append(rows)
+        return out
+
+
+@dataclass(frozen=True)
+class Edit:
+    """What one tool call changed: its changes, in the order the agent reported them."""
+
+    title: str
+    changes: tuple[FileChange, ...]
+
+    def counts(self) -> tuple[int, int]:
+        """Lines added and removed."""
+        rows = [r for c in self.changes for h in c.hunks() for r in h]
+        return sum(r.sign == "+" for r in rows), sum(r.sign == "-" for r in rows)
+
+
+@dataclass
+class EditLog:
+    """The edits of this REPL run, numbered from 1 in the order they were made."""
+
+    edits: list[Edit] = field(default_factory=list)
+    _by_call: dict[str, int] = field(default_factory=dict)
+
+    def record(self, call_id: str, edit: Edit) -> int:
+        """Keep `edit` (made by tool call `call_id`; a call reported again replaces its edit);
+        its number."""
+        at = self._by_call.get(call_id)
+        if at is None:
+            self.edits.append(edit)
+            at = self._by_call[call_id] = len(self.edits) - 1
+        else:
+            self.edits[at] = edit
+        return at + 1
+
+    def number_of(self, call_id: str) -> int | None:
+        """The number of the edit tool call `call_id` made, if it made one."""
+        at = self._by_call.get(call_id)
+        return None if at is None else at + 1
 
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def change_of(call: ToolCallStarted) -> FileChange | None:
-    """The change a write or edit tool call makes, when its input says."""
+def changes_of(call: ToolCallStarted) -> list[FileChange]:
+    """The changes a write or edit tool call makes, when its input says."""
     data = call.input or {}
     path = _text(data.get("path")) or _text(data.get("file_path"))
     if path is None:
-        return None
+        return []
     content = _text(data.get("content"))
     if content is not None:
-        return FileChange(path, "", content)
+        return [FileChange(path, "", content)]
     old = _text(data.get("old_text")) or _text(data.get("old_string"))
     new = _text(data.get("new_text"))
     new = new if new is not None else _text(data.get("new_string"))
     if old is not None and new is not None:
-        return FileChange(path, old, new)
+        return [FileChange(path, old, new)]
     edits = data.get("edits")
-    if isinstance(edits, list):
-        pairs = [
-            (_text(e.get("old_string")) or "", _text(e.get("new_string")) or "")
+    return (
+        [
+            FileChange(path, _text(e.get("old_string")) or "", _text(e.get("new_string")) or "")
             for e in edits
             if isinstance(e, dict)
         ]
-        if pairs:
-            return FileChange(path, "\n".join(o for o, _ in pairs), "\n".join(n for _, n in pairs))
-    return None
+        if isinstance(edits, list)
+        else []
+    )
 
 
-def render_diff(change: FileChange, limit: int | None = None) -> Text:
-    """The diff in colour, cut to `limit` lines with a note saying how to see it all."""
-    from rich.text import Text
+def changes_reported(diffs: list[FileDiff]) -> list[FileChange]:
+    """The changes an agent reported (`diff` content), as the screen shows them."""
+    return [FileChange(d.path, d.old_text or "", d.new_text, d.line) for d in diffs]
 
-    lines = change.diff_lines()
-    shown = lines if limit is None else lines[:limit]
-    out = Text(f"  {change.path}\n", style="bold")
-    for line in shown:
-        style = "green" if line.startswith("+") else "red" if line.startswith("-") else "cyan"
-        out.append(f"  {line}\n", style=style if line[:1] in "+-@" else "dim")
-    if len(shown) < len(lines):
-        out.append(f"  … {len(lines) - len(shown)} more lines (/diff shows them)\n", style="dim")
-    out.rstrip()
-    return out
+
+def shown_from(change: FileChange, cwd: Path) -> FileChange:
+    """`change` with its path as a person reads it: relative to `cwd` when the file is in it."""
+    path = Path(change.path)
+    if path.is_absolute() and path.is_relative_to(cwd):
+        return replace(change, path=str(path.relative_to(cwd)))
+    return change
+
+
+def locate(change: FileChange, cwd: Path) -> FileChange:
+    """`change` with the file line it starts at: a new file's text starts at line 1; a
+    snippet is found in the file (its new text, else its old) and widened to whole lines with
+    `CONTEXT` lines around it. Unchanged when the line is known already or not found."""
+    if change.line is not None:
+        return change
+    if not change.old:
+        return replace(change, line=1)
+    old, new = change.old, change.new
+    if old.endswith("\n") and new.endswith("\n"):  # whole lines (codex's hunks): search them
+        old, new = old[:-1], new[:-1]
+    path = Path(change.path) if Path(change.path).is_absolute() else cwd / change.path
+    try:
+        if path.stat().st_size > _READ_LIMIT:
+            return change
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return change
+    for found in (new, old):
+        at = text.find(found) if found else -1
+        if at < 0:
+            continue
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at + len(found))
+        end = len(text) if end < 0 else end
+        before = text[:start].splitlines(keepends=True)[-CONTEXT:] if start else []
+        after = text[end + 1 :].splitlines(keepends=True)[:CONTEXT] if end < len(text) else []
+        head = "".join(before) + text[start:at]
+        tail = text[at + len(found) : end] + "\n" + "".join(after)
+        line = text.count("\n", 0, start) + 1 - len(before)
+        return replace(change, old=head + old + tail, new=head + new + tail, line=line)
+    return change

@@ -1,7 +1,8 @@
 """The REPL's input line: history (persistent, Ctrl-R; secrets masked in its file),
 completion, multi-line input (Alt-Enter or Esc-Enter; a pasted block stays one message),
-single-key permission answers, Ctrl-O to read a handoff in full before it is sent, and the
-status line, redrawn several times a second so the spinner moves."""
+single-key permission answers, Ctrl-O to read a handoff in full before it is sent, the live
+tail of the answer's block in progress above the input line, and the status line, redrawn
+several times a second so the spinner moves (and the tail grows)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import AnyFormattedText, FormattedText
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
@@ -58,7 +60,9 @@ def make_prompt(repl: ReplHost) -> PromptSession[str]:
     history = repl.engine.home / "history"
     history.parent.mkdir(parents=True, exist_ok=True)
     session: PromptSession[str] = PromptSession(
-        message=lambda: "allow? [y/a/n] › " if repl.permission is not None else "› ",
+        message=lambda: _with_live_tail(
+            repl, "allow? [y/a/n] › " if repl.permission is not None else "› "
+        ),
         history=MaskedHistory(str(history), lambda text: repl.engine.registry.secrets().mask(text)),
         completer=ReplCompleter(repl.engine, lambda: repl.engine.sessions()),
         complete_while_typing=False,
@@ -68,6 +72,14 @@ def make_prompt(repl: ReplHost) -> PromptSession[str]:
         enable_history_search=False,  # Ctrl-R searches; up-arrow walks history
     )
     return session
+
+
+def _with_live_tail(repl: ReplHost, prompt: str) -> AnyFormattedText:
+    """The prompt, under the block of the answer that is streaming in and not drawn yet."""
+    from prompt_toolkit.application.current import get_app
+
+    tail = repl.screen.live_tail(get_app().output.get_size().columns - 1)
+    return FormattedText([("fg:ansibrightblack", tail + "\n"), ("", prompt)]) if tail else prompt
 
 
 def _buffer_text(repl: ReplHost) -> str:

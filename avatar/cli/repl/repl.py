@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from avatar.cli.repl.attach import attach_files
-from avatar.cli.repl.diffs import change_of, render_diff
 from avatar.cli.repl.screen import Screen
 from avatar.cli.repl.slash import lookup
 from avatar.cli.startup import settled
@@ -101,10 +100,11 @@ class Repl:
             await asyncio.sleep(0.01)
         self.screen.flush()
         self.say(f"permission: {request.title}", "bold yellow")
-        started = self.screen.started_call(request.id)
-        change = change_of(started) if started is not None else None
-        if change is not None:
-            self.screen.print(render_diff(change, 20))
+        edit = self.screen.proposed(request.id)
+        if edit is not None:
+            from avatar.cli.repl.diff_view import render_edit
+
+            self.screen.print(render_edit(edit, limit=20))
         self.say("  [y] allow once   [a] allow always (this session)   [n] deny", "yellow")
         self.permission = asyncio.get_running_loop().create_future()
         try:

@@ -1,10 +1,12 @@
 """What the REPL prints between prompts: answers as markdown, one line per tool call, diffs of
 edits, thinking folded to one dim line, notices and errors in their own style.
 
-Answers stream line by line: a finished line of prose is printed at once (as markdown: headings,
-lists, emphasis), a fenced code block is held until its closing fence and then printed
-highlighted. Nothing here ever writes on the prompt line: under prompt-toolkit's
-`patch_stdout` every write lands above the prompt, which is redrawn after it.
+Answers stream block by block (`avatar.cli.output.blocks`): a paragraph, list, table, quote
+or code block is printed once it is complete, drawn as markdown (tables in box drawing, code
+highlighted: `avatar.cli.output.markdown`), and the block in progress is the live tail the
+prompt shows above its input line (`live_tail`). Nothing here ever writes on the prompt line:
+under prompt-toolkit's `patch_stdout` every write lands above the prompt, which is redrawn
+after it.
 
 Everything printed passes one render hook (`_InertText`) that makes the text of what is drawn
 inert (`avatar.policy.terminal_text`), after markdown and highlighting have laid it out and
@@ -20,10 +22,20 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
+from avatar.cli.output.blocks import Block, BlockSplitter
 from avatar.cli.output.render import session_line
-from avatar.cli.repl.diffs import FileChange, change_of, render_diff
+from avatar.cli.repl.diffs import (
+    Edit,
+    EditLog,
+    FileChange,
+    changes_of,
+    changes_reported,
+    locate,
+    shown_from,
+)
 from avatar.policy.terminal_text import inert
 
 if TYPE_CHECKING:
@@ -38,9 +50,16 @@ if TYPE_CHECKING:
     )
     from rich.segment import Segment
 
-    from avatar.core.events import BaseEvent, Error, ToolCallFinished, ToolCallStarted
+    from avatar.core.events import (
+        BaseEvent,
+        Error,
+        FileDiff,
+        ToolCallFinished,
+        ToolCallStarted,
+        ToolCallUpdated,
+    )
 
-# How much of a diff is shown inline; `/diff` shows the whole of the last one.
+# How much of a diff is shown inline; `/diff N` shows the whole of edit N.
 DIFF_LINES = 12
 SUMMARY_CHARS = 100
 # Words that make a stderr line the reason an agent died (rather than a stray warning).
@@ -105,12 +124,13 @@ class Screen:
         self.console: Console = Console(file=self.out, highlight=False, soft_wrap=False)
         # (duck-typed: subclassing rich's RenderHook would import rich with this module)
         self.console.push_render_hook(cast("RenderHook", _InertText()))
-        self._line = ""  # prose of the current line, not yet printed
-        self._code: list[str] | None = None  # lines of an open code fence
-        self._fence_lang = ""
+        self._blocks = BlockSplitter()  # the answer streaming in, cut into blocks
+        self._drawn = 0  # blocks of the current answer printed so far
         self._thinking: list[str] = []
         self._tools: dict[str, ToolCallStarted] = {}
-        self.last_change: FileChange | None = None
+        self._reported: dict[str, list[FileDiff]] = {}  # each call's changes, as last reported
+        self.edits = EditLog()  # every edit of this run, for `/diff`
+        self.cwd = Path.cwd()  # where the session runs: a relative path in an edit is there
         self.turn_started: float | None = None
         self.last_output = time.monotonic()
         self.activity = ""  # what is happening now, for the spinner
@@ -134,57 +154,38 @@ class Screen:
 
     def _text(self, chunk: str) -> None:
         self._fold_thinking()
-        text = self._line + chunk
-        *done, self._line = text.split("\n")
-        for line in done:
-            self._prose_or_code(line)
-        # A long line of prose is printed as it wraps, so a slow answer shows as it comes.
-        width = max(self.console.width - 4, 20)
-        while self._code is None and len(self._line) > width:
-            cut = self._line.rfind(" ", 0, width)
-            cut = cut if cut > width // 2 else width
-            head, self._line = self._line[:cut], self._line[cut:].lstrip(" ")
-            self._prose_or_code(head)
+        for block in self._blocks.feed(chunk):
+            self._draw(block)
         self.last_output = time.monotonic()
 
     @property
     def pending(self) -> str:
         """The line being streamed, not printed yet (the status line shows its end)."""
-        return self._line
+        return self._blocks.line
 
-    def _prose_or_code(self, line: str) -> None:
-        stripped = line.strip()
-        if self._code is not None:
-            if stripped.startswith("```"):
-                self._print_code()
-            else:
-                self._code.append(line)
-            return
-        if stripped.startswith("```"):
-            self._code, self._fence_lang = [], stripped[3:].strip() or "text"
-            return
-        if not stripped:
-            self.line("")
-            return
-        from rich.markdown import Markdown
+    def live_tail(self, width: int, rows: int = 4) -> str:
+        """The last `rows` lines, at most `width` wide, of the block in progress (its
+        markdown source): what the prompt shows above its input line until it is drawn."""
+        text = self._blocks.tail[-width * rows * 2 :]
+        lines: list[str] = []
+        for line in text.split("\n")[-rows:]:
+            lines.extend(line[i : i + width] for i in range(0, max(len(line), 1), width))
+        return inert("\n".join(lines[-rows:]).rstrip())
 
-        self.print(Markdown(line, hyperlinks=False))
+    def _draw(self, block: Block) -> None:
+        from avatar.cli.output.markdown import render_block
 
-    def _print_code(self) -> None:
-        from rich.syntax import Syntax
-
-        code = "\n".join(self._code or [])
-        self._code = None
-        self.print(Syntax(code, self._fence_lang, theme="monokai", word_wrap=True))
+        if self._drawn:
+            self.line("")  # blocks of one answer are a blank line apart
+        self._drawn += 1
+        self.print(render_block(block))
 
     def flush(self) -> None:
-        """Print what is held back (a last line without newline, an unclosed code block)."""
+        """Print what is held back (the block in progress, an unclosed code block)."""
         self._fold_thinking()
-        if self._line:
-            line, self._line = self._line, ""
-            self._prose_or_code(line)
-        if self._code is not None:
-            self._print_code()
+        for block in self._blocks.flush():
+            self._draw(block)
+        self._drawn = 0
 
     def _fold_thinking(self) -> None:
         if self._thinking:
@@ -208,17 +209,22 @@ class Screen:
             self._thinking.append(event.text)
             self.activity = "thinking"
             return
+        if isinstance(event, ev.Usage):  # prints nothing: the block in progress goes on
+            self.tokens = (event.input_tokens or 0) + (event.output_tokens or 0) or self.tokens
+            return
         self.flush()
         if isinstance(event, ev.SessionStarted):
+            self.cwd = Path(event.cwd) if event.cwd else self.cwd
             self.line(session_line(event), "dim")
         elif isinstance(event, ev.UserMessage):
             self.line(f"› {event.text}", "bold")  # steering, as the model now sees it
         elif isinstance(event, ev.ToolCallStarted):
             self._tools[event.id] = event
+            if event.diffs:
+                self._reported[event.id] = event.diffs
             self.activity = f"running {event.title or event.name}"
-        elif isinstance(event, ev.ToolCallUpdated) and event.title and event.id in self._tools:
-            started = self._tools[event.id]
-            self._tools[event.id] = replace(started, title=event.title)
+        elif isinstance(event, ev.ToolCallUpdated):
+            self._tool_update(event)
         elif isinstance(event, ev.ToolCallFinished):
             self._tool_done(event)
         elif isinstance(event, ev.PermissionRequested) and event.decision == "deny":
@@ -227,8 +233,6 @@ class Screen:
             self.line(f"notice: {event.message}", "yellow" if event.level == "warning" else "dim")
         elif isinstance(event, ev.Error):
             self.error(event)
-        elif isinstance(event, ev.Usage):
-            self.tokens = (event.input_tokens or 0) + (event.output_tokens or 0) or self.tokens
         elif isinstance(event, ev.TurnFinished):
             self._turn_done(event.stop_reason)
 
@@ -242,6 +246,40 @@ class Screen:
         """The running tool call `call_id`, as it was announced (None when unknown)."""
         return self._tools.get(call_id)
 
+    def _tool_update(self, event: ToolCallUpdated) -> None:
+        if event.title and event.id in self._tools:
+            self._tools[event.id] = replace(self._tools[event.id], title=event.title)
+        if not event.diffs:
+            return
+        number = self.edits.number_of(event.id)
+        if number is not None:  # reported again once made (with its lines): `/diff` shows this
+            title = self.edits.edits[number - 1].title
+            self.edits.record(event.id, self._edit(title, changes_reported(event.diffs)))
+        elif event.id in self._tools:
+            self._reported[event.id] = event.diffs
+        else:  # the change of a call that has finished already, reported after its end
+            self._show_edit(event.id, event.id, changes_reported(event.diffs))
+
+    def _edit(self, title: str, changes: list[FileChange]) -> Edit:
+        return Edit(title, tuple(shown_from(locate(c, self.cwd), self.cwd) for c in changes))
+
+    def _show_edit(self, call_id: str, title: str, changes: list[FileChange]) -> None:
+        from avatar.cli.repl.diff_view import render_edit
+
+        edit = self._edit(title, changes)
+        self.print(render_edit(edit, self.edits.record(call_id, edit), DIFF_LINES))
+
+    def _changes(self, started: ToolCallStarted | None, diffs: list[FileDiff]) -> list[FileChange]:
+        # The agent's own report first: it knows the change it made (and where).
+        return changes_reported(diffs) if diffs else changes_of(started) if started else []
+
+    def proposed(self, call_id: str) -> Edit | None:
+        """What the running tool call `call_id` would change, as far as is known yet."""
+        started = self._tools.get(call_id)
+        changes = self._changes(started, self._reported.get(call_id, []))
+        title = (started.title or started.name) if started else call_id
+        return self._edit(title, changes) if changes else None
+
     def _tool_done(self, event: ToolCallFinished) -> None:
         started = self._tools.pop(event.id, None)
         title = (started.title or started.name) if started else event.id
@@ -249,10 +287,10 @@ class Screen:
         summary = first if len(first) <= SUMMARY_CHARS else first[: SUMMARY_CHARS - 1] + "…"
         mark, style = ("✗", "red") if event.is_error else ("✓", "green")
         self.line(f"{mark} {title}" + (f" — {summary}" if summary else ""), style)
-        change = change_of(started) if started and not event.is_error else None
-        if change is not None:
-            self.last_change = change
-            self.print(render_diff(change, DIFF_LINES))
+        reported = self._reported.pop(event.id, [])
+        changes = self._changes(started, event.diffs or reported)
+        if changes and not event.is_error:
+            self._show_edit(event.id, title, changes)
         self.activity = "waiting for the model"
 
     def _turn_done(self, stop_reason: str) -> None:

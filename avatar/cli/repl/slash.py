@@ -8,7 +8,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from avatar.cli.repl.diffs import render_diff
 from avatar.core.errors import SessionNotFoundError
 from avatar.core.times import ago
 
@@ -115,12 +114,19 @@ async def _rename(repl: ReplHost, args: list[str]) -> bool:
 
 
 async def _diff(repl: ReplHost, args: list[str]) -> bool:
+    from avatar.cli.repl.diff_view import render_edit
 
-    change = repl.screen.last_change
-    if change is None:
+    edits = repl.screen.edits.edits
+    if len(args) > 1 or (args and not (args[0].isdigit() and int(args[0]) >= 1)):
+        repl.say("usage: /diff [N] (N: one edit, as numbered on the screen)")
+    elif not edits:
         repl.say("no edit in this session yet")
+    elif args and int(args[0]) > len(edits):
+        repl.say(f"no edit {args[0]}: this session has {len(edits)} (/diff shows them all)")
     else:
-        repl.screen.print(render_diff(change))
+        numbers = [int(args[0])] if args else range(1, len(edits) + 1)
+        for n in numbers:
+            repl.screen.print(render_edit(edits[n - 1], n))
     return False
 
 
@@ -248,7 +254,9 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "/fork", "[N]", "fork the session (N: keep messages 1..N)", _fork, activity="forking"
     ),
     SlashCommand("/compact", "", "compact the context (native)", _compact, activity="compacting"),
-    SlashCommand("/diff", "", "the whole diff of the last edit", _diff, while_busy=True),
+    SlashCommand(
+        "/diff", "[N]", "every edit of this session (N: edit N alone)", _diff, while_busy=True
+    ),
     SlashCommand("/clear", "", "clear the screen", _clear),
     SlashCommand(
         "/status",
