@@ -1,0 +1,130 @@
+"""An agent's missing operation is never faked (issue 22, acceptance 3): through the installed
+`avatar` command, on the fake ACP agent configured as provider `fake`.
+
+Where the agent offers no `session/delete`, `session delete` exits 1 with one stderr line and
+nothing changes, neither the agent's files nor avatar's records (`--forget` then removes avatar's
+record only); where it offers no `session/fork`, `session fork` does the same (`--from-copy`
+opens a new session seeded with the whole history); a fork's record holds the whole history it
+inherited, and `session fork` prints the id alone on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.support.acp_agent import command as fake_agent_command
+from tests.support.drive import Avatar
+from tests.support.homes import REPO_ROOT, AgentHome, avatar_env
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+
+
+def _avatar(home: AgentHome, **caps: bool) -> Avatar:
+    """avatar with the fake ACP agent (load, list and `caps`) as provider `fake`."""
+    env = avatar_env(home)
+    state = home.root / "fake-state"
+    argv = fake_agent_command({"state_dir": str(state), "load": True, "list": True, **caps})
+    fake = {
+        "transport": "acp",
+        "command": argv,
+        "env": {"PYTHONPATH": str(REPO_ROOT)},
+        "state_dirs": [f"{state}/"],
+    }
+    Path(env["AVATAR_CONFIG"]).write_text(json.dumps({"providers": {"fake": fake}}))
+    return Avatar(home, env, timeout=120)
+
+
+def _disk(home: AgentHome) -> dict[str, bytes]:
+    """The agent's sessions and avatar's records of them, file by file (the fake agent's
+    log of the requests it was sent aside)."""
+    roots = [home.root / "fake-state", home.root / "avatar-home" / "records"]
+    return {
+        str(p): p.read_bytes()
+        for root in roots
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != "requests.jsonl"
+    }
+
+
+def _agent_sessions(home: AgentHome) -> dict[str, list[dict[str, str]]]:
+    """The fake agent's own sessions: id → history."""
+    found = {}
+    for path in (home.root / "fake-state" / "sessions").glob("*.json"):
+        session = json.loads(path.read_text())
+        found[session["id"]] = session["history"]
+    return found
+
+
+def _listed(avatar: Avatar) -> list[str]:
+    return [s["id"] for s in json.loads(avatar("session", "list", "--json").stdout)]
+
+
+def _one_line(proc_stderr: str, start: str) -> None:
+    lines = proc_stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(start), proc_stderr
+
+
+def _two_turns(avatar: Avatar) -> str:
+    sid = avatar.session(avatar("-p", "fake", "chat", "the word is HERON"))[0]
+    avatar("chat", "--resume", sid, "and the number is 47")
+    return sid
+
+
+def test_delete_where_the_agent_cannot_changes_nothing(agent_home: AgentHome) -> None:
+    avatar = _avatar(agent_home)
+    sid = avatar.session(avatar("-p", "fake", "chat", "keep me"))[0]
+    before = _disk(agent_home)
+
+    refused = avatar("session", "delete", sid, "--yes", code=1)
+    assert refused.stdout == ""
+    _one_line(refused.stderr, "avatar: fake cannot delete its sessions: nothing was deleted")
+    assert _disk(agent_home) == before
+    assert sid in _listed(avatar)
+
+    # Asked for: avatar's record (and its copy of the turns) goes, the agent keeps its own.
+    avatar("session", "delete", sid, "--yes", "--forget")
+    assert sid not in _listed(avatar)
+    assert sid in _agent_sessions(agent_home)
+    assert not list((agent_home.root / "avatar-home" / "records" / "turns").rglob(f"{sid}*"))
+
+
+def test_fork_where_the_agent_cannot_opens_nothing(agent_home: AgentHome) -> None:
+    avatar = _avatar(agent_home)
+    sid = _two_turns(avatar)
+    before = _disk(agent_home)
+
+    refused = avatar("session", "fork", sid, code=1)
+    assert refused.stdout == ""
+    _one_line(refused.stderr, "avatar: fake cannot fork a session: nothing was opened")
+    assert _disk(agent_home) == before
+    assert set(_agent_sessions(agent_home)) == {sid}
+
+    # From avatar's copy: a new session that holds the whole history, the agent's too.
+    forked = avatar("session", "fork", sid, "--from-copy")
+    new = forked.stdout.strip()
+    assert forked.stdout == new + "\n" and uuid.UUID(new) and new != sid
+    shown = avatar("session", "show", new).stdout
+    assert "the word is HERON" in shown and "and the number is 47" in shown
+    assert "reply 1 to 'the word is HERON'" in shown
+    handed = " ".join(m["text"] for m in _agent_sessions(agent_home)[new])
+    assert "the word is HERON" in handed and "and the number is 47" in handed
+
+
+def test_a_fork_holds_the_whole_history_and_prints_only_its_id(agent_home: AgentHome) -> None:
+    avatar = _avatar(agent_home, fork=True)
+    sid = _two_turns(avatar)
+
+    forked = avatar("session", "fork", sid)
+    new = forked.stdout.strip()
+    assert forked.stdout == new + "\n" and uuid.UUID(new) and new != sid
+    avatar("chat", "--resume", new, "a third thing")
+    shown = avatar("session", "show", new).stdout
+    for said in ("the word is HERON", "and the number is 47", "a third thing"):
+        assert said in shown
+    assert "reply 3 to 'a third thing' (history 4)" in shown  # the agent's fork: all of it
+    info = json.loads(avatar("session", "info", new, "--json").stdout)
+    assert info["parent"] == f"fake/{sid}"
