@@ -128,3 +128,34 @@ def test_a_fork_holds_the_whole_history_and_prints_only_its_id(agent_home: Agent
     assert "reply 3 to 'a third thing' (history 4)" in shown  # the agent's fork: all of it
     info = json.loads(avatar("session", "info", new, "--json").stdout)
     assert info["parent"] == f"fake/{sid}"
+
+
+def test_delete_takes_avatar_s_copy_too_unless_kept(agent_home: AgentHome) -> None:
+    avatar = Avatar(agent_home, avatar_env(agent_home))
+    first = avatar.session(avatar("-p", "native", "chat", "the first one"))[0]
+    second = avatar.session(avatar("-p", "native", "chat", "the second one"))[0]
+    turns = agent_home.root / "avatar-home" / "records" / "turns" / "native"
+    assert (turns / f"{first}.jsonl").is_file() and (turns / f"{second}.jsonl").is_file()
+
+    avatar("session", "delete", first, "--yes")
+    assert not (turns / f"{first}.jsonl").exists()  # not readable from avatar's copy either
+    avatar("session", "show", first, code=2)
+    avatar("session", "delete", second, "--yes", "--keep-copy")
+    assert (turns / f"{second}.jsonl").is_file()
+    listed = _listed(avatar)
+    assert first not in listed and second not in listed
+
+
+def test_a_session_whose_files_are_gone_is_still_listed_and_marked(
+    agent_home: AgentHome,
+) -> None:
+    avatar = Avatar(agent_home, avatar_env(agent_home))
+    sid = avatar.session(avatar("-p", "native", "chat", "remember the KESTREL"))[0]
+    path = json.loads(avatar("session", "info", sid, "--json").stdout)["path"]
+    Path(path).unlink()
+
+    [row] = [s for s in json.loads(avatar("session", "list", "--json").stdout) if s["id"] == sid]
+    assert row["files_gone"] is True and row["title"] == "remember the KESTREL"
+    table = avatar("session", "list").stdout
+    assert any(sid in line and "[files gone]" in line for line in table.splitlines()), table
+    assert "remember the KESTREL" in avatar("session", "show", sid).stdout
