@@ -20,6 +20,7 @@ from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.core.config import Settings, avatar_home
 from avatar.core.errors import AvatarError, NotSupportedError
 from avatar.core.loading import load_class
+from avatar.engine.adopting import copy_replayed
 from avatar.engine.config_layers import project_config
 from avatar.engine.conversation import Conversation
 from avatar.engine.deleting import delete_session
@@ -263,10 +264,11 @@ class Engine:
 
     async def refresh(self, provider: str) -> list[SessionInfo]:
         """`sessions(provider)`, after asking the agent itself (`session/list`, where it has
-        it): sessions avatar did not open join its records."""
+        it): sessions avatar did not open join its records, with what the agent replays of
+        them as avatar's copy (`avatar.engine.adopting`)."""
         name = self.spec(provider).name
         listed = await (await self._start(name)).agent_sessions() or []
-        self.catalog.adopt(name, listed)
+        await copy_replayed(self, name, self.catalog.adopt(name, listed))
         known = self.sessions(name)
         ids = {s.id for s in known}
         return known + [s for s in listed if s.id not in ids]

@@ -101,13 +101,14 @@ class SessionLibrary:
         info = SessionInfo(session_id, provider, cwd=record.get("cwd"), title=record.get("title"))
         return self.records().transcript(info)
 
-    def adopt(self, provider: str, listed: list[SessionInfo]) -> int:
+    def adopt(self, provider: str, listed: list[SessionInfo]) -> list[SessionInfo]:
         """Sessions an agent listed itself join avatar's records (where the provider keeps
-        none avatar reads); how many were new."""
+        none avatar reads); those that were new to avatar."""
         if not self.keeps_records(provider):
-            return 0
+            return []
         records = self.records()
-        return sum(records.listed(replace(info, provider=provider)) for info in listed)
+        adopted = [replace(info, provider=provider) for info in listed]
+        return [info for info in adopted if records.listed(info)]
 
     def records(self) -> SessionRecords:
         """avatar's own records of sessions (one instance: its reading cache is shared)."""

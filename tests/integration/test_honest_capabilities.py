@@ -17,8 +17,10 @@ from pathlib import Path
 import pytest
 
 from tests.support.acp_agent import command as fake_agent_command
+from tests.support.acp_agent import seed_session
 from tests.support.drive import Avatar
 from tests.support.homes import REPO_ROOT, AgentHome, avatar_env
+from tests.support.model_server import FakeModelServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -159,3 +161,22 @@ def test_a_session_whose_files_are_gone_is_still_listed_and_marked(
     table = avatar("session", "list").stdout
     assert any(sid in line and "[files gone]" in line for line in table.splitlines()), table
     assert "remember the KESTREL" in avatar("session", "show", sid).stdout
+
+
+def test_a_session_made_outside_avatar_is_shown_and_handed_over_after_refresh(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    avatar = _avatar(agent_home)
+    sid = seed_session(agent_home.root / "fake-state", agent_home.workdir, turns=2)
+    listed = avatar("session", "list", "--provider", "fake", "--refresh", "--json").stdout
+    assert sid in [s["id"] for s in json.loads(listed)]
+
+    shown = avatar("session", "show", sid).stdout
+    for said in ("earlier question 1", "earlier answer 1", "earlier question 2"):
+        assert said in shown
+    exported = avatar("session", "export", sid, "--format", "md").stdout
+    assert "earlier answer 2" in exported
+    model_server.script("chat", "Two questions.")
+    avatar("-p", "native", "chat", "--from", sid, "how many questions?")
+    sent = model_server.requests_for("chat")[-1].all_text()
+    assert "earlier question 1" in sent and "earlier question 2" in sent
