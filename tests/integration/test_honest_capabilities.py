@@ -180,3 +180,16 @@ def test_a_session_made_outside_avatar_is_shown_and_handed_over_after_refresh(
     avatar("-p", "native", "chat", "--from", sid, "how many questions?")
     sent = model_server.requests_for("chat")[-1].all_text()
     assert "earlier question 1" in sent and "earlier question 2" in sent
+
+
+def test_prune_reports_each_failure_and_goes_on(agent_home: AgentHome) -> None:
+    # The agent advertises session/delete but answers it with an error (-32601 here).
+    avatar = _avatar(agent_home, delete=True)
+    kept = avatar.session(avatar("-p", "native", "chat", "an old native one"))[0]
+    refusing = avatar.session(avatar("-p", "fake", "chat", "an old fake one"))[0]
+
+    pruned = avatar("session", "prune", "--older-than", "0d", "--yes", code=1)
+    lines = pruned.stderr.splitlines()
+    assert lines[0].startswith(f"avatar: fake session {refusing} not deleted: fake did not")
+    assert lines[1:] == [f"deleted native session {kept}"]
+    assert _listed(avatar) == [refusing]
