@@ -8,6 +8,7 @@ session file behind.
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 
 import pytest
@@ -79,3 +80,16 @@ def test_rename_and_delete_on_gemini_reach_gemini_s_own_list(avatar: Avatar) -> 
     assert keep in after and doomed not in after
     # No empty session file left by asking: the other files are exactly as before.
     assert {p.name for p in chats.iterdir()} == files
+
+
+def test_a_claude_fork_knows_its_parent(avatar: Avatar) -> None:
+    require_bridges("claude")
+    sid = avatar.session(avatar("-p", "claude", "chat", "the colour is TEAL"))[0]
+    forked = avatar("session", "fork", sid)
+    new = forked.stdout.strip()
+    assert forked.stdout == new + "\n" and new != sid
+    info = json.loads(avatar("session", "info", new, "--json").stdout)
+    assert info["parent"] == f"claude/{sid}"
+    tree = avatar("session", "list", "--tree").stdout
+    assert tree.index(sid) < tree.index(new)
+    assert "the colour is TEAL" in avatar("session", "show", new).stdout
