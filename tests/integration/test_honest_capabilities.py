@@ -16,10 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.acp_agent import command as fake_agent_command
-from tests.support.acp_agent import seed_session
+from tests.support.acp_agent import provider_entry, seed_session
 from tests.support.drive import Avatar
-from tests.support.homes import REPO_ROOT, AgentHome, avatar_env
+from tests.support.homes import AgentHome, avatar_env
 from tests.support.model_server import FakeModelServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -28,14 +27,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 def _avatar(home: AgentHome, **caps: bool) -> Avatar:
     """avatar with the fake ACP agent (load, list and `caps`) as provider `fake`."""
     env = avatar_env(home)
-    state = home.root / "fake-state"
-    argv = fake_agent_command({"state_dir": str(state), "load": True, "list": True, **caps})
-    fake = {
-        "transport": "acp",
-        "command": argv,
-        "env": {"PYTHONPATH": str(REPO_ROOT)},
-        "state_dirs": [f"{state}/"],
-    }
+    fake = provider_entry(home.root / "fake-state", load=True, list=True, **caps)
     Path(env["AVATAR_CONFIG"]).write_text(json.dumps({"providers": {"fake": fake}}))
     return Avatar(home, env, timeout=120)
 

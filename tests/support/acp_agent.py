@@ -686,6 +686,17 @@ def command(config: FakeConfig | dict[str, Any] | None = None, caps: str = "") -
     return argv
 
 
+def provider_entry(state_dir: Path, **options: Any) -> dict[str, Any]:
+    """A `providers:` config entry running this fake agent as a `transport: acp` provider, its
+    sessions under `state_dir`, with `options` (see the module docstring)."""
+    return {
+        "transport": "acp",
+        "command": command({"state_dir": str(state_dir), **options}),
+        "env": {"PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        "state_dirs": [f"{state_dir}/"],
+    }
+
+
 async def _main(config: FakeConfig) -> None:
     await acp.run_agent(FakeAgent(config), use_unstable_protocol=True)
 
