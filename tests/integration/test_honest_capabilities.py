@@ -109,7 +109,7 @@ def test_fork_where_the_agent_cannot_opens_nothing(agent_home: AgentHome) -> Non
 
 
 def test_a_fork_holds_the_whole_history_and_prints_only_its_id(agent_home: AgentHome) -> None:
-    avatar = _avatar(agent_home, fork=True)
+    avatar = _avatar(agent_home, fork=True, fork_replay=True)
     sid = _two_turns(avatar)
 
     forked = avatar("session", "fork", sid)
