@@ -21,8 +21,9 @@ carries its earlier turns. Behaviours (all off by default):
   error's ``data.details``, as codex-acp and Gemini CLI do), ``resume_invalid`` (answer null, a
   client ValidationError), ``damage_on_load`` (truncate that file, then fail the load like
   Gemini's same-minute bug);
-- replay: ``fork_replay`` (a fork replays its history, as opencode's does), ``late_replay`` (seconds after the load response before the second half of the
-  history is sent), ``replay_gap`` (pause between late replay messages);
+- replay: ``fork_replay`` (a fork replays its history, as opencode's does), ``late_replay``
+  (seconds after the load response before the second half of the history is sent),
+  ``replay_gap`` (pause between late replay messages);
 - ``auth_method``: refuse ``session/new`` until ``authenticate`` with that method id;
 - ``crash_on_new``: exit during ``session/new``;
 - in a prompt: ``crash`` (send a chunk, print to stderr, exit 3), ``stderr_flood`` (bytes
