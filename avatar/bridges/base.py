@@ -156,7 +156,12 @@ class BaseBridge(ABC):
         return None
 
     async def delete_session(self, session_id: str) -> bool:
-        """Delete a session through the agent; False when the agent offers no way to."""
+        """Delete a session through the running agent; False when it offers no way to."""
+        return False
+
+    async def delete_offline(self, info: SessionInfo) -> bool:
+        """Delete session `info` through the agent's own command line, without starting
+        the agent; False when it has no such command."""
         return False
 
     async def compact(self) -> str:

@@ -357,12 +357,20 @@ def session_show(state: AppState, session_id: str) -> int:
 @session.command("delete")
 @click.argument("session_id", metavar="ID")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option(
+    "--forget",
+    is_flag=True,
+    help="Remove only avatar's record of it (where the agent cannot delete).",
+)
+@click.option("--keep-copy", is_flag=True, help="Keep avatar's copy of the turns.")
 @click.pass_obj
-def session_delete(state: AppState, session_id: str, yes: bool) -> int:
-    """Delete a session (where its provider allows it)."""
+def session_delete(
+    state: AppState, session_id: str, yes: bool, forget: bool, keep_copy: bool
+) -> int:
+    """Delete a session through its agent, and avatar's copy of it."""
     from avatar.cli.sessions import delete
 
-    return delete(state, session_id, yes=yes)
+    return delete(state, session_id, yes=yes, forget=forget, keep_copy=keep_copy)
 
 
 @session.command("fork")
@@ -373,12 +381,17 @@ def session_delete(state: AppState, session_id: str, yes: bool) -> int:
     metavar="N",
     help="Keep messages 1..N only (as `session show` numbers them).",
 )
+@click.option(
+    "--from-copy",
+    is_flag=True,
+    help="Where the agent cannot fork: a new session seeded with the whole history.",
+)
 @click.pass_obj
-def session_fork(state: AppState, session_id: str, at: int | None) -> int:
+def session_fork(state: AppState, session_id: str, at: int | None, from_copy: bool) -> int:
     """Fork a session into a new one on the same provider; prints the new id."""
     from avatar.cli.sessions import fork
 
-    return fork(state, session_id, at)
+    return fork(state, session_id, at, from_copy=from_copy)
 
 
 cast("_Group", session).lazy = {

@@ -16,8 +16,13 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from avatar.cli.state import AppState
+    from avatar.core.events import BaseEvent
     from avatar.engine.engine import Engine
     from avatar.sessions.types import SessionInfo, Transcript
+
+
+#: After the title of a session whose provider's files are gone (avatar's copy is left).
+GONE = " [files gone]"
 
 
 def _warn(engine: Engine) -> None:
@@ -70,7 +75,8 @@ def list_sessions(
     rows = []
     for depth, s in lineage_order(shown, parents):
         # (inert before the table measures it: a hostile title cannot skew the columns)
-        label = for_terminal((s.name or s.title or "").replace("\n", " "), sys.stdout)
+        label = (s.name or s.title or "").replace("\n", " ") + (GONE if s.gone else "")
+        label = for_terminal(label, sys.stdout)
         title = tree_title(depth, label)
         rows.append([s.provider, s.id, title, ago(s.updated), str(s.messages)])
     table = render_table(["provider", "id", "title", "updated", "messages"], rows, shrink=2)
@@ -141,41 +147,55 @@ def show_transcript(state: AppState, ref: str) -> int:
     return 0
 
 
-def delete(state: AppState, ref: str, *, yes: bool) -> int:
-    """Delete a session after confirmation."""
+def delete(
+    state: AppState, ref: str, *, yes: bool, forget: bool = False, keep_copy: bool = False
+) -> int:
+    """Delete a session after confirmation (`forget`: avatar's record of it only)."""
     engine, info = _find(state, ref)
+    what = "avatar's record of" if forget else "delete"
     if not yes:
         if not sys.stdin.isatty():
             raise UsageError("refusing to delete without confirmation; pass --yes")
         import click
 
-        question = f"delete {info.provider} session {info.id} ({info.title or 'untitled'})?"
+        question = f"{what} {info.provider} session {info.id} ({info.title or 'untitled'})?"
+        if forget:
+            question = "forget " + question
         if not click.confirm(for_terminal(question, sys.stderr)):
             return 1
     import asyncio
 
     async def go() -> None:
         try:
-            await engine.delete(info)
+            await engine.delete(info, forget=forget, keep_copy=keep_copy)
         finally:
             await engine.close()
 
     asyncio.run(go())
-    sys.stderr.write(f"deleted {info.provider} session {info.id}\n")
+    done = "forgot" if forget else "deleted"
+    sys.stderr.write(f"{done} {info.provider} session {info.id}\n")
     return 0
 
 
-def fork(state: AppState, ref: str, at: int | None = None) -> int:
-    """Fork a session on its own provider (whole, or up to message `at`); print the new id."""
+def fork(state: AppState, ref: str, at: int | None = None, *, from_copy: bool = False) -> int:
+    """Fork a session on its own provider (whole, or up to message `at`; `from_copy`: a new
+    session seeded with its whole history where the agent cannot fork); print the new id,
+    alone on stdout (notices on stderr; what the agent replays is not shown)."""
     import asyncio
 
     from avatar.cli.output.render import LineRenderer
 
+    notices = LineRenderer(json_out=False, out=sys.stderr)
+
+    def shown(event: BaseEvent) -> None:
+        if not event.replay:
+            notices.on_event(event)
+
     async def go() -> int:
         engine = state.engine()
-        engine.subscribe(LineRenderer(json_out=False).on_event)
+        engine.subscribe(shown)
         try:
-            started = await engine.fork(ref, at)
+            started = await engine.fork(ref, at, from_copy=from_copy)
         finally:
             await engine.close()
         sys.stdout.write(started.session_id + "\n")

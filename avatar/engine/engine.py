@@ -18,10 +18,12 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.core.config import Settings, avatar_home
-from avatar.core.errors import AvatarError, NotSupportedError, UsageError
+from avatar.core.errors import AvatarError, NotSupportedError
 from avatar.core.loading import load_class
+from avatar.engine.adopting import copy_replayed
 from avatar.engine.config_layers import project_config
 from avatar.engine.conversation import Conversation
+from avatar.engine.deleting import delete_session
 from avatar.engine.forking import fork_session
 from avatar.engine.open_session import OpenSession
 from avatar.engine.opening import plan_open
@@ -29,7 +31,7 @@ from avatar.engine.settings import SettingsPolicy, SettingsSource
 from avatar.engine.status import EngineStatus, describe
 from avatar.engine.switching import Switcher, SwitchHow
 from avatar.library.catalog import SessionLibrary
-from avatar.library.library import Library
+from avatar.library.library import DeleteHow, Library
 from avatar.policy.permissions import PermissionGate, PermissionHandler
 from avatar.providers.facts import CapabilityCache
 from avatar.providers.registry import ProviderRegistry, ProviderSpec, shipped
@@ -263,32 +265,26 @@ class Engine:
         """`library.warnings`: what the stores skipped while reading."""
         return self.library.warnings()
 
-    async def delete(self, session: SessionInfo | str) -> SessionInfo:
-        """`library.delete`: through its agent where the agent offers `session/delete`, else
-        its files (or avatar's records of it); returns what was deleted."""
-        return await self.library.delete(session)
+    async def delete(
+        self, session: SessionInfo | str, *, forget: bool = False, keep_copy: bool = False
+    ) -> SessionInfo:
+        """`library.delete`: through its agent, else its store (`avatar.engine.deleting`);
+        returns what was deleted."""
+        return await self.library.delete(session, forget=forget, keep_copy=keep_copy)
 
     def _open_id(self) -> str | None:
         return self.current.session_id if self.current is not None else None
 
-    async def _delete(self, info: SessionInfo) -> SessionInfo:
-        if self.current is not None and self.current.session_id == info.id:
-            raise UsageError("cannot delete the session that is open")
-        if self.registry.spec(info.provider).transport == "acp":
-            bridge = await self._start(info.provider)
-            if await bridge.delete_session(info.id):
-                if self.catalog.keeps_records(info.provider):
-                    self.catalog.delete(info)
-                return info
-        self.catalog.delete(info)
-        return info
+    async def _delete(self, info: SessionInfo, how: DeleteHow) -> SessionInfo:
+        return await delete_session(self, info, how)
 
     async def refresh(self, provider: str) -> list[SessionInfo]:
         """`sessions(provider)`, after asking the agent itself (`session/list`, where it has
-        it): sessions avatar did not open join its records."""
+        it): sessions avatar did not open join its records, with what the agent replays of
+        them as avatar's copy (`avatar.engine.adopting`)."""
         name = self.spec(provider).name
         listed = await (await self._start(name)).agent_sessions() or []
-        self.catalog.adopt(name, listed)
+        await copy_replayed(self, name, self.catalog.adopt(name, listed))
         known = self.sessions(name)
         ids = {s.id for s in known}
         return known + [s for s in listed if s.id not in ids]
@@ -348,10 +344,13 @@ class Engine:
         """Open the newest session of `provider` in this project."""
         return await self.open_on(provider or self.chosen_provider(), OpenRequest("continue"))
 
-    async def fork(self, ref: str | None = None, at: int | None = None) -> OpenSession:
-        """Fork a session (default: the open one), whole or to message `at`
+    async def fork(
+        self, ref: str | None = None, at: int | None = None, *, from_copy: bool = False
+    ) -> OpenSession:
+        """Fork a session (default: the open one), whole or to message `at`; `from_copy`:
+        where the agent cannot fork, a new session seeded with the whole history
         (`avatar.engine.forking`)."""
-        return await fork_session(self, ref, at)
+        return await fork_session(self, ref, at, from_copy)
 
     async def open_on(
         self, provider: str, request: OpenRequest, how: OpenHow | None = None
@@ -369,7 +368,7 @@ class Engine:
         try:
             started = await bridge.open(request)
         except NotSupportedError as e:
-            if request.mode == "new":
+            if request.mode in ("new", "fork"):  # (a new session is no fork: refused)
                 raise
             self._notice(f"{e}; opened a new session instead", "warning")
             started = await bridge.open(OpenRequest("new"))
@@ -397,7 +396,27 @@ class Engine:
         if self._bridge is not None and self._bridge.name == provider and self._bridge.alive:
             return self._bridge
         await self._stop_bridge()
+        spec = self.registry.spec(provider)
+        bridge = self.bridge_for(provider, one_shot=one_shot)
+        await bridge.start()
+        self._bridge = bridge
+        if provider not in self._walls_told:  # what the kernel cannot confine here, once
+            from avatar.policy import sandbox  # asyncio and ctypes: not for a listing
 
+            self._walls_told.add(provider)
+            for message in sandbox.notices(self.settings.scope.sandbox):
+                self._notice(message, "warning")
+        if spec.transport != "native":  # what the agent says it can do, for `providers`
+            CapabilityCache(self.home).learned(spec, bridge.ctx.env, bridge.session_capabilities)
+        return bridge
+
+    async def running(self, provider: str) -> BaseBridge:
+        """The bridge to `provider`, started when it is not running."""
+        return await self._start(provider)
+
+    def bridge_for(self, provider: str, *, one_shot: bool = False) -> BaseBridge:
+        """A bridge to `provider`, not started (`_start` starts one and keeps it); `one_shot`:
+        the provider's one-shot bridge (`ProviderSpec.one_shot_bridge`)."""
         spec = self.registry.spec(provider)
         ctx = BridgeContext(
             spec=spec,
@@ -414,18 +433,7 @@ class Engine:
             wait_busy=self.wait_busy,
         )
         path = spec.one_shot_bridge if one_shot else spec.bridge
-        bridge = load_class(path, BaseBridge)(ctx)  # type: ignore[type-abstract]
-        await bridge.start()
-        self._bridge = bridge
-        if provider not in self._walls_told:  # what the kernel cannot confine here, once
-            from avatar.policy import sandbox  # asyncio and ctypes: not for a listing
-
-            self._walls_told.add(provider)
-            for message in sandbox.notices(self.settings.scope.sandbox):
-                self._notice(message, "warning")
-        if spec.transport != "native":  # what the agent says it can do, for `providers`
-            CapabilityCache(self.home).learned(spec, ctx.env, bridge.session_capabilities)
-        return bridge
+        return load_class(path, BaseBridge)(ctx)  # type: ignore[type-abstract]
 
     # ----- per-session settings (DESIGN §4) -----------------------------------------------
 

@@ -1,10 +1,18 @@
-"""Fork at a message (`avatar session fork ID --at N`, REPL `/fork N`; DESIGN §3).
+"""Forking (`avatar session fork ID [--at N | --from-copy]`, REPL `/fork [N]`; DESIGN §3).
 
-The fork is written to the provider's own store before any agent starts, holding messages
-1..N as `session show` numbers them (`SessionStore.fork_at`: the native store and Claude
-Code's write one); the engine then opens it like any session. Any other provider is refused
-with one line (exit 1: a limit of the provider, not a mistake in the command): no agent
-offers a fork at a message (ACP's `session/fork` copies a whole session).
+A whole fork is the provider's own (ACP `session/fork`, Claude Code's `--fork-session`, the
+native store's). An agent that cannot fork is refused with one line, nothing opened, never a
+new empty session in its place; with `from_copy`, a new session of the provider is seeded with
+the whole history instead: written into the provider's own store where it takes an import,
+else handed to the agent as the new session's first turn.
+
+A fork at a message is written to the provider's own store before any agent starts, holding
+messages 1..N as `session show` numbers them (`SessionStore.fork_at`: the native store and
+Claude Code's write one); any other provider is refused with one line (exit 1: a limit of the
+provider, not a mistake in the command).
+
+Every fork is linked to its parent in avatar's records, and avatar's copy of its turns starts
+with the whole history it inherited, so `session show`, `--from` and a handoff carry it all.
 """
 
 from __future__ import annotations
@@ -12,36 +20,127 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from avatar.bridges.base import OpenRequest
-from avatar.core.errors import NotSupportedError, ProviderError, SessionNotFoundError, UsageError
+from avatar.core.errors import (
+    AvatarError,
+    NotSupportedError,
+    ProviderError,
+    SessionNotFoundError,
+    UsageError,
+)
+from avatar.handoff import build_handoff, seed_prompt
+from avatar.handoff.importing import write_import
 
 if TYPE_CHECKING:
     from avatar.engine.host import SessionHost
     from avatar.engine.open_session import OpenSession
     from avatar.library.catalog import SessionLibrary
-    from avatar.sessions.types import SessionInfo
+    from avatar.sessions.types import SessionInfo, Transcript
+
+#: What the first turn of a session seeded `--from-copy` asks of the agent.
+SEEDED = (
+    "This session continues the conversation below, forked from another session. Reply only: ok."
+)
 
 
-async def fork_session(engine: SessionHost, ref: str | None, at: int | None) -> OpenSession:
+async def fork_session(
+    engine: SessionHost, ref: str | None, at: int | None, from_copy: bool = False
+) -> OpenSession:
     """`engine.fork()`: fork session `ref` (default: the open one) on its own provider, whole
-    (the provider's own fork) or cut after message `at` (written here, then opened)."""
+    (the provider's own fork, or with `from_copy` a seeded copy) or cut after message `at`
+    (written here, then opened)."""
+    catalog = engine.catalog
     if ref is not None:
-        info = engine.catalog.find(ref)
+        info = catalog.find(ref)
     elif engine.current is None:
         raise UsageError("no session to fork")
     else:
         name, sid = engine.current.provider, engine.current.session_id
         try:
-            info = engine.catalog.find(sid, name)
+            info = catalog.find(sid, name)
         except SessionNotFoundError:  # no store has it (yet): the agent knows it
             if at is not None:
                 raise ProviderError(
                     f"cannot fork at a message on {name}: no transcript yet"
                 ) from None
-            return await engine.open_on(name, OpenRequest("fork", sid))
+            history = engine.current.history()
+            return await _whole(engine, OpenRequest("fork", sid), name, sid, history, from_copy)
     if at is None:
-        return await engine.open_on(info.provider, OpenRequest.of("fork", info))
-    cut = fork_at(engine.catalog, info, at)
+        history = _history(catalog, info)
+        request = OpenRequest.of("fork", info)
+        return await _whole(engine, request, info.provider, info.id, history, from_copy)
+    cut = fork_at(catalog, info, at)
     return await engine.open_on(cut.provider, OpenRequest.of("resume", cut), how="forked")
+
+
+def _history(catalog: SessionLibrary, info: SessionInfo) -> Transcript | None:
+    try:
+        return catalog.transcript(info)
+    except AvatarError:
+        return None
+
+
+async def _whole(
+    engine: SessionHost,
+    request: OpenRequest,
+    provider: str,
+    parent: str,
+    history: Transcript | None,
+    from_copy: bool,
+) -> OpenSession:
+    """The provider's own fork of session `parent`, else (`from_copy`) a seeded copy; its
+    lineage and avatar's copy of the inherited history recorded."""
+    catalog = engine.catalog
+    try:
+        started = await engine.open_on(provider, request)
+    except NotSupportedError:
+        if not from_copy:
+            raise ProviderError(
+                f"{provider} cannot fork a session: nothing was opened "
+                "(--from-copy starts a new session seeded with its whole history)"
+            ) from None
+        if history is None or not history.messages:
+            raise ProviderError(
+                f"cannot fork {provider} session {parent} from a copy: avatar has no copy "
+                "of its history"
+            ) from None
+        return await _from_copy(engine, provider, parent, history)
+    _inherit(catalog, provider, started.session_id, parent, history)
+    return started
+
+
+async def _from_copy(
+    engine: SessionHost, provider: str, parent: str, history: Transcript
+) -> OpenSession:
+    """A new `provider` session holding `history`: imported into its store, else handed to
+    the agent in a first turn."""
+    catalog = engine.catalog
+    store = catalog.store(provider)
+    try:
+        if store is None:
+            raise NotSupportedError(provider, "importing a conversation")
+        model = engine.model_for(provider)
+        written = write_import(store, history, engine.cwd, model, engine.secrets())
+    except NotSupportedError:
+        written = None
+    if written is not None:
+        started = await engine.open_on(provider, OpenRequest.of("resume", written), how="forked")
+        _inherit(catalog, provider, started.session_id, parent, history)
+        return started
+    started = await engine.open_on(provider, OpenRequest("new"))
+    _inherit(catalog, provider, started.session_id, parent, history)
+    text = build_handoff(history, cwd=engine.cwd, secrets=engine.secrets())
+    async for _ in engine.send(seed_prompt(text, SEEDED)):
+        pass  # (the agent now holds the history; its answer is not the user's business)
+    return started
+
+
+def _inherit(
+    catalog: SessionLibrary, provider: str, child: str, parent: str, history: Transcript | None
+) -> None:
+    """Fork `child` of `parent`: linked, its copy of the turns starting with `history`."""
+    catalog.link((provider, child), (provider, parent), "fork")
+    if history is not None:
+        catalog.records().seed(provider, child, history.messages)
 
 
 def fork_at(library: SessionLibrary, info: SessionInfo, at: int) -> SessionInfo:

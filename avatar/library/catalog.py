@@ -15,13 +15,14 @@ from avatar.core.errors import NotSupportedError, SessionNotFoundError, UsageErr
 from avatar.core.ids import check_id
 from avatar.core.loading import load_class
 from avatar.library.lineage import lineage
+from avatar.sessions.filestore import same_dir_keys
+from avatar.sessions.store import SessionStore
 from avatar.sessions.types import SessionInfo, newest_first
 
 if TYPE_CHECKING:
     from avatar.library.lineage import Links
     from avatar.providers.registry import ProviderRegistry
     from avatar.sessions.records import SessionRecords
-    from avatar.sessions.store import SessionStore
     from avatar.sessions.types import SessionInfo, Transcript
 
 
@@ -42,8 +43,6 @@ class SessionLibrary:
             spec = self.registry.spec(provider)
             cls: type[SessionStore] | None = None
             if spec.store:
-                from avatar.sessions.store import SessionStore
-
                 # An abstract base is what the loaded class is checked against (mypy#4717).
                 cls = load_class(spec.store, SessionStore)  # type: ignore[type-abstract]
             elif spec.transport == "acp":
@@ -64,11 +63,11 @@ class SessionLibrary:
         self._stores[provider] = store
 
     def opened(self, provider: str, session_id: str, cwd: str, model: str | None) -> None:
-        """A session was opened: keep a record of it where the provider keeps none we read,
-        or where its store is listed under another provider (claude-acp reads claude's), so
-        the session is still known as this provider's."""
-        if self.keeps_records(provider) or provider not in self.listing_providers():
-            self.records().opened(provider, session_id, cwd, model)
+        """A session was opened: keep a record of it (for every provider: where the
+        provider keeps none we read, it is the listing; where its store is listed under
+        another provider, claude-acp reading claude's, the session is still known as this
+        provider's; and a session whose files go is still listed where it was)."""
+        self.records().opened(provider, session_id, cwd, model)
 
     def turn_ended(
         self,
@@ -102,13 +101,14 @@ class SessionLibrary:
         info = SessionInfo(session_id, provider, cwd=record.get("cwd"), title=record.get("title"))
         return self.records().transcript(info)
 
-    def adopt(self, provider: str, listed: list[SessionInfo]) -> int:
+    def adopt(self, provider: str, listed: list[SessionInfo]) -> list[SessionInfo]:
         """Sessions an agent listed itself join avatar's records (where the provider keeps
-        none avatar reads); how many were new."""
+        none avatar reads); those that were new to avatar."""
         if not self.keeps_records(provider):
-            return 0
+            return []
         records = self.records()
-        return sum(records.listed(replace(info, provider=provider)) for info in listed)
+        adopted = [replace(info, provider=provider) for info in listed]
+        return [info for info in adopted if records.listed(info)]
 
     def records(self) -> SessionRecords:
         """avatar's own records of sessions (one instance: its reading cache is shared)."""
@@ -148,7 +148,33 @@ class SessionLibrary:
             store = self.store(name)
             if store is not None:
                 found.extend(store.list(cwd))
-        return self._named(newest_first(self._owned(found) if provider is None else found))
+        found = self._owned(found) if provider is None else found
+        found += self._gone(provider, found, cwd)
+        return self._named(newest_first(found))
+
+    def _gone(
+        self, provider: str | None, listed: list[SessionInfo], cwd: Path | None
+    ) -> list[SessionInfo]:
+        """Sessions (of `provider`, or any) with files of their own that no store listed
+        although avatar keeps a record and a copy of their turns: their files are gone;
+        listed from what avatar knows, marked `gone`."""
+        records = self.records()
+        seen = {s.id for s in listed}
+        here = same_dir_keys(cwd) if cwd is not None else None
+        known = {spec.name: spec for spec in self.registry.specs()}
+        names = {p for (p, _) in records.all()} if provider is None else {provider}
+        out = []
+        for name in sorted(names):
+            spec = known.get(name)
+            if spec is None or spec.store is None:
+                continue  # (an ACP agent without files: avatar's records are its listing)
+            for info in records.sessions(name):
+                if info.id in seen or (here is not None and info.cwd not in here):
+                    continue
+                if info.path and Path(info.path).is_file():
+                    info.gone = True
+                    out.append(info)
+        return out
 
     def names(self) -> dict[tuple[str, str], str]:
         """Names given with `session rename` that avatar keeps, by (provider, id)."""
@@ -225,6 +251,8 @@ class SessionLibrary:
             for s in records.sessions(name)
             if s.id.startswith(ref) and s.path and Path(s.path).is_file()
         ]
+        for s in found:
+            s.gone = True
         exact = [s for s in found if s.id == ref]
         return exact or found
 
@@ -251,11 +279,17 @@ class SessionLibrary:
             raise
 
     def delete(self, info: SessionInfo) -> None:
-        """Delete a session's files where its provider allows it."""
+        """Delete a session's files where its provider's store can (`NotSupportedError`
+        else); avatar's records are the caller's (`forget`)."""
         store = self.store(info.provider)
         if store is None:
             raise NotSupportedError(info.provider, "deleting a session")
         store.delete(info)
+
+    def forget(self, info: SessionInfo, *, keep_copy: bool = False) -> None:
+        """Remove avatar's record of a session and (unless `keep_copy`) its copy of the
+        turns: a deleted session is no longer listed, shown or searched from them."""
+        self.records().forget(info.provider, info.id, keep_copy=keep_copy)
 
     def warnings(self) -> list[str]:
         """What the stores skipped (unreadable files and lines), one line each."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +26,15 @@ if TYPE_CHECKING:
     from avatar.sessions.types import SessionInfo, Transcript
 
 
+@dataclass(frozen=True)
+class DeleteHow:
+    """How to delete a session (`session delete`): `forget` removes avatar's record only,
+    never asking the agent; `keep_copy` keeps avatar's copy of the turns on disk."""
+
+    forget: bool = False
+    keep_copy: bool = False
+
+
 class Library:
     """Every provider's sessions, for one project (`cwd`): see the module docstring."""
 
@@ -34,7 +44,7 @@ class Library:
         cwd: Path,
         home: Path,
         current: Callable[[], str | None],
-        delete: Callable[[SessionInfo], Awaitable[SessionInfo]],
+        delete: Callable[[SessionInfo, DeleteHow], Awaitable[SessionInfo]],
     ) -> None:
         self.catalog = catalog  #: the stores themselves, and avatar's records
         self.cwd, self.home = cwd, home
@@ -77,10 +87,13 @@ class Library:
 
     # -- changing --------------------------------------------------------------------------
 
-    async def delete(self, session: SessionInfo | str) -> SessionInfo:
-        """Delete a session: through its agent where it offers `session/delete`, else its
-        files (or avatar's records of it); returns what was deleted."""
-        return await self._delete(self.catalog.info(session))
+    async def delete(
+        self, session: SessionInfo | str, *, forget: bool = False, keep_copy: bool = False
+    ) -> SessionInfo:
+        """Delete a session through its agent, else its store, and avatar's record and copy
+        of it (`avatar.engine.deleting`; `DeleteHow` for the flags); an agent that cannot
+        delete is a `ProviderError`, nothing deleted. Returns what was deleted."""
+        return await self._delete(self.catalog.info(session), DeleteHow(forget, keep_copy))
 
     def search(
         self,
@@ -156,12 +169,12 @@ class Library:
         ]
 
     async def prune(self, sessions: list[SessionInfo]) -> list[tuple[SessionInfo, str | None]]:
-        """Delete each session (the agent's `session/delete` where it offers one, else the
-        store); each with None, or why it was not deleted."""
+        """Delete each session as `delete` does; each with None, or why it was not deleted
+        (one failure never stops the others)."""
         done: list[tuple[SessionInfo, str | None]] = []
         for info in sessions:
             try:
-                await self._delete(info)
+                await self._delete(info, DeleteHow())
                 done.append((info, None))
             except AvatarError as e:
                 done.append((info, str(e)))

@@ -1,9 +1,9 @@
 """Naming a session (`avatar session rename`, REPL `/rename`), written where its provider shows it.
 
 The provider's store writes the name in its own files where the provider shows names
-(`SessionStore.rename`: Claude Code's `custom-title` entry, codex's `thread_name` line, a
-native `title` entry); Gemini CLI and other ACP agents keep none avatar could write (ACP has
-no rename request), so avatar's own record carries the name.
+(`SessionStore.rename`: Claude Code's `custom-title` entry, codex's `thread_name` line and its
+state database's thread name, Gemini CLI's `summary` record, a native `title` entry); other
+ACP agents keep none avatar could write, so avatar's own record carries the name.
 
 Avatar's record gets the name in every case: `session list`, the picker and search show it
 for any provider, and a name the provider's own files hold later (a rename inside Claude

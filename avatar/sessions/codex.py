@@ -14,6 +14,7 @@ archived rollout goes back under the same date folders with its `cwd` moved.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import os
 import re
@@ -297,12 +298,15 @@ class CodexStore(JsonlSessionStore):
         )
 
     def rename(self, info: SessionInfo, name: str) -> None:
-        """A `thread_name` line in `$CODEX_HOME/session_index.jsonl`, where codex keeps the
-        names its own `/rename` gives."""
+        """Where codex keeps the names its own `/rename` (and codex-acp's
+        `session/set_title`) gives: a `thread_name` line in `$CODEX_HOME/session_index.jsonl`,
+        and the thread's `name` in its state database, which codex's own list reads."""
+        home = codex_home(self.env, self.home())
         stamp = datetime.now(UTC).isoformat().replace("+00:00", "Z")
         record = {"id": info.id, "thread_name": name, "updated_at": stamp}
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-        append_line(codex_home(self.env, self.home()) / "session_index.jsonl", line.encode())
+        append_line(home / "session_index.jsonl", line.encode())
+        name_thread(home, info.id, name)
 
     def archive_files(self, info: SessionInfo) -> builtins.list[tuple[str, Path]]:
         """The rollout, named with its date folders: codex finds rollouts by walking them."""
@@ -332,3 +336,24 @@ def _moved_project(entry: dict[str, Any], old: str | None, new: str) -> bool:
         changed |= new_roots != roots
         payload["runtime_workspace_roots"] = new_roots
     return changed
+
+
+#: codex's state database (`state_<version>.sqlite`), its `threads` table.
+_STATE_DB = re.compile(r"state_(\d+)\.sqlite")
+
+
+def name_thread(home: Path, session_id: str, name: str) -> bool:
+    """Set the `name` of thread `session_id` in codex's newest state database, as codex-acp's
+    `session/set_title` does (measured on codex 0.166); False when there is no such database,
+    table, column or row (a codex that keeps none: the index line is what it reads)."""
+    import sqlite3
+
+    found = [(int(m.group(1)), e.path) for e in listdir(home) if (m := _STATE_DB.fullmatch(e.name))]
+    if not found:
+        return False
+    try:
+        with contextlib.closing(sqlite3.connect(max(found)[1], timeout=5.0)) as db, db:
+            cursor = db.execute("UPDATE threads SET name = ? WHERE id = ?", (name, session_id))
+            return cursor.rowcount > 0
+    except sqlite3.Error:
+        return False

@@ -10,7 +10,8 @@ versions wrote one pretty-printed `session-*.json` document instead; both are re
 
 An archived session goes back into the chats of the new project directory (registered in
 `projects.json` when Gemini CLI has not seen it), its `projectHash` that directory's.
-Gemini CLI keeps no names avatar could write, and deletes no session for it.
+A name is Gemini CLI's own `summary` record. Deleting is Gemini CLI's own `--delete-session`
+(`avatar.bridges.acp.own_cli`): this store deletes no file itself.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from avatar.core.errors import SessionNotFoundError
-from avatar.core.fileio import atomic_write
+from avatar.core.fileio import append_line, atomic_write
 from avatar.core.ids import sha256_hex
 from avatar.sessions.filestore import (
     JsonlSessionStore,
@@ -325,6 +326,25 @@ class GeminiStore(JsonlSessionStore):
                         )
                     )
         return Transcript(info=info, messages=messages, skipped_lines=stats.skipped)
+
+    def rename(self, info: SessionInfo, name: str) -> None:
+        """The session's `summary`, which Gemini CLI shows as its name (`--list-sessions`,
+        `/resume`): a `{"$set": {"summary": …}}` record appended to the recording, as Gemini
+        CLI writes its own summaries (a legacy `.json` document gets the key itself)."""
+        assert info.path is not None
+        path = Path(info.path)
+        if path.suffix == ".jsonl":
+            line = json.dumps({"$set": {"summary": name}}, ensure_ascii=False) + "\n"
+            append_line(path, line.encode())
+            return
+        try:
+            document = json.loads(path.read_bytes())
+        except (OSError, ValueError) as e:
+            raise SessionNotFoundError(f"cannot read session {info.id}: {e}") from None
+        if not isinstance(document, dict):
+            raise SessionNotFoundError(f"cannot read session {info.id}: not a session document")
+        document["summary"] = name
+        atomic_write(path, json.dumps(document, ensure_ascii=False, indent=2).encode())
 
     def archive_files(self, info: SessionInfo) -> builtins.list[tuple[str, Path]]:
         """The chat recording, by its file name."""

@@ -241,10 +241,47 @@ class SessionRecords:
         """The user named the session (`session rename`): avatar shows the name everywhere."""
         self.put({"provider": provider, "id": session_id, "name": name})
 
-    def forget(self, provider: str, session_id: str) -> None:
-        """Remove a session's record and its copy of the turns."""
+    def seed(
+        self, provider: str, session_id: str, messages: builtins.list[TranscriptMessage]
+    ) -> None:
+        """A session opened as a copy of another (a fork) starts its copy with `messages`,
+        the whole history it inherits, ahead of any turn of its own."""
+        now = _now()
+        path = self.turns_path(provider, session_id)
+        data = b"".join(
+            (json.dumps(_copy_line(m, now), ensure_ascii=False) + "\n").encode()
+            for m in messages
+            if m.role in ("user", "assistant")
+        )
+        if not data:
+            return
+        append_line(path, data)
+        current = self.all().get((provider, session_id), {})
+        update: dict[str, Any] = {
+            "provider": provider,
+            "id": session_id,
+            "updated": now,
+            "messages": int(current.get("messages") or 0) + data.count(b"\n"),
+        }
+        first = next((m.text for m in messages if m.role == "user" and m.text.strip()), "")
+        if not current.get("title") and strip_handoff(first).strip():
+            update["title"] = _title(strip_handoff(first))
+        self.put(update)
+
+    def forget(self, provider: str, session_id: str, *, keep_copy: bool = False) -> None:
+        """Remove a session's record and (unless `keep_copy`) its copy of the turns."""
         self.put({"provider": provider, "id": session_id, "deleted": True})
-        self.turns_path(provider, session_id).unlink(missing_ok=True)
+        if not keep_copy:
+            self.turns_path(provider, session_id).unlink(missing_ok=True)
+
+
+def _copy_line(message: TranscriptMessage, now: str) -> dict[str, Any]:
+    """One message of avatar's copy of the turns, as `SessionRecords.turn` writes them."""
+    line: dict[str, Any] = {"role": message.role, "text": message.text}
+    if message.role == "assistant":
+        line["tools"] = [c.name for c in message.tool_calls]
+    stamp = message.timestamp
+    return line | {"time": stamp.isoformat() if stamp else now}
 
 
 class RecordStore(SessionStore):
@@ -273,10 +310,6 @@ class RecordStore(SessionStore):
             if info.id == session_id:
                 return self.records.transcript(info)
         raise SessionNotFoundError(f"no {self.provider} session {session_id!r}")
-
-    def delete(self, info: SessionInfo) -> None:
-        """Forget avatar's record of the session (the agent's own files are its business)."""
-        self.records.forget(self.provider, info.id)
 
     def archive_files(self, info: SessionInfo) -> builtins.list[tuple[str, Path]]:
         """Nothing of the agent's own."""

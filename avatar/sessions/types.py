@@ -31,19 +31,25 @@ class SessionInfo:
     model: str | None = None
     path: str | None = None  # where it lives on disk, if anywhere (not part of `to_public`)
     name: str | None = None  # a name the user gave it (`session rename`)
+    #: Its provider's files are gone: what is listed is avatar's record and copy of it.
+    gone: bool = False
 
     def to_public(self) -> dict[str, Any]:
         """The object `session list --json` prints (DESIGN §3), times in ISO-8601."""
-        return {
-            "id": self.id,
-            "provider": self.provider,
-            "title": self.title,
-            "cwd": self.cwd,
-            "created": self.created.isoformat() if self.created else None,
-            "updated": self.updated.isoformat() if self.updated else None,
-            "messages": self.messages,
-            "model": self.model,
-        } | ({"name": self.name} if self.name else {})
+        return (
+            {
+                "id": self.id,
+                "provider": self.provider,
+                "title": self.title,
+                "cwd": self.cwd,
+                "created": self.created.isoformat() if self.created else None,
+                "updated": self.updated.isoformat() if self.updated else None,
+                "messages": self.messages,
+                "model": self.model,
+            }
+            | ({"name": self.name} if self.name else {})
+            | ({"files_gone": True} if self.gone else {})
+        )
 
     @classmethod
     def from_public(cls, data: dict[str, Any], path: str | None = None) -> SessionInfo:

@@ -262,14 +262,15 @@ async def test_fork(fake: Factory, tmp_path: Path) -> None:
     assert "history 2" in text_of(await h.turn("branch"))
 
 
-async def test_fork_of_a_session_the_agent_does_not_have_opens_new(
+async def test_fork_of_a_session_the_agent_does_not_have_opens_nothing(
     fake: Factory, tmp_path: Path
 ) -> None:
+    # A new empty session in place of a fork would lose the history it was to carry.
     root, sid = seeded(tmp_path)
     h = await fake("fork", root=root, fork_error=-32002)
-    started = await h.bridge.open(OpenRequest("fork", sid))
-    assert started.how == "new"
-    assert "session/fork" in h.notices()[0]
+    with pytest.raises(ProviderError, match=f"fake could not fork session {sid}: session/fork"):
+        await h.bridge.open(OpenRequest("fork", sid))
+    assert h.requests("session/new") == [] and h.notices() == []
 
 
 async def test_a_failed_fork_is_reported_and_opens_nothing(fake: Factory, tmp_path: Path) -> None:

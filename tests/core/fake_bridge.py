@@ -13,7 +13,7 @@ _ids = itertools.count(1)
 
 
 class FakeBridge(BaseBridge):
-    """Echoes prompts; can resume only when the provider name ends in `-resumable`."""
+    """Echoes prompts; can resume and fork only when the provider name ends in `-resumable`."""
 
     prompts: ClassVar[list[str]] = []
     started: ClassVar[list[FakeBridge]] = []  # every bridge started, in order
@@ -24,12 +24,17 @@ class FakeBridge(BaseBridge):
     async def start(self) -> None:
         FakeBridge.started.append(self)
         resumable = self.name.endswith("-resumable")
-        self.capabilities = SessionCapabilities(can_resume=resumable, can_cancel=True)
+        self.capabilities = SessionCapabilities(
+            can_resume=resumable, can_fork=resumable, can_cancel=True
+        )
 
     async def open(self, request: OpenRequest) -> SessionStarted:
         if request.mode == "new":
             self.session_id = request.session_id or f"{self.name}-{next(_ids)}"
             return SessionStarted(session_id=self.session_id, provider=self.name, how="new")
+        if request.mode == "fork" and self.capabilities.can_fork:
+            self.session_id = f"{self.name}-{next(_ids)}"
+            return SessionStarted(session_id=self.session_id, provider=self.name, how="forked")
         if request.mode != "resume" or not self.capabilities.can_resume:
             raise not_supported(self.name, request.mode)
         assert request.session_id is not None

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.support import drive
-from tests.support.acp_agent import command as fake_agent_command
+from tests.support.acp_agent import provider_entry
 from tests.support.drive import Avatar
-from tests.support.homes import REPO_ROOT, AgentHome, avatar_env
+from tests.support.homes import AgentHome, avatar_env
 from tests.support.model_server import FakeModelServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -26,14 +26,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 def avatar(agent_home: AgentHome, model_server: FakeModelServer) -> Avatar:
     """avatar with the fake ACP agent (load and list) as provider `fake`, from config."""
     env = avatar_env(agent_home)
-    state = agent_home.root / "fake-state"
-    argv = fake_agent_command({"state_dir": str(state), "load": True, "list": True})
-    fake = {
-        "transport": "acp",
-        "command": argv,
-        "env": {"PYTHONPATH": str(REPO_ROOT)},
-        "state_dirs": [f"{state}/"],
-    }
+    fake = provider_entry(agent_home.root / "fake-state", load=True, list=True)
     Path(env["AVATAR_CONFIG"]).write_text(json.dumps({"providers": {"fake": fake}}))
     return Avatar(agent_home, env, timeout=120)
 

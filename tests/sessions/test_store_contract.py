@@ -124,12 +124,11 @@ def test_every_default_names_the_operation_and_the_provider(tmp_path: Path) -> N
     for operation, call in calls.items():
         with pytest.raises(NotSupportedError, match=f"^{operation} is not supported by bare$"):
             call()
-    # Gemini CLI's files take no fork, import, name or deletion from avatar.
+    # Gemini CLI's files take no fork, import or deletion from avatar (Gemini CLI deletes).
     gemini = GeminiStore("gemini", {"HOME": str(tmp_path)}, tmp_path)
     for call in (
         lambda: gemini.fork_at(info, 1),
         lambda: gemini.write_import(Transcript(info), tmp_path),
-        lambda: gemini.rename(info, "x"),
         lambda: gemini.delete(info),
     ):
         with pytest.raises(NotSupportedError, match=r"by gemini$"):

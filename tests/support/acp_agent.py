@@ -21,8 +21,9 @@ carries its earlier turns. Behaviours (all off by default):
   error's ``data.details``, as codex-acp and Gemini CLI do), ``resume_invalid`` (answer null, a
   client ValidationError), ``damage_on_load`` (truncate that file, then fail the load like
   Gemini's same-minute bug);
-- replay: ``late_replay`` (seconds after the load response before the second half of the
-  history is sent), ``replay_gap`` (pause between late replay messages);
+- replay: ``fork_replay`` (a fork replays its history, as opencode's does), ``late_replay``
+  (seconds after the load response before the second half of the history is sent),
+  ``replay_gap`` (pause between late replay messages);
 - ``auth_method``: refuse ``session/new`` until ``authenticate`` with that method id;
 - ``crash_on_new``: exit during ``session/new``;
 - in a prompt: ``crash`` (send a chunk, print to stderr, exit 3), ``stderr_flood`` (bytes
@@ -119,6 +120,7 @@ class FakeConfig:
     resume_error: int | None = None
     list_error: int | None = None
     fork_error: int | None = None
+    fork_replay: bool = False
     error_details: str | None = None
     resume_invalid: bool = False
     damage_on_load: str | None = None
@@ -182,6 +184,16 @@ class Store:
     def log(self, method: str, params: dict[str, Any]) -> None:
         with (self.root / "requests.jsonl").open("a") as f:
             f.write(json.dumps({"method": method, "params": params}, default=str) + "\n")
+
+
+def _replay(session: dict[str, Any]) -> list[Any]:
+    """A session's history as the updates that replay it."""
+    return [
+        UserMessageChunk(session_update="user_message_chunk", content=_text(m["text"]))
+        if m["role"] == "user"
+        else AgentMessageChunk(session_update="agent_message_chunk", content=_text(m["text"]))
+        for m in session["history"]
+    ]
 
 
 def _dump(value: Any) -> Any:
@@ -321,12 +333,7 @@ class FakeAgent:
         if c.load_error is not None:
             raise self._refusal(c.load_error, "load")
         session = self._session(session_id)
-        updates = [
-            UserMessageChunk(session_update="user_message_chunk", content=_text(m["text"]))
-            if m["role"] == "user"
-            else AgentMessageChunk(session_update="agent_message_chunk", content=_text(m["text"]))
-            for m in session["history"]
-        ]
+        updates = _replay(session)
         split = len(updates) // 2 if c.late_replay else len(updates)
         for update in updates[:split]:
             await self._update(session_id, update)
@@ -375,6 +382,9 @@ class FakeAgent:
         parent = self._session(session_id)
         child = {**parent, "id": str(uuid.uuid4()), "parent": session_id}
         self.store.put(child)
+        if self.config.fork_replay:  # as opencode does: the history, under the fork's id
+            for update in _replay(child):
+                await self._update(child["id"], update)
         return ForkSessionResponse(session_id=child["id"])
 
     async def list_sessions(
@@ -684,6 +694,17 @@ def command(config: FakeConfig | dict[str, Any] | None = None, caps: str = "") -
     if caps:
         argv += ["--caps", caps]
     return argv
+
+
+def provider_entry(state_dir: Path, **options: Any) -> dict[str, Any]:
+    """A `providers:` config entry running this fake agent as a `transport: acp` provider, its
+    sessions under `state_dir`, with `options` (see the module docstring)."""
+    return {
+        "transport": "acp",
+        "command": command({"state_dir": str(state_dir), **options}),
+        "env": {"PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        "state_dirs": [f"{state_dir}/"],
+    }
 
 
 async def _main(config: FakeConfig) -> None:

@@ -29,6 +29,7 @@ from collections.abc import AsyncIterator, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from avatar.bridges.acp import compat as acp_compat
+from avatar.bridges.acp import own_cli
 from avatar.bridges.acp.connection import (
     AgentConnection,
     sdk_connect,
@@ -209,12 +210,25 @@ class ACPBridge(BaseBridge):
         return await list_pages(opener.list_page, self.name)
 
     async def delete_session(self, session_id: str) -> bool:
-        """`session/delete` where advertised (through the compat module: the SDK lacks it)."""
+        """`session/delete` where advertised (through the compat module: the SDK lacks it);
+        the agent's refusal is a `ProviderError` in its words."""
+        from acp import RequestError
+
         if not self.capabilities.can_delete:
             return False
         agent, _ = self._running()
         request = acp_compat.send_raw(agent.conn, "session/delete", {"sessionId": session_id})
-        await agent.call("session/delete", request)
+        try:
+            await agent.call("session/delete", request)
+        except RequestError as e:
+            raise ProviderError(f"{self.name} did not delete session {session_id}: {e}") from None
+        return True
+
+    async def delete_offline(self, info: SessionInfo) -> bool:
+        """Gemini CLI's own `--delete-session` (the `cli_delete` quirk: `own_cli`)."""
+        if own_cli.CLI_DELETE not in self.ctx.spec.quirks:
+            return False
+        await own_cli.delete_with_cli(self.ctx, info)
         return True
 
     # -- model and mode (config options) -----------------------------------------------------

@@ -19,6 +19,7 @@
   waits longer for the stream to go quiet (see `replay_quiet`).
 - `list_from_disk`: do not trust `session/list`; continue-last lists through the provider's
   store (the engine's reader, `BridgeContext.store`), as for agents that cannot list.
+- `cli_delete`: the agent deletes a session through its own command line (`own_cli`).
 """
 
 from __future__ import annotations

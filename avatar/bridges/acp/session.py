@@ -201,7 +201,7 @@ class SessionOpener:
         return await self._instead(result, f"continue session {latest.id}")
 
     async def fork(self, session_id: str) -> OpenResult:
-        """`session/fork` where advertised; a failed fork falls back to a new session."""
+        """`session/fork` where advertised; a failed fork is a `ProviderError`."""
         from acp import RequestError
 
         if not self.capabilities.can_fork:
@@ -219,8 +219,12 @@ class SessionOpener:
                     ),
                 )
         except (RequestError, ValidationError) as e:
+            # Never a new empty session in its place: the history would be lost.
             why = failure(f"session/fork of {session_id}", e)
-            return await self._instead([why], f"fork session {session_id}")
+            raise ProviderError(
+                f"{self.name} could not fork session {session_id}: {why.text}",
+                self.agent.stderr_tail(),
+            ) from None
         self.current = resp.session_id
         return OpenResult(resp.session_id, "forked", "session/fork", _options(resp))
 
