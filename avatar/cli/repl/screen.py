@@ -117,7 +117,8 @@ class _InertText:
 class Screen:
     """Renders events for a person at a terminal (or, without colours, a pipe)."""
 
-    def __init__(self, out: TextIO | None = None) -> None:
+    def __init__(self, out: TextIO | None = None, *, live_tail: bool | None = None) -> None:
+        from prompt_toolkit.utils import is_dumb_terminal
         from rich.console import Console
 
         self.out: TextIO = out or _CurrentStdout()  # type: ignore[assignment]
@@ -125,6 +126,11 @@ class Screen:
         # (duck-typed: subclassing rich's RenderHook would import rich with this module)
         self.console.push_render_hook(cast("RenderHook", _InertText()))
         self._blocks = BlockSplitter()  # the answer streaming in, cut into blocks
+        #: Whether the prompt can show the block in progress (a terminal that redraws). A dumb
+        #: terminal cannot: there the answer is printed line by line as it streams, wrapped
+        #: at the width, so a slow answer still shows as it comes.
+        self.live = not is_dumb_terminal() if live_tail is None else live_tail
+        self._raw = ""  # (dumb terminal) the line being streamed, not printed yet
         self._drawn = 0  # blocks of the current answer printed so far
         self._thinking: list[str] = []
         self._tools: dict[str, ToolCallStarted] = {}
@@ -154,14 +160,29 @@ class Screen:
 
     def _text(self, chunk: str) -> None:
         self._fold_thinking()
+        if not self.live:
+            self._stream(chunk)
+            return
         for block in self._blocks.feed(chunk):
             self._draw(block)
         self.last_output = time.monotonic()
 
+    def _stream(self, chunk: str) -> None:
+        """A dumb terminal's answer: each line as it completes, a long one as it wraps."""
+        *done, self._raw = (self._raw + chunk).split("\n")
+        width = max(self.console.width - 4, 20)
+        while len(self._raw) > width:
+            cut = self._raw.rfind(" ", 0, width)
+            cut = cut if cut > width // 2 else width
+            done.append(self._raw[:cut])
+            self._raw = self._raw[cut:].lstrip(" ")
+        for line in done:
+            self.line(line)
+
     @property
     def pending(self) -> str:
         """The line being streamed, not printed yet (the status line shows its end)."""
-        return self._blocks.line
+        return self._raw or self._blocks.line
 
     def live_tail(self, width: int, rows: int = 4) -> str:
         """The last `rows` lines, at most `width` wide, of the block in progress (its
@@ -183,6 +204,9 @@ class Screen:
     def flush(self) -> None:
         """Print what is held back (the block in progress, an unclosed code block)."""
         self._fold_thinking()
+        if self._raw:
+            line, self._raw = self._raw, ""
+            self.line(line)
         for block in self._blocks.flush():
             self._draw(block)
         self._drawn = 0
