@@ -13,9 +13,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from avatar.core.errors import AvatarError
+from avatar.core.errors import AvatarError, UsageError
+from avatar.library import worktrees
 from avatar.library.archive import Archives
 from avatar.library.renaming import rename
+from avatar.sessions.types import newest_first
 
 if TYPE_CHECKING:
     from avatar.library.catalog import SessionLibrary
@@ -49,8 +51,22 @@ class Library:
 
     def sessions(self, provider: str | None = None, *, any_cwd: bool = False) -> list[SessionInfo]:
         """Sessions of one provider (every provider when None) in this project (or any
-        directory), newest first. No agent is started."""
-        return self.catalog.sessions(self._name(provider), None if any_cwd else self.cwd)
+        directory), newest first; at the top of a git repository, those of its avatar
+        worktrees too (`avatar.library.worktrees`). No agent is started."""
+        name = self._name(provider)
+        if any_cwd:
+            return self.catalog.sessions(name, None)
+        found = self.catalog.sessions(name, self.cwd)
+        for path in worktrees.of_repository(self.cwd):
+            found += self.catalog.sessions(name, path)
+        return newest_first(found)
+
+    def remove_worktree(self, info: SessionInfo) -> str:
+        """Remove the git worktree session `info` ran in (`avatar.library.worktrees.remove`);
+        a line saying what was done."""
+        if not info.worktree:
+            raise UsageError(f"{info.provider} session {info.id} has no worktree")
+        return worktrees.remove(Path(info.worktree))
 
     def find(self, ref: str, provider: str | None = None) -> SessionInfo:
         """The session whose id is `ref` or starts with it (any provider, any directory)."""

@@ -8,6 +8,7 @@ files avatar cannot read (any ACP agent from config or the shipped table).
 - `$AVATAR_HOME/records/turns/<provider>/<id>.jsonl`: the turns avatar carried (the user's
   text, the answer, tool-call titles), one message per line, for every provider, so a session
   can be shown, handed over, searched or reopened without its agent or its files.
+- A session run in an avatar git worktree (`--worktree`) records its directory as `worktree`.
 - Lineage: a session opened from another (a handoff, an import) records `parent` as
   `provider/id`; the parent's record gains `child` lines, read back as its `children`.
 
@@ -240,6 +241,11 @@ class SessionRecords:
     def name(self, provider: str, session_id: str, name: str) -> None:
         """The user named the session (`session rename`): avatar shows the name everywhere."""
         self.put({"provider": provider, "id": session_id, "name": name})
+
+    def worktree(self, provider: str, session_id: str, path: str) -> None:
+        """The session runs in the avatar git worktree at `path` (`--worktree`): it is
+        listed with it and resumed in it."""
+        self.put({"provider": provider, "id": session_id, "worktree": path})
 
     def forget(self, provider: str, session_id: str) -> None:
         """Remove a session's record and its copy of the turns."""

@@ -31,19 +31,24 @@ class SessionInfo:
     model: str | None = None
     path: str | None = None  # where it lives on disk, if anywhere (not part of `to_public`)
     name: str | None = None  # a name the user gave it (`session rename`)
+    worktree: str | None = None  # the avatar git worktree it runs in (`--worktree`)
 
     def to_public(self) -> dict[str, Any]:
         """The object `session list --json` prints (DESIGN §3), times in ISO-8601."""
-        return {
-            "id": self.id,
-            "provider": self.provider,
-            "title": self.title,
-            "cwd": self.cwd,
-            "created": self.created.isoformat() if self.created else None,
-            "updated": self.updated.isoformat() if self.updated else None,
-            "messages": self.messages,
-            "model": self.model,
-        } | ({"name": self.name} if self.name else {})
+        return (
+            {
+                "id": self.id,
+                "provider": self.provider,
+                "title": self.title,
+                "cwd": self.cwd,
+                "created": self.created.isoformat() if self.created else None,
+                "updated": self.updated.isoformat() if self.updated else None,
+                "messages": self.messages,
+                "model": self.model,
+            }
+            | ({"name": self.name} if self.name else {})
+            | ({"worktree": self.worktree} if self.worktree else {})
+        )
 
     @classmethod
     def from_public(cls, data: dict[str, Any], path: str | None = None) -> SessionInfo:
@@ -65,6 +70,7 @@ class SessionInfo:
             model=_opt_text(data.get("model")),
             path=_opt_text(path),
             name=_opt_text(data.get("name")),
+            worktree=_opt_text(data.get("worktree")),
         )
 
 
