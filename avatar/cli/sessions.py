@@ -68,12 +68,16 @@ def list_sessions(
         return 0
     parents = {k: v.parent for k, v in links.items()} if tree else {}
     rows = []
+    worktrees = any(s.worktree for s in shown)  # (a column only where some session has one)
     for depth, s in lineage_order(shown, parents):
         # (inert before the table measures it: a hostile title cannot skew the columns)
         label = for_terminal((s.name or s.title or "").replace("\n", " "), sys.stdout)
         title = tree_title(depth, label)
         rows.append([s.provider, s.id, title, ago(s.updated), str(s.messages)])
-    table = render_table(["provider", "id", "title", "updated", "messages"], rows, shrink=2)
+        if worktrees:
+            rows[-1].append(for_terminal((s.worktree or "").rsplit("/", 1)[-1], sys.stdout))
+    heads = ["provider", "id", "title", "updated", "messages"] + ["worktree"] * worktrees
+    table = render_table(heads, rows, shrink=2)
     sys.stdout.write(for_terminal(table, sys.stdout))
     if len(shown) < len(sessions):
         sys.stderr.write(f"({len(sessions) - len(shown)} more; --limit 0 shows all)\n")
@@ -141,15 +145,19 @@ def show_transcript(state: AppState, ref: str) -> int:
     return 0
 
 
-def delete(state: AppState, ref: str, *, yes: bool) -> int:
-    """Delete a session after confirmation."""
+def delete(state: AppState, ref: str, *, yes: bool, worktree: bool = False) -> int:
+    """Delete a session after confirmation; with `worktree`, the git worktree it ran in too
+    (else that is kept, and said)."""
     engine, info = _find(state, ref)
+    if worktree and not info.worktree:
+        raise UsageError(f"--worktree: {info.provider} session {info.id} has no worktree")
     if not yes:
         if not sys.stdin.isatty():
             raise UsageError("refusing to delete without confirmation; pass --yes")
         import click
 
-        question = f"delete {info.provider} session {info.id} ({info.title or 'untitled'})?"
+        question = f"delete {info.provider} session {info.id} ({info.title or 'untitled'})"
+        question += f" and its worktree {info.worktree}?" if worktree else "?"
         if not click.confirm(for_terminal(question, sys.stderr)):
             return 1
     import asyncio
@@ -162,6 +170,10 @@ def delete(state: AppState, ref: str, *, yes: bool) -> int:
 
     asyncio.run(go())
     sys.stderr.write(f"deleted {info.provider} session {info.id}\n")
+    if worktree:
+        sys.stderr.write(engine.library.remove_worktree(info) + "\n")
+    elif info.worktree:
+        sys.stderr.write(f"kept its worktree {info.worktree} (--worktree removes it)\n")
     return 0
 
 
