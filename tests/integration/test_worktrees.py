@@ -206,3 +206,24 @@ def test_worktree_outside_a_repository_is_one_line_and_exit_2(
     assert run.stderr.strip().splitlines() == [
         f"avatar: --worktree: {plain} is not in a git repository"
     ]
+
+
+def test_repl_worktree_and_slash_worktree_run_sessions_in_worktrees(
+    repo: Path, avatar_env: dict[str, str], model_server: FakeModelServer
+) -> None:
+    """`repl --worktree a` runs its first session in worktree `a`; `/worktree b` starts a
+    fresh session in worktree `b`; each writes its own `x.txt`."""
+    model_server.chat.append(*[tool_then_done(write_x)] * 4)
+    lines = "in a\n/worktree b\nin b\n/quit\n"
+    run = avatar(avatar_env, repo, "-p", "native", "repl", "--permission", "allow",
+                 "--worktree", "a", stdin=lines)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert (worktree(repo, "a") / "x.txt").read_text() == "in a\n"
+    assert (worktree(repo, "b") / "x.txt").read_text() == "in b\n"
+    assert not (repo / "x.txt").exists()
+    listed = json.loads(avatar(avatar_env, repo, "session", "list", "--json").stdout)
+    assert sorted(s["worktree"] for s in listed) == [
+        str(worktree(repo, "a")),
+        str(worktree(repo, "b")),
+    ]
+    assert model_server.requests_for("chat")[-1].conversation_texts()[0] == "in b"  # fresh
