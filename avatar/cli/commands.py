@@ -30,7 +30,8 @@ WORKTREE = click.option(
     metavar="[NAME]",
     is_flag=False,
     flag_value="",
-    help="Run the new session in a git worktree of its own (NAME: generated when none).",
+    help="Run the new session in a new git worktree of its own (without NAME, one is made up:"
+    " then give the option after the prompt).",
 )
 
 

@@ -68,7 +68,7 @@ class Engine(LibraryNames):
         self.home = home or avatar_home()
         self.add_dirs = [(self.cwd / d).resolve() for d in add_dirs]
         #: The avatar git worktree sessions run in (`enter_worktree`, or a resumed session's).
-        self.worktree: Path | None = None
+        self.worktree: Path | None = worktrees.avatar_worktree(self.cwd)
         self.wait_busy = True  # a session another process holds: wait, or fail (`--no-wait`)
         #: Only one turn on a new session will run (`chat`): a new session opens on the
         #: provider's `one_shot_bridge` (an ACP agent without the SDK).

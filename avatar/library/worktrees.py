@@ -92,6 +92,15 @@ def git_dir(cwd: Path) -> Path | None:
     return (cwd / text.removeprefix("gitdir:").strip()).resolve()
 
 
+def avatar_worktree(cwd: Path) -> Path | None:
+    """`cwd` when it is the top of one of avatar's worktrees (`avatar -C` into one): its
+    sessions are that worktree's."""
+    gitdir = git_dir(cwd)  # <common>/worktrees/<id> for a linked worktree
+    if gitdir is None or gitdir.parent.name != "worktrees":
+        return None
+    return cwd if cwd.parent == gitdir.parent.parent.joinpath(*PLACE) else None
+
+
 def of_repository(cwd: Path) -> list[Path]:
     """The avatar worktrees of the repository whose main worktree's top is `cwd` (none when
     `cwd` is not one)."""

@@ -227,3 +227,19 @@ def test_repl_worktree_and_slash_worktree_run_sessions_in_worktrees(
         str(worktree(repo, "b")),
     ]
     assert model_server.requests_for("chat")[-1].conversation_texts()[0] == "in b"  # fresh
+
+
+def test_a_worktree_without_a_name_gets_one_and_avatar_c_into_it_keeps_it(
+    repo: Path, avatar_env: dict[str, str], model_server: FakeModelServer
+) -> None:
+    model_server.chat.append(write_x("unnamed"), Reply.text("done"), "again")
+    run = chat(avatar_env, repo, "go", "--worktree")
+    assert run.returncode == 0, run.stderr
+    made = list((repo / ".git" / "avatar" / "worktrees").iterdir())
+    assert len(made) == 1 and made[0].name.startswith("wt-")
+    assert f"worktree: {made[0].name} at {made[0]}" in run.stderr
+    assert (made[0] / "x.txt").read_text() == "unnamed\n"
+    # A session started with -C in an avatar worktree is that worktree's too.
+    sid = session_id(avatar(avatar_env, repo, "-C", str(made[0]), "-p", "native", "chat", "again"))
+    info = json.loads(avatar(avatar_env, repo, "session", "info", sid, "--json").stdout)
+    assert info["worktree"] == info["cwd"] == str(made[0])
