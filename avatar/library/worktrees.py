@@ -11,13 +11,12 @@ is the worktree, so the sandbox's write walls follow it.
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
 from avatar.core.errors import AvatarError, UsageError
-from avatar.core.quick_run import quick_run
 
 #: Where a repository's avatar worktrees live, under its git common dir.
 PLACE = ("avatar", "worktrees")
@@ -48,6 +47,8 @@ def check_name(name: str) -> str:
 
 
 def _git(cwd: Path, *args: str) -> tuple[bool, str]:
+    from avatar.core.quick_run import quick_run  # (subprocess: not for a listing)
+
     out = quick_run(["git", "-C", str(cwd), *args], timeout=30)
     if out is None:
         raise AvatarError("--worktree: git could not be run")
@@ -61,7 +62,7 @@ def _last(said: str) -> str:
 def create(cwd: Path, name: str | None = None) -> Worktree:
     """A new worktree of the repository `cwd` is in, from its HEAD (`name`: a generated one
     when None). Usage errors: not a repository, no commit yet, a name in use."""
-    name = check_name(name) if name else "wt-" + secrets.token_hex(3)
+    name = check_name(name) if name else "wt-" + os.urandom(3).hex()
     ok, common = _git(cwd, "rev-parse", "--path-format=absolute", "--git-common-dir")
     if not ok:
         raise UsageError(f"--worktree: {cwd} is not in a git repository")
