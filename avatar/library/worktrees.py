@@ -31,10 +31,15 @@ class Worktree:
     name: str
     path: Path
     branch: str
+    #: The checkout it was made from had uncommitted changes (they are not in the worktree).
+    left_behind: bool = False
 
     def describe(self) -> str:
         """The line that says where a session runs."""
-        return f"worktree: {self.name} at {self.path} (branch {self.branch})"
+        line = f"worktree: {self.name} at {self.path} (branch {self.branch})"
+        if self.left_behind:
+            line += "; uncommitted changes of your checkout are not in it"
+        return line
 
 
 def check_name(name: str) -> str:
@@ -75,7 +80,8 @@ def create(cwd: Path, name: str | None = None) -> Worktree:
     ok, said = _git(cwd, "worktree", "add", "--quiet", "-b", branch, str(path), "HEAD")
     if not ok:
         raise AvatarError(f"--worktree: git worktree add failed: {_last(said)}")
-    return Worktree(name, path, branch)
+    ok, changed = _git(cwd, "status", "--porcelain", "--untracked-files=no")
+    return Worktree(name, path, branch, left_behind=ok and changed != "")
 
 
 def git_dir(cwd: Path) -> Path | None:

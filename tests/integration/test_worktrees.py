@@ -131,8 +131,12 @@ def test_the_sandbox_refuses_a_write_from_a_worktree_into_the_main_worktree(
 def test_a_worktree_session_resumes_in_its_worktree(
     repo: Path, avatar_env: dict[str, str], model_server: FakeModelServer
 ) -> None:
+    (repo / "README").write_text("changed, not committed\n")
     model_server.chat.append(write_x("first"), Reply.text("done"))
-    sid = session_id(chat(avatar_env, repo, "--worktree", "r", "first"))
+    run = chat(avatar_env, repo, "--worktree", "r", "first")
+    assert "uncommitted changes of your checkout are not in it" in run.stderr
+    assert (worktree(repo, "r") / "README").read_text() == "main\n"  # made from HEAD
+    sid = session_id(run)
     model_server.chat.append(
         Reply.tool_call("write", {"path": "y.txt", "content": "again\n"}), Reply.text("done")
     )
