@@ -282,12 +282,12 @@ class Engine(LibraryNames):
             continue_last=continue_last,
             session_id=session_id,
         )
-        gone = plan.request.info.worktree if plan.request.info else None
-        if gone and Path(gone) != self.cwd:  # a worktree's session resumes in its worktree
-            if Path(gone).is_dir():
-                await self._move_to(Path(gone))
+        there = plan.request.info.worktree if plan.request.info else None
+        if there and Path(there) != self.cwd:  # a worktree's session resumes in its worktree
+            if Path(there).is_dir():
+                await self._move_to(Path(there))
             else:
-                self._notice(f"its worktree {gone} is gone: resuming in {self.cwd}", "warning")
+                self._notice(f"its worktree {there} is gone: resuming in {self.cwd}", "warning")
         return await self.open_on(plan.provider, plan.request)
 
     async def enter_worktree(self, name: str | None = None) -> Worktree:

@@ -245,7 +245,8 @@ class SessionRecords:
     def worktree(self, provider: str, session_id: str, path: str) -> None:
         """The session runs in the avatar git worktree at `path` (`--worktree`): it is
         listed with it and resumed in it."""
-        self.put({"provider": provider, "id": session_id, "worktree": path})
+        if self.all().get((provider, session_id), {}).get("worktree") != path:  # (once)
+            self.put({"provider": provider, "id": session_id, "worktree": path})
 
     def forget(self, provider: str, session_id: str) -> None:
         """Remove a session's record and its copy of the turns."""
