@@ -53,13 +53,18 @@ class Library:
         """Sessions of one provider (every provider when None) in this project (or any
         directory), newest first; at the top of a git repository, those of its avatar
         worktrees too (`avatar.library.worktrees`). No agent is started."""
-        name = self._name(provider)
-        if any_cwd:
-            return self.catalog.sessions(name, None)
-        found = self.catalog.sessions(name, self.cwd)
-        for path in worktrees.of_repository(self.cwd):
-            found += self.catalog.sessions(name, path)
-        return newest_first(found)
+        return self._sessions(self._name(provider), any_cwd)
+
+    def _project(self) -> list[Path]:
+        """The directories of this project: the cwd, and at the top of a git repository its
+        avatar worktrees (`avatar.library.worktrees`)."""
+        return [self.cwd, *worktrees.of_repository(self.cwd)]
+
+    def _sessions(self, provider: str | None, any_cwd: bool) -> list[SessionInfo]:
+        dirs = [None] if any_cwd else self._project()
+        if len(dirs) == 1:  # (already newest first)
+            return self.catalog.sessions(provider, dirs[0])
+        return newest_first(s for d in dirs for s in self.catalog.sessions(provider, d))
 
     def remove_worktree(self, info: SessionInfo) -> str:
         """Remove the git worktree session `info` ran in (`avatar.library.worktrees.remove`);
@@ -112,17 +117,18 @@ class Library:
         """Sessions whose messages, tool calls or tool output hold every word of `query` (as
         words or word starts) and every phrase in quotes and code token (`foo_bar()`) as
         written, best match first, then the newest; `limit` of them from the `offset`-th on;
-        this project's unless `all_projects`. The index (`$AVATAR_HOME/cache/search.sqlite`)
-        is updated first; an update taking over a second (a first build) tells `progress`
-        how far it is (`avatar.library.search.index.SearchIndex.update`)."""
+        this project's (its worktrees' too) unless `all_projects`. The index
+        (`$AVATAR_HOME/cache/search.sqlite`) is updated first; an update taking over a second
+        (a first build) tells `progress` how far it is (`SearchIndex.update`)."""
         from avatar.sessions.filestore import same_dir_keys
 
+        cwds = None if all_projects else [k for d in self._project() for k in same_dir_keys(d)]
         with self._index() as index:
             index.update(self.catalog, progress)
             return index.search(
                 query,
                 providers=[self.catalog.registry.spec(provider).name] if provider else None,
-                cwds=None if all_projects else same_dir_keys(self.cwd),
+                cwds=cwds,
                 since=datetime.now(UTC) - since if since is not None else None,
                 limit=limit,
                 offset=offset,
@@ -160,10 +166,10 @@ class Library:
         provider: str | None = None,
         all_projects: bool = False,
     ) -> list[SessionInfo]:
-        """Sessions last updated longer than `older_than` ago (this project's unless
-        `all_projects`), oldest last; the open session never is one."""
+        """Sessions last updated longer than `older_than` ago (this project's, its worktrees'
+        too, unless `all_projects`), oldest last; the open session never is one."""
         cutoff = datetime.now(UTC) - older_than
-        found = self.catalog.sessions(self._name(provider), None if all_projects else self.cwd)
+        found = self._sessions(self._name(provider), all_projects)
         current = self._current()
         return [
             s

@@ -107,6 +107,11 @@ def test_two_sessions_in_one_repository_write_their_own_x_txt(
     assert "worktree" in table.splitlines()[0]
     info = avatar(avatar_env, repo, "session", "info", listed[0]["id"], "--json")
     assert json.loads(info.stdout)["worktree"] == listed[0]["worktree"]
+    found = avatar(avatar_env, repo, "session", "search", "from", "--json")
+    hits = json.loads(found.stdout)
+    assert sorted(h["id"] for h in hits) == sorted(s["id"] for s in listed), found.stderr
+    old = avatar(avatar_env, repo, "session", "prune", "--older-than", "0d", "--dry-run")
+    assert all(s["id"] in old.stdout for s in listed), old.stderr
 
 
 def test_the_sandbox_refuses_a_write_from_a_worktree_into_the_main_worktree(
