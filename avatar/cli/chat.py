@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,10 +29,12 @@ def run_chat(
     source: str | None,
     add_dirs: Sequence[Path] = (),
     wait: bool = True,
+    worktree: str | None = None,
 ) -> int:
     """Open (or resume) a session, run one turn, render it, and return the exit code.
 
-    A session another process has open is waited for (Ctrl-C gives up) unless `wait` is False.
+    A session another process has open is waited for (Ctrl-C gives up) unless `wait` is False;
+    `worktree` (not None): the session runs in a new git worktree (`""`: its name generated).
     """
     engine = state.engine(permission=permission, add_dirs=add_dirs)
     engine.wait_busy = wait
@@ -40,6 +43,9 @@ def run_chat(
     engine.subscribe(renderer.on_event)
 
     async def opened() -> None:
+        if worktree is not None:
+            made = await engine.enter_worktree(worktree or None)
+            sys.stderr.write(made.describe() + "\n")
         await engine.open(resume=resume, continue_last=cont, session_id=session_id, source=source)
 
     from avatar.cli.signals import run_until_hangup

@@ -25,6 +25,14 @@ ADD_DIR = click.option(
     type=click.Path(file_okay=False, path_type=Path),
     help="Another directory the agent may read and write (repeatable).",
 )
+WORKTREE = click.option(
+    "--worktree",
+    metavar="[NAME]",
+    is_flag=False,
+    flag_value="",
+    help="Run the new session in a new git worktree of its own (without NAME, one is made up:"
+    " then give the option after the prompt).",
+)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -159,6 +167,14 @@ def no_empty_ids(*flags: tuple[str, str | None]) -> None:
             raise UsageError(f"{flag}: the session id is empty")
 
 
+def no_worktree_with(worktree: str | None, *flags: tuple[str, object]) -> None:
+    """A usage error for `--worktree` with a flag reopening a session: a session resumes in
+    the worktree it ran in, and a new worktree has no session to continue."""
+    for flag, value in flags:
+        if worktree is not None and value:
+            raise UsageError(f"--worktree opens a new session: it cannot go with {flag}")
+
+
 @cli.command()
 @click.argument("prompt", required=False)
 @click.option("--resume", "resume", metavar="ID", help="Resume a session (id or unique prefix).")
@@ -187,6 +203,7 @@ def no_empty_ids(*flags: tuple[str, str | None]) -> None:
     help="Fail at once if another process has the session open (default: wait for it).",
 )
 @ADD_DIR
+@WORKTREE
 @click.pass_obj
 def chat(
     state: AppState,
@@ -199,6 +216,7 @@ def chat(
     source: str | None,
     no_wait: bool,
     add_dirs: tuple[Path, ...],
+    worktree: str | None,
 ) -> int:
     """Send one prompt (or `-` to read it from stdin) and stream the answer."""
     if prompt is None or prompt == "-":
@@ -211,6 +229,7 @@ def chat(
     no_empty_ids(("--resume", resume), ("--session-id", session_id), ("--from", source))
     if sum(bool(x) for x in (resume, cont, session_id, source)) > 1:
         raise UsageError("use only one of --resume, --continue, --session-id and --from")
+    no_worktree_with(worktree, ("--resume", resume), ("--continue", cont), ("-s", session_id))
     from avatar.cli.chat import run_chat
 
     return run_chat(
@@ -224,6 +243,7 @@ def chat(
         source=source,
         add_dirs=add_dirs,
         wait=not no_wait,
+        worktree=worktree,
     )
 
 
@@ -257,6 +277,7 @@ def chat(
     help="Answer to actions that change things (ask: a menu for each).",
 )
 @ADD_DIR
+@WORKTREE
 @click.pass_obj
 def repl(
     state: AppState,
@@ -266,6 +287,7 @@ def repl(
     imported: bool,
     permission: str | None,
     add_dirs: tuple[Path, ...],
+    worktree: str | None,
 ) -> int:
     """Interactive session with slash commands (/help lists them)."""
     no_empty_ids(("--from", source))  # (`--resume` alone, an empty id, opens the picker)
@@ -273,6 +295,7 @@ def repl(
         raise UsageError("use only one of --resume, --continue and --from")
     if imported and source is None:
         raise UsageError("--import needs --from SESSION")
+    no_worktree_with(worktree, ("--resume", resume is not None), ("--continue", cont))
     from avatar.cli.repl.repl import run_repl
 
     return run_repl(
@@ -284,6 +307,7 @@ def repl(
         add_dirs=add_dirs,
         pick=resume == "",
         imported=imported,
+        worktree=worktree,
     )
 
 
@@ -363,14 +387,15 @@ def session_show(state: AppState, session_id: str) -> int:
     help="Remove only avatar's record of it (where the agent cannot delete).",
 )
 @click.option("--keep-copy", is_flag=True, help="Keep avatar's copy of the turns.")
+@click.option("--worktree", is_flag=True, help="Remove its git worktree too (else it is kept).")
 @click.pass_obj
 def session_delete(
-    state: AppState, session_id: str, yes: bool, forget: bool, keep_copy: bool
+    state: AppState, session_id: str, yes: bool, forget: bool, keep_copy: bool, worktree: bool
 ) -> int:
     """Delete a session through its agent, and avatar's copy of it."""
     from avatar.cli.sessions import delete
 
-    return delete(state, session_id, yes=yes, forget=forget, keep_copy=keep_copy)
+    return delete(state, session_id, yes=yes, forget=forget, keep_copy=keep_copy, worktree=worktree)
 
 
 @session.command("fork")

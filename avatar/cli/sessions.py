@@ -73,13 +73,17 @@ def list_sessions(
         return 0
     parents = {k: v.parent for k, v in links.items()} if tree else {}
     rows = []
+    worktrees = any(s.worktree for s in shown)  # (a column only where some session has one)
     for depth, s in lineage_order(shown, parents):
         # (inert before the table measures it: a hostile title cannot skew the columns)
         label = (s.name or s.title or "").replace("\n", " ") + (GONE if s.gone else "")
         label = for_terminal(label, sys.stdout)
         title = tree_title(depth, label)
         rows.append([s.provider, s.id, title, ago(s.updated), str(s.messages)])
-    table = render_table(["provider", "id", "title", "updated", "messages"], rows, shrink=2)
+        if worktrees:
+            rows[-1].append(for_terminal((s.worktree or "").rsplit("/", 1)[-1], sys.stdout))
+    heads = ["provider", "id", "title", "updated", "messages"] + ["worktree"] * worktrees
+    table = render_table(heads, rows, shrink=2)
     sys.stdout.write(for_terminal(table, sys.stdout))
     if len(shown) < len(sessions):
         sys.stderr.write(f"({len(sessions) - len(shown)} more; --limit 0 shows all)\n")
@@ -148,17 +152,27 @@ def show_transcript(state: AppState, ref: str) -> int:
 
 
 def delete(
-    state: AppState, ref: str, *, yes: bool, forget: bool = False, keep_copy: bool = False
+    state: AppState,
+    ref: str,
+    *,
+    yes: bool,
+    forget: bool = False,
+    keep_copy: bool = False,
+    worktree: bool = False,
 ) -> int:
-    """Delete a session after confirmation (`forget`: avatar's record of it only)."""
+    """Delete a session after confirmation (`forget`: avatar's record of it only); with
+    `worktree`, the git worktree it ran in too (else that is kept, and said)."""
     engine, info = _find(state, ref)
+    if worktree and not info.worktree:
+        raise UsageError(f"--worktree: {info.provider} session {info.id} has no worktree")
     what = "avatar's record of" if forget else "delete"
     if not yes:
         if not sys.stdin.isatty():
             raise UsageError("refusing to delete without confirmation; pass --yes")
         import click
 
-        question = f"{what} {info.provider} session {info.id} ({info.title or 'untitled'})?"
+        question = f"{what} {info.provider} session {info.id} ({info.title or 'untitled'})"
+        question += f" and its worktree {info.worktree}?" if worktree else "?"
         if forget:
             question = "forget " + question
         if not click.confirm(for_terminal(question, sys.stderr)):
@@ -174,6 +188,10 @@ def delete(
     asyncio.run(go())
     done = "forgot" if forget else "deleted"
     sys.stderr.write(f"{done} {info.provider} session {info.id}\n")
+    if worktree:
+        sys.stderr.write(engine.library.remove_worktree(info) + "\n")
+    elif info.worktree:
+        sys.stderr.write(f"kept its worktree {info.worktree} (--worktree removes it)\n")
     return 0
 
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Unpack
 
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.core.config import Settings, avatar_home
@@ -25,11 +24,13 @@ from avatar.engine.config_layers import project_config
 from avatar.engine.conversation import Conversation
 from avatar.engine.deleting import delete_session
 from avatar.engine.forking import fork_session
+from avatar.engine.library_names import LibraryNames
 from avatar.engine.open_session import OpenSession
 from avatar.engine.opening import plan_open
 from avatar.engine.settings import SettingsPolicy, SettingsSource
 from avatar.engine.status import EngineStatus, describe
 from avatar.engine.switching import Switcher, SwitchHow
+from avatar.library import worktrees
 from avatar.library.catalog import SessionLibrary
 from avatar.library.library import DeleteHow, Library
 from avatar.policy.permissions import PermissionGate, PermissionHandler
@@ -39,12 +40,11 @@ from avatar.sessions.types import SessionInfo, Transcript
 
 if TYPE_CHECKING:
     from avatar.core.events import BaseEvent, Listener, OpenHow, SessionStarted
-    from avatar.library.archive import Archives
-    from avatar.library.search.hits import SearchHit
+    from avatar.library.worktrees import Worktree
     from avatar.policy.secrets import SecretDetector
 
 
-class Engine:
+class Engine(LibraryNames):
     """One project's agents behind one session API; see the module docstring.
 
     Build it with `from_config()` (the layered config of DESIGN §4), or directly from
@@ -69,6 +69,8 @@ class Engine:
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.home = home or avatar_home()
         self.add_dirs = [(self.cwd / d).resolve() for d in add_dirs]
+        #: The avatar git worktree sessions run in (`enter_worktree`, or a resumed session's).
+        self.worktree: Path | None = worktrees.avatar_worktree(self.cwd)
         self.wait_busy = True  # a session another process holds: wait, or fail (`--no-wait`)
         #: Only one turn on a new session will run (`chat`): a new session opens on the
         #: provider's `one_shot_bridge` (an ACP agent without the SDK).
@@ -217,61 +219,6 @@ class Engine:
 
         self._emit(Notice(message=message, level=level))  # type: ignore[arg-type]
 
-    # ----- the library (thin delegates of `self.library`) ---------------------------------
-
-    def sessions(self, provider: str | None = None, *, any_cwd: bool = False) -> list[SessionInfo]:
-        """`library.sessions`: sessions of one provider (every provider when None) in this
-        project (or any directory), newest first. No agent is started."""
-        return self.library.sessions(provider, any_cwd=any_cwd)
-
-    def find(self, ref: str, provider: str | None = None) -> SessionInfo:
-        """`library.find`: the session whose id is `ref` or starts with it."""
-        return self.library.find(ref, provider)
-
-    def transcript(self, session: SessionInfo | str) -> Transcript:
-        """`library.transcript`: the canonical transcript of a session."""
-        return self.library.transcript(session)
-
-    def export(self, session: SessionInfo | str, fmt: str = "md", to: Path | None = None) -> str:
-        """`library.export`: a transcript as `md`, `html` or `json`, secrets masked."""
-        return self.library.export(session, fmt, to)
-
-    def search(self, query: str, **how: Any) -> list[SearchHit]:
-        """`library.search`: sessions whose messages hold every word of `query`."""
-        return self.library.search(query, **how)
-
-    def reindex(self) -> int:
-        """`library.reindex`: bring the search index up to date."""
-        return self.library.reindex()
-
-    def rename(self, ref: SessionInfo | str, name: str) -> SessionInfo:
-        """`library.rename`: name a session."""
-        return self.library.rename(ref, name)
-
-    def prunable(self, older_than: timedelta, **how: Any) -> list[SessionInfo]:
-        """`library.prunable`: sessions last updated longer than `older_than` ago."""
-        return self.library.prunable(older_than, **how)
-
-    async def prune(self, sessions: list[SessionInfo]) -> list[tuple[SessionInfo, str | None]]:
-        """`library.prune`: delete each session; each with None, or why it was not."""
-        return await self.library.prune(sessions)
-
-    @property
-    def archives(self) -> Archives:
-        """`library.archives`: sessions packed to move between machines."""
-        return self.library.archives
-
-    def warnings(self) -> list[str]:
-        """`library.warnings`: what the stores skipped while reading."""
-        return self.library.warnings()
-
-    async def delete(
-        self, session: SessionInfo | str, *, forget: bool = False, keep_copy: bool = False
-    ) -> SessionInfo:
-        """`library.delete`: through its agent, else its store (`avatar.engine.deleting`);
-        returns what was deleted."""
-        return await self.library.delete(session, forget=forget, keep_copy=keep_copy)
-
     def _open_id(self) -> str | None:
         return self.current.session_id if self.current is not None else None
 
@@ -329,7 +276,25 @@ class Engine:
             continue_last=continue_last,
             session_id=session_id,
         )
+        there = plan.request.info.worktree if plan.request.info else None
+        if there and Path(there) != self.cwd:  # a worktree's session resumes in its worktree
+            if Path(there).is_dir():
+                await self._move_to(Path(there))
+            else:
+                self._notice(f"its worktree {there} is gone: resuming in {self.cwd}", "warning")
         return await self.open_on(plan.provider, plan.request)
+
+    async def enter_worktree(self, name: str | None = None) -> Worktree:
+        """Make a git worktree of this repository (`avatar.library.worktrees.create`; `name`:
+        a generated one when None) and run the next sessions in it: it becomes the engine's
+        cwd, the project root the sandbox lets agents write in. The open session is closed."""
+        made = worktrees.create(self.cwd, name)
+        await self._move_to(made.path)
+        return made
+
+    async def _move_to(self, path: Path) -> None:
+        await self.close()  # (its agent runs in the directory left)
+        self.cwd = self.library.cwd = self.worktree = path.resolve()
 
     async def new(self, provider: str | None = None) -> OpenSession:
         """A fresh session on `provider` (default: the current or chosen one)."""
@@ -378,6 +343,8 @@ class Engine:
         self.current = OpenSession(started, bridge, thread, self._models.get(name))
         self._gate.session_id = started.session_id
         self.catalog.opened(name, started.session_id, str(self.cwd), started.model)
+        if self.worktree is not None:
+            self.catalog.worktree(name, started.session_id, self.worktree)
         resolved = request.opened(name, started.session_id)  # (its path, not a lookup)
         thread.opened(resolved or SessionInfo(started.session_id, name, cwd=str(self.cwd)))
         if request.mode == "resume" and request.session_id not in (None, started.session_id):

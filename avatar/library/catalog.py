@@ -176,16 +176,22 @@ class SessionLibrary:
                     out.append(info)
         return out
 
-    def names(self) -> dict[tuple[str, str], str]:
-        """Names given with `session rename` that avatar keeps, by (provider, id)."""
+    def names(self, key: str = "name") -> dict[tuple[str, str], str]:
+        """Names given with `session rename` that avatar keeps, by (provider, id) (`key`:
+        another text its records keep, e.g. `worktree`)."""
         records = self.records().all()
-        return {k: r["name"] for k, r in records.items() if isinstance(r.get("name"), str)}
+        return {k: r[key] for k, r in records.items() if isinstance(r.get(key), str)}
+
+    def worktree(self, provider: str, session_id: str, path: Path) -> None:
+        """Session `session_id` runs in the avatar git worktree at `path`."""
+        self.records().worktree(provider, session_id, str(path))
 
     def _named(self, sessions: list[SessionInfo]) -> list[SessionInfo]:
         # A name in the provider's own files (Claude Code's `/rename`) wins over avatar's.
-        names = self.names()
-        for s in sessions if names else ():
+        names, worktrees = self.names(), self.names("worktree")
+        for s in sessions if names or worktrees else ():
             s.name = s.name or names.get((s.provider, s.id))
+            s.worktree = worktrees.get((s.provider, s.id))
         return sessions
 
     def _owned(self, sessions: list[SessionInfo]) -> list[SessionInfo]:

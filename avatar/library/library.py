@@ -14,9 +14,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from avatar.core.errors import AvatarError
+from avatar.core.errors import AvatarError, UsageError
+from avatar.library import worktrees
 from avatar.library.archive import Archives
 from avatar.library.renaming import rename
+from avatar.sessions.types import newest_first
 
 if TYPE_CHECKING:
     from avatar.library.catalog import SessionLibrary
@@ -59,8 +61,27 @@ class Library:
 
     def sessions(self, provider: str | None = None, *, any_cwd: bool = False) -> list[SessionInfo]:
         """Sessions of one provider (every provider when None) in this project (or any
-        directory), newest first. No agent is started."""
-        return self.catalog.sessions(self._name(provider), None if any_cwd else self.cwd)
+        directory), newest first; at the top of a git repository, those of its avatar
+        worktrees too (`avatar.library.worktrees`). No agent is started."""
+        return self._sessions(self._name(provider), any_cwd)
+
+    def _project(self) -> list[Path]:
+        """The directories of this project: the cwd, and at the top of a git repository its
+        avatar worktrees (`avatar.library.worktrees`)."""
+        return [self.cwd, *worktrees.of_repository(self.cwd)]
+
+    def _sessions(self, provider: str | None, any_cwd: bool) -> list[SessionInfo]:
+        dirs = [None] if any_cwd else self._project()
+        if len(dirs) == 1:  # (already newest first)
+            return self.catalog.sessions(provider, dirs[0])
+        return newest_first(s for d in dirs for s in self.catalog.sessions(provider, d))
+
+    def remove_worktree(self, info: SessionInfo) -> str:
+        """Remove the git worktree session `info` ran in (`avatar.library.worktrees.remove`);
+        a line saying what was done."""
+        if not info.worktree:
+            raise UsageError(f"{info.provider} session {info.id} has no worktree")
+        return worktrees.remove(Path(info.worktree))
 
     def find(self, ref: str, provider: str | None = None) -> SessionInfo:
         """The session whose id is `ref` or starts with it (any provider, any directory)."""
@@ -109,17 +130,18 @@ class Library:
         """Sessions whose messages, tool calls or tool output hold every word of `query` (as
         words or word starts) and every phrase in quotes and code token (`foo_bar()`) as
         written, best match first, then the newest; `limit` of them from the `offset`-th on;
-        this project's unless `all_projects`. The index (`$AVATAR_HOME/cache/search.sqlite`)
-        is updated first; an update taking over a second (a first build) tells `progress`
-        how far it is (`avatar.library.search.index.SearchIndex.update`)."""
+        this project's (its worktrees' too) unless `all_projects`. The index
+        (`$AVATAR_HOME/cache/search.sqlite`) is updated first; an update taking over a second
+        (a first build) tells `progress` how far it is (`SearchIndex.update`)."""
         from avatar.sessions.filestore import same_dir_keys
 
+        cwds = None if all_projects else [k for d in self._project() for k in same_dir_keys(d)]
         with self._index() as index:
             index.update(self.catalog, progress)
             return index.search(
                 query,
                 providers=[self.catalog.registry.spec(provider).name] if provider else None,
-                cwds=None if all_projects else same_dir_keys(self.cwd),
+                cwds=cwds,
                 since=datetime.now(UTC) - since if since is not None else None,
                 limit=limit,
                 offset=offset,
@@ -157,10 +179,10 @@ class Library:
         provider: str | None = None,
         all_projects: bool = False,
     ) -> list[SessionInfo]:
-        """Sessions last updated longer than `older_than` ago (this project's unless
-        `all_projects`), oldest last; the open session never is one."""
+        """Sessions last updated longer than `older_than` ago (this project's, its worktrees'
+        too, unless `all_projects`), oldest last; the open session never is one."""
         cutoff = datetime.now(UTC) - older_than
-        found = self.catalog.sessions(self._name(provider), None if all_projects else self.cwd)
+        found = self._sessions(self._name(provider), all_projects)
         current = self._current()
         return [
             s

@@ -8,6 +8,7 @@ files avatar cannot read (any ACP agent from config or the shipped table).
 - `$AVATAR_HOME/records/turns/<provider>/<id>.jsonl`: the turns avatar carried (the user's
   text, the answer, tool-call titles), one message per line, for every provider, so a session
   can be shown, handed over, searched or reopened without its agent or its files.
+- A session run in an avatar git worktree (`--worktree`) records its directory as `worktree`.
 - Lineage: a session opened from another (a handoff, an import) records `parent` as
   `provider/id`; the parent's record gains `child` lines, read back as its `children`.
 
@@ -267,6 +268,12 @@ class SessionRecords:
         if not current.get("title") and strip_handoff(first).strip():
             update["title"] = _title(strip_handoff(first))
         self.put(update)
+
+    def worktree(self, provider: str, session_id: str, path: str) -> None:
+        """The session runs in the avatar git worktree at `path` (`--worktree`): it is
+        listed with it and resumed in it."""
+        if self.all().get((provider, session_id), {}).get("worktree") != path:  # (once)
+            self.put({"provider": provider, "id": session_id, "worktree": path})
 
     def forget(self, provider: str, session_id: str, *, keep_copy: bool = False) -> None:
         """Remove a session's record and (unless `keep_copy`) its copy of the turns."""

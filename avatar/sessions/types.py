@@ -33,6 +33,7 @@ class SessionInfo:
     name: str | None = None  # a name the user gave it (`session rename`)
     #: Its provider's files are gone: what is listed is avatar's record and copy of it.
     gone: bool = False
+    worktree: str | None = None  # the avatar git worktree it runs in (`--worktree`)
 
     def to_public(self) -> dict[str, Any]:
         """The object `session list --json` prints (DESIGN §3), times in ISO-8601."""
@@ -49,6 +50,7 @@ class SessionInfo:
             }
             | ({"name": self.name} if self.name else {})
             | ({"files_gone": True} if self.gone else {})
+            | ({"worktree": self.worktree} if self.worktree else {})
         )
 
     @classmethod
@@ -71,6 +73,7 @@ class SessionInfo:
             model=_opt_text(data.get("model")),
             path=_opt_text(path),
             name=_opt_text(data.get("name")),
+            worktree=_opt_text(data.get("worktree")),
         )
 
 

@@ -316,6 +316,7 @@ def run_repl(
     add_dirs: Sequence[Path] = (),
     pick: bool = False,
     imported: bool = False,
+    worktree: str | None = None,
 ) -> int:
     """Start the REPL (optionally resuming, continuing, or seeded from another session:
     a handoff, or with `imported` its conversation in this provider's own store)."""
@@ -324,14 +325,22 @@ def run_repl(
     engine.check_model()
     from avatar.cli.signals import run_until_hangup
 
-    return run_until_hangup(_main(engine, resume, cont, source, pick, imported))
+    return run_until_hangup(_main(engine, resume, cont, source, pick, imported, worktree))
 
 
 async def _main(
-    engine: Engine, resume: str | None, cont: bool, source: str | None, pick: bool, imp: bool
+    engine: Engine,
+    resume: str | None,
+    cont: bool,
+    source: str | None,
+    pick: bool,
+    imp: bool,
+    worktree: str | None,
 ) -> int:
     repl = Repl(engine)
     try:
+        if worktree is not None:  # (before the REPL: a bad name is the command's error)
+            repl.say((await engine.enter_worktree(worktree or None)).describe())
         if resume or cont or source:
             await engine.open(resume=resume, continue_last=cont, source=source, imported=imp)
             repl.show_where_we_were()

@@ -140,6 +140,16 @@ async def _new(repl: ReplHost, args: list[str]) -> bool:
     return False
 
 
+async def _worktree(repl: ReplHost, args: list[str]) -> bool:
+    if len(args) > 1:
+        repl.say("usage: /worktree [NAME] (NAME: generated when none)")
+        return False
+    provider = repl.engine.chosen_provider()  # (entering closes the open session)
+    repl.say((await repl.engine.enter_worktree(args[0] if args else None)).describe())
+    await repl.engine.new(provider)
+    return False
+
+
 async def _provider(repl: ReplHost, args: list[str]) -> bool:
     names = [a for a in args if not a.startswith("--")]
     flags = set(args) - set(names)
@@ -238,6 +248,13 @@ COMMANDS: tuple[SlashCommand, ...] = (
         activity="opening the session",
     ),
     SlashCommand("/new", "", "a fresh session on this provider", _new, activity="starting"),
+    SlashCommand(
+        "/worktree",
+        "[NAME]",
+        "a fresh session in a new git worktree of this repository",
+        _worktree,
+        activity="starting",
+    ),
     SlashCommand(
         "/provider",
         "NAME [--fresh | --new | --import] [--summarize]",
