@@ -198,12 +198,16 @@ class Conversation:
         cwd: Path | None = None,
         secrets: SecretDetector | None = None,
         transcript: Transcript | None = None,
+        target: tuple[str, str] | None = None,
     ) -> str | None:
         """The handoff text of the conversation (None when nothing was said); with `delta`,
-        of only the messages since `entered`. `transcript`: the conversation as `history()`
-        gave it already (so the stores are not read again)."""
+        of only the messages since `entered`, for session `target` (provider, id) returned
+        to. `transcript`: the conversation as `history()` gave it already (so the stores are
+        not read again)."""
         seen = transcript if transcript is not None else self.history()
         since = self.entered if delta else None
         if seen is None or len(seen.messages) <= (since or 0):
             return None
-        return build_handoff(seen, budget_tokens, since=since, cwd=cwd, secrets=secrets)
+        return build_handoff(
+            seen, budget_tokens, since=since, cwd=cwd, secrets=secrets, target=target
+        )

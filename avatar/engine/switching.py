@@ -167,7 +167,14 @@ class Switcher:
         e, left = self.host, self.thread
         budget, secrets = self.budget(info.provider), self.secrets()
         seen = left.history()  # read now: the reopen replaces what this run saw
-        delta = left.handoff(budget, delta=True, cwd=e.cwd, secrets=secrets, transcript=seen)
+        delta = left.handoff(
+            budget,
+            delta=True,
+            cwd=e.cwd,
+            secrets=secrets,
+            transcript=seen,
+            target=(info.provider, info.id),
+        )
         started = await e.open_on(info.provider, OpenRequest.of("resume", info))
         thread = started.conversation
         if started.session_id != info.id:

@@ -3,7 +3,8 @@ so the target's own resume opens it with the earlier turns as real messages (DES
 
 What is said here is not format: the conversation flattened to alternating user and assistant
 text (tool calls and their results become text, since the formats differ; secrets masked;
-handed-over blocks left out). Writing it, and reading it back to check it, is the target
+the turns of a handed-over block written as the turns they were, so an import after a handoff
+holds the earlier legs too). Writing it, and reading it back to check it, is the target
 store's own `write_import` (native, Claude Code's transcripts, Codex's rollouts); a store that
 cannot take one says so, and the conversation is handed over instead."""
 
@@ -13,7 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from avatar.sessions.handoff_marker import strip_handoff
+from avatar.handoff.legs import TURNS_HEADING, block_turns
+from avatar.sessions.handoff_marker import END, split_seeded
 from avatar.sessions.types import TranscriptMessage
 
 if TYPE_CHECKING:
@@ -26,8 +28,9 @@ _TOOL_OUTPUT = 500
 
 def flattened(transcript: Transcript, secrets: SecretDetector) -> Transcript:
     """The conversation as alternating user and assistant messages of plain text: tool
-    calls and their results as text, handed-over blocks left out (the messages themselves
-    are here); secrets masked before anything is cut."""
+    calls and their results as text, a handed-over block as the turns it carried (and its
+    summary, when it had left older turns out already); secrets masked before anything is
+    cut."""
     out: list[TranscriptMessage] = []
 
     def put(role: Literal["user", "assistant"], text: str) -> None:
@@ -41,7 +44,14 @@ def flattened(transcript: Transcript, secrets: SecretDetector) -> Transcript:
 
     for msg in transcript.masked(secrets).messages:
         if msg.role == "user":
-            put("user", strip_handoff(msg.text))
+            own, blocks = split_seeded(msg.text)
+            for block in blocks:  # what was said before, in the earlier legs of the chain
+                carried = block_turns(block)
+                if carried.left_out or not carried.turns:  # what is known of the rest
+                    put("user", block.partition("\n" + TURNS_HEADING)[0] + "\n\n" + END)
+                for turn in carried.turns:
+                    put("user" if turn.role == "user" else "assistant", turn.text)
+            put("user", own)
         elif msg.role == "assistant":
             lines = [msg.text] + [f"[tool call {c.name}] {c.input or ''}" for c in msg.tool_calls]
             put("assistant", "\n".join(lines))

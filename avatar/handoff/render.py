@@ -1,13 +1,16 @@
 """A handoff as text: the facts of the source session in sections, then its newest turns
 verbatim, fitted to a budget of estimated tokens (the oldest turns go first; the goal and the
-file lists are never dropped)."""
+file lists are never dropped). The turns of a chain's earlier legs share the one budget, each
+run of them under its leg line (`avatar.handoff.legs`)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from avatar.handoff.facts import HandoffFacts, section
+from avatar.handoff.legs import TURNS_HEADING, Leg, Turn, leg_line
 from avatar.handoff.window import estimate_tokens
 from avatar.policy.secrets import SecretDetector
 from avatar.sessions.handoff_marker import END, START
@@ -85,6 +88,41 @@ def _sections(facts: HandoffFacts, git_stat: str | None, source: Source) -> list
     return out
 
 
+def _fit(turns: list[Turn], budget_tokens: int, clean: Callable[[str], str]) -> list[Turn]:
+    """The newest `turns` that fit in `budget_tokens`, oldest first (a leg line costs too;
+    the newest turn alone is cut to fit rather than dropped)."""
+    kept: list[Turn] = []
+    used, leg = 0, None
+    for turn in reversed(turns):
+        line = clean(turn.line)
+        cost = estimate_tokens(line) + 1
+        cost += estimate_tokens(leg_line(turn.leg)) + 1 if turn.leg and turn.leg != leg else 0
+        if used + cost > budget_tokens:
+            room = (budget_tokens - used) * 4 - 20
+            if not kept and room > 200:
+                kept.append(Turn(line[: room // 2] + " … " + line[-room // 2 :], turn.leg))
+            break
+        kept.append(Turn(line, turn.leg))
+        used, leg = used + cost, turn.leg
+    kept.reverse()
+    return kept
+
+
+def _lines(turns: list[Turn], own: Leg) -> list[str]:
+    """The turns as lines; where they come from more than one session, each run of a
+    session's turns under its leg line."""
+    if all(t.leg in (None, own) for t in turns):
+        return [t.line for t in turns]
+    out: list[str] = []
+    leg: Leg | None = None
+    for turn in turns:
+        if (turn.leg or own) != leg:
+            leg = turn.leg or own
+            out.append(leg_line(leg))
+        out.append(turn.line)
+    return out
+
+
 def render(
     facts: HandoffFacts,
     source: Source,
@@ -97,25 +135,15 @@ def render(
     clean = (secrets or SecretDetector()).mask
     fixed = clean("\n\n".join(_sections(facts, git_stat, source)))
     tail = "\n\n" + END
-    heading = "\n\n## Most recent turns, verbatim"
-    used = estimate_tokens(fixed + tail + heading) + 20  # the "left out" line
-    kept: list[str] = []
-    for turn in reversed(facts.turns):
-        line = clean(turn)
-        cost = estimate_tokens(line) + 1
-        if used + cost > budget_tokens:
-            room = (budget_tokens - used) * 4 - 20
-            if not kept and room > 200:  # the newest turn, cut to what fits
-                kept.append(line[: room // 2] + " … " + line[-room // 2 :])
-            break
-        kept.append(line)
-        used += cost
-    kept.reverse()
+    heading = "\n\n" + TURNS_HEADING
     if not facts.turns:
         return fixed + tail
-    dropped = len(facts.turns) - len(kept)
+    used = estimate_tokens(fixed + tail + heading) + 20  # the "left out" line
+    kept = _fit(facts.turns, budget_tokens - used, clean)
+    dropped = len(facts.turns) - len(kept) + facts.left_out
     body = [f"[… {dropped} earlier messages left out …]"] if dropped else []
-    return fixed + heading + "\n\n" + "\n\n".join(body + kept) + tail
+    body += _lines(kept, (source.provider, source.session_id))
+    return fixed + heading + "\n\n" + "\n\n".join(body) + tail
 
 
 #: At most this much of an agent's prose summary goes on top of a handoff.
