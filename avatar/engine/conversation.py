@@ -3,10 +3,12 @@ handed over from another session that opens the next prompt, and avatar's record
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from avatar.core.errors import AvatarError, utf8_text
 from avatar.handoff import DEFAULT_TOKENS, build_handoff, seed_prompt
+from avatar.handoff.legs import Leg, Turn, as_block
 from avatar.sessions.types import SessionInfo, ToolCall, Transcript, TranscriptMessage
 
 if TYPE_CHECKING:
@@ -108,6 +110,9 @@ class Conversation:
         #: Where the messages this engine has not handed anywhere yet begin (in `history()`):
         #: 0 for a new session, the length of the history when a session was returned to.
         self.entered = 0
+        #: An imported session's first messages, as the turns of the sessions they were
+        #: said in (`carry`), and how many messages of `history()` they are.
+        self._carried: tuple[Leg, list[Turn], int] | None = None
 
     def replayed(self, event: BaseEvent) -> None:
         """History an agent replays while a session is being reopened (it arrives before
@@ -130,6 +135,13 @@ class Conversation:
         self.live = LiveTranscript(info, self._replayed)
         self._replayed = []
         self.entered = 0
+        self._carried = None
+
+    def carry(self, source: Leg, turns: list[Turn], count: int) -> None:
+        """This session was imported from session `source`: its first `count` messages are
+        `turns`, each said in the session it names. A return from here hands each session
+        only what it did not say itself (not the returned-to session's own turns again)."""
+        self._carried = (source, turns, count)
 
     def closed(self) -> None:
         """No session is open."""
@@ -208,6 +220,17 @@ class Conversation:
         since = self.entered if delta else None
         if seen is None or len(seen.messages) <= (since or 0):
             return None
+        if since is not None and self._carried is not None and since < self._carried[2]:
+            seen, since = self._imported_as_legs(seen, target), 0
         return build_handoff(
             seen, budget_tokens, since=since, cwd=cwd, secrets=secrets, target=target
         )
+
+    def _imported_as_legs(self, seen: Transcript, target: Leg | None) -> Transcript:
+        """`seen` with its imported messages as the block of turns they were, less those
+        said in `target` (for a delta, which reads a block's legs)."""
+        assert self._carried is not None
+        source, turns, count = self._carried
+        kept = [t for t in turns if t.leg != target]
+        block = [TranscriptMessage(role="user", text=as_block(source, kept))] if kept else []
+        return replace(seen, messages=block + seen.messages[count:])

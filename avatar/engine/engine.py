@@ -10,6 +10,7 @@ the resolved session. Examples: `examples/`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from datetime import timedelta
@@ -378,9 +379,13 @@ class Engine:
         return thread
 
     async def _start(self, provider: str) -> BaseBridge:
-        if self._bridge is not None and self._bridge.name == provider and self._bridge.alive:
-            return self._bridge
-        await self._stop_bridge()
+        old = self._bridge
+        if old is not None and old.name == provider and old.alive:
+            return old
+        if old is None or old.name == provider or not old.alive:
+            await self._stop_bridge()
+        # else another provider's agent runs until this one has started: when this one
+        # fails to start, the session that was open stays open (a failed switch).
 
         spec = self.registry.spec(provider)
         ctx = BridgeContext(
@@ -398,7 +403,13 @@ class Engine:
             wait_busy=self.wait_busy,
         )
         bridge = load_class(spec.bridge, BaseBridge)(ctx)  # type: ignore[type-abstract]
-        await bridge.start()
+        try:
+            await bridge.start()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await bridge.stop()
+            raise
+        await self._stop_bridge()
         self._bridge = bridge
         if provider not in self._walls_told:  # what the kernel cannot confine here, once
             from avatar.policy import sandbox  # asyncio and ctypes: not for a listing

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypedDict
 
 from avatar.bridges.base import OpenRequest
-from avatar.core.errors import AvatarError, NotSupportedError
+from avatar.core.errors import AvatarError, NotSupportedError, ProviderError
 from avatar.handoff import build_handoff
-from avatar.handoff.importing import write_import
+from avatar.handoff.importing import carried, write_import
 from avatar.handoff.window import context_window, handoff_budget
 from avatar.sessions.types import SessionInfo
 
@@ -95,11 +95,37 @@ class Switcher:
         `summarize`, the agent being left is asked for a summary on top of the handoff;
         `model` is asked for on `name` (else it runs its own)."""
         e = self.host
+        opened = e.current
+        if opened is not None and name == opened.provider and not new:
+            # Already there: nothing to hand over, nothing to open (`--new` opens one).
+            self.notify(f"already on {name} (session {opened.session_id})", "info")
+            return opened
         if model is not None:
             e.use_model(name, model)
-        current = e.current.started if e.current is not None else None
+        current = opened.started if opened is not None else None
         if current is not None:
             self.left[current.provider] = current.session_id
+        try:
+            return await self._switch(name, current, handoff, new, imported, summarize)
+        except AvatarError as err:
+            if current is None or e.current is not opened:
+                raise
+            # The target did not start or open: the session that was open stays open.
+            raise ProviderError(
+                f"could not switch to {name} ({err}); still on {current.provider} "
+                f"session {current.session_id}"
+            ) from err
+
+    async def _switch(
+        self,
+        name: str,
+        current: SessionStarted | None,
+        handoff: bool,
+        new: bool,
+        imported: bool,
+        summarize: bool,
+    ) -> OpenSession:
+        e = self.host
         if imported and current is not None:
             seen = self.thread.history()
             source = (current.provider, current.session_id)
@@ -145,7 +171,9 @@ class Switcher:
 
     def _earlier(self, name: str, provider: str, session_id: str) -> SessionInfo | None:
         """The session to return to on `name`: the one left there in this run, else the one
-        the open session was handed over from; only while it is still `name`'s newest here."""
+        the open session was handed over from. Reopened by its id, whether or not it is still
+        `name`'s newest here, and even when its files are gone (the reopen then falls back
+        to a new session seeded from avatar's copy of its turns: `recover`)."""
         e = self.host
         sid = self.left.get(name)
         if sid is None:  # (one record's parent, not every session's lineage)
@@ -153,14 +181,8 @@ class Switcher:
             sid = parent[1] if parent is not None and parent[0] == name else None
         if sid is None:
             return None
-        found = e.catalog.sessions(name, e.cwd)
-        if found and found[0].id == sid:
-            return found[0]
-        self.notify(
-            f"{name} session {sid} is no longer its newest here; opening a new {name} session",
-            "info",
-        )
-        return None
+        found = [s for s in e.catalog.sessions(name, e.cwd) if s.id == sid]
+        return found[0] if found else SessionInfo(sid, name, cwd=str(e.cwd))
 
     async def _return(self, info: SessionInfo, current: SessionStarted) -> OpenSession:
         """Reopen `info` and hand it what happened in `current` since it was entered."""
@@ -250,6 +272,13 @@ class Switcher:
             self.notify(f"{name} cannot take an import; handing the conversation over", "info")
             return None
         started = await e.open_on(name, OpenRequest.of("resume", info))
+        try:
+            written = started.history()
+        except AvatarError:
+            written = None
+        if written is not None and started.session_id == info.id:
+            turns = carried(transcript, self.secrets())
+            started.conversation.carry(source, turns, len(written.messages))
         e.catalog.link((name, started.session_id), source, "import")
         self.notify(
             f"imported {source[0]} session {source[1]} into {name} session {info.id}", "info"

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from avatar.handoff.legs import TURNS_HEADING, block_turns
+from avatar.handoff.legs import TURNS_HEADING, Turn, block_source, block_turns
 from avatar.sessions.handoff_marker import END, split_seeded
 from avatar.sessions.types import TranscriptMessage
 
@@ -26,39 +26,44 @@ if TYPE_CHECKING:
 _TOOL_OUTPUT = 500
 
 
-def flattened(transcript: Transcript, secrets: SecretDetector) -> Transcript:
-    """The conversation as alternating user and assistant messages of plain text: tool
-    calls and their results as text, a handed-over block as the turns it carried (and its
-    summary, when it had left older turns out already); secrets masked before anything is
-    cut."""
-    out: list[TranscriptMessage] = []
-
-    def put(role: Literal["user", "assistant"], text: str) -> None:
-        text = text.strip()
-        if not text:
-            return
-        if out and out[-1].role == role:  # both APIs want the roles to alternate
-            out[-1].text += "\n\n" + text
-        else:
-            out.append(TranscriptMessage(role=role, text=text))
-
+def carried(transcript: Transcript, secrets: SecretDetector) -> list[Turn]:
+    """The conversation as the turns an import writes, each with the session it was said in
+    (a handed-over block's turns with theirs, the rest with `transcript`'s own); secrets
+    masked before anything is cut."""
+    info = transcript.info
+    own_leg = (info.provider, info.id)
+    out: list[Turn] = []
     for msg in transcript.masked(secrets).messages:
         if msg.role == "user":
             own, blocks = split_seeded(msg.text)
             for block in blocks:  # what was said before, in the earlier legs of the chain
-                carried = block_turns(block)
-                if carried.left_out or not carried.turns:  # what is known of the rest
-                    put("user", block.partition("\n" + TURNS_HEADING)[0] + "\n\n" + END)
-                for turn in carried.turns:
-                    put("user" if turn.role == "user" else "assistant", turn.text)
-            put("user", own)
+                earlier = block_turns(block)
+                if earlier.left_out or not earlier.turns:  # what is known of the rest
+                    summary = block.partition("\n" + TURNS_HEADING)[0] + "\n\n" + END
+                    out.append(Turn("USER: " + summary, block_source(block)))
+                out.extend(earlier.turns)
+            out.append(Turn("USER: " + own, own_leg))
         elif msg.role == "assistant":
             lines = [msg.text] + [f"[tool call {c.name}] {c.input or ''}" for c in msg.tool_calls]
-            put("assistant", "\n".join(lines))
+            out.append(Turn("ASSISTANT: " + "\n".join(lines), own_leg))
         elif msg.role == "tool":
             out_text = msg.text if len(msg.text) <= _TOOL_OUTPUT else msg.text[:_TOOL_OUTPUT] + " …"
             label = "[tool result (error)]" if msg.is_error else "[tool result]"
-            put("assistant", f"{label} {out_text}")
+            out.append(Turn(f"{label} {out_text}", own_leg))
+    return [t for t in out if t.text.strip()]
+
+
+def flattened(transcript: Transcript, secrets: SecretDetector) -> Transcript:
+    """The conversation as alternating user and assistant messages of plain text (`carried`:
+    tool calls and their results as text, a handed-over block as the turns it carried)."""
+    out: list[TranscriptMessage] = []
+    for turn in carried(transcript, secrets):
+        role: Literal["user", "assistant"] = "user" if turn.role == "user" else "assistant"
+        text = turn.text.strip()
+        if out and out[-1].role == role:  # both APIs want the roles to alternate
+            out[-1].text += "\n\n" + text
+        else:
+            out.append(TranscriptMessage(role=role, text=text))
     return replace(transcript, messages=out)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from avatar.sessions.handoff_marker import END
+from avatar.sessions.handoff_marker import END, START
 
 #: (provider, session id) of the session a turn was said in.
 Leg = tuple[str, str]
@@ -49,6 +49,28 @@ class Turn:
 def leg_line(leg: Leg) -> str:
     """The line that opens a run of turns said in session `leg`."""
     return f"=== on {leg[0]} session {leg[1]} ==="
+
+
+def turn_lines(turns: list[Turn], own: Leg) -> list[str]:
+    """`turns` as lines (the session `own` hands them over); where they come from more than
+    one session, each run of a session's turns under its leg line."""
+    if all(t.leg in (None, own) for t in turns):
+        return [t.line for t in turns]
+    out: list[str] = []
+    leg: Leg | None = None
+    for turn in turns:
+        if (turn.leg or own) != leg:
+            leg = turn.leg or own
+            out.append(leg_line(leg))
+        out.append(turn.line)
+    return out
+
+
+def as_block(source: Leg, turns: list[Turn]) -> str:
+    """`turns` as a handed-over block from session `source`: what an imported session
+    holds of its source's conversation, read back as the legs it was (`block_turns`)."""
+    body = "\n\n".join(turn_lines(turns, source))
+    return f"{START} from {source[0]} session {source[1]} ===\n\n{TURNS_HEADING}\n\n{body}\n\n{END}"
 
 
 def block_source(block: str) -> Leg | None:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from avatar.handoff.facts import HandoffFacts, section
-from avatar.handoff.legs import TURNS_HEADING, Leg, Turn, leg_line
+from avatar.handoff.legs import TURNS_HEADING, Turn, leg_line, turn_lines
 from avatar.handoff.window import estimate_tokens
 from avatar.policy.secrets import SecretDetector
 from avatar.sessions.handoff_marker import END, START
@@ -108,21 +108,6 @@ def _fit(turns: list[Turn], budget_tokens: int, clean: Callable[[str], str]) -> 
     return kept
 
 
-def _lines(turns: list[Turn], own: Leg) -> list[str]:
-    """The turns as lines; where they come from more than one session, each run of a
-    session's turns under its leg line."""
-    if all(t.leg in (None, own) for t in turns):
-        return [t.line for t in turns]
-    out: list[str] = []
-    leg: Leg | None = None
-    for turn in turns:
-        if (turn.leg or own) != leg:
-            leg = turn.leg or own
-            out.append(leg_line(leg))
-        out.append(turn.line)
-    return out
-
-
 def render(
     facts: HandoffFacts,
     source: Source,
@@ -142,7 +127,7 @@ def render(
     kept = _fit(facts.turns, budget_tokens - used, clean)
     dropped = len(facts.turns) - len(kept) + facts.left_out
     body = [f"[… {dropped} earlier messages left out …]"] if dropped else []
-    body += _lines(kept, (source.provider, source.session_id))
+    body += turn_lines(kept, (source.provider, source.session_id))
     return fixed + heading + "\n\n" + "\n\n".join(body) + tail
 
 
