@@ -136,7 +136,7 @@ class Switcher:
         if current is not None and handoff and not new and name != current.provider:
             earlier = self._earlier(name, current.provider, current.session_id)
             if earlier is not None:
-                return await self._return(earlier, current)
+                return await self._return(*earlier, current)
         text = None
         if handoff and current is not None:
             text = self.thread.handoff(self.budget(name), cwd=e.cwd, secrets=self.secrets())
@@ -169,11 +169,12 @@ class Switcher:
             return handoff
         return with_summary(handoff, provider, summary)
 
-    def _earlier(self, name: str, provider: str, session_id: str) -> SessionInfo | None:
-        """The session to return to on `name`: the one left there in this run, else the one
-        the open session was handed over from. Reopened by its id, whether or not it is still
-        `name`'s newest here, and even when its files are gone (the reopen then falls back
-        to a new session seeded from avatar's copy of its turns: `recover`)."""
+    def _earlier(
+        self, name: str, provider: str, session_id: str
+    ) -> tuple[SessionInfo, bool] | None:
+        """The session to return to on `name` (the one left there in this run, else the one
+        the open session was handed over from), and whether its files are gone. It is
+        reopened by its id, whether or not it is still `name`'s newest here."""
         e = self.host
         sid = self.left.get(name)
         if sid is None:  # (one record's parent, not every session's lineage)
@@ -182,10 +183,12 @@ class Switcher:
         if sid is None:
             return None
         found = [s for s in e.catalog.sessions(name, e.cwd) if s.id == sid]
-        return found[0] if found else SessionInfo(sid, name, cwd=str(e.cwd))
+        return (found[0], False) if found else (SessionInfo(sid, name, cwd=str(e.cwd)), True)
 
-    async def _return(self, info: SessionInfo, current: SessionStarted) -> OpenSession:
-        """Reopen `info` and hand it what happened in `current` since it was entered."""
+    async def _return(self, info: SessionInfo, gone: bool, current: SessionStarted) -> OpenSession:
+        """Reopen `info` and hand it what happened in `current` since it was entered. When
+        its files are `gone` (an agent may still claim to load it, then fail every prompt),
+        a new session opens with avatar's copy of its turns instead."""
         e, left = self.host, self.thread
         budget, secrets = self.budget(info.provider), self.secrets()
         seen = left.history()  # read now: the reopen replaces what this run saw
@@ -197,15 +200,21 @@ class Switcher:
             transcript=seen,
             target=(info.provider, info.id),
         )
-        started = await e.open_on(info.provider, OpenRequest.of("resume", info))
+        if gone:
+            started = await e.open_on(info.provider, OpenRequest("new"))
+            self.recover(info.provider, info.id, started.started, started.conversation, info)
+        else:
+            started = await e.open_on(info.provider, OpenRequest.of("resume", info))
         thread = started.conversation
         if started.session_id != info.id:
             # The agent could not reopen it: the new session got the earlier one's turns
-            # (`recover`) and gets what happened since; else the whole conversation, which
-            # carries the earlier session's goal.
-            text = delta
-            if not thread.seeded:
-                text = left.handoff(budget, cwd=e.cwd, secrets=secrets, transcript=seen)
+            # (`recover`, which records it as that session's continuation) and gets what
+            # happened since; else the whole conversation, which carries its goal.
+            if thread.seeded:
+                if delta:
+                    thread.hand_over(delta)
+                return started
+            text = left.handoff(budget, cwd=e.cwd, secrets=secrets, transcript=seen)
             if text:
                 thread.hand_over(text)
                 e.catalog.link(

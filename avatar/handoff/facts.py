@@ -149,8 +149,8 @@ class _Reader:
             for sentence in _SENTENCE.split(own):
                 if _DECISION.search(sentence):
                     _add(facts.decisions, _one_line(sentence))
-        if own or blocks:
-            facts.turns.append(Turn("USER: " + _cut(own or "(continue)", _MESSAGE)))
+        if own:  # (a message of handed-over context alone is the turns it carried)
+            facts.turns.append(Turn("USER: " + _cut(own, _MESSAGE)))
 
     def assistant(self, msg: TranscriptMessage) -> None:
         facts = self.facts
