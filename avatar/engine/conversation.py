@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from avatar.core.errors import AvatarError, utf8_text
 from avatar.handoff import DEFAULT_TOKENS, build_handoff, seed_prompt
 from avatar.handoff.legs import Leg, Turn, as_block
+from avatar.sessions.inserted import inserted_user_message, said_in_answer
 from avatar.sessions.types import SessionInfo, ToolCall, Transcript, TranscriptMessage
 
 if TYPE_CHECKING:
@@ -75,7 +76,8 @@ class LiveTranscript:
             call.input["status"] = status
 
     def _close(self) -> None:
-        answer, calls = "".join(self._answer), list(self._tools.values())
+        # (a notice the agent streamed as text, such as codex's model warning, is no answer)
+        answer, calls = said_in_answer("".join(self._answer)), list(self._tools.values())
         if answer or calls:
             self.messages.append(TranscriptMessage(role="assistant", text=answer, tool_calls=calls))
         status = [c.input.get("status") for c in calls if isinstance(c.input, dict)]
@@ -123,7 +125,8 @@ class Conversation:
             return
         last = self._replayed[-1] if self._replayed else None
         if isinstance(event, UserMessage):
-            self._replayed.append(TranscriptMessage(role="user", text=event.text))
+            if not inserted_user_message(event.text):  # (Gemini's <session_context>)
+                self._replayed.append(TranscriptMessage(role="user", text=event.text))
         elif isinstance(event, TextDelta):
             if last is not None and last.role == "assistant":
                 last.text += event.text
@@ -132,6 +135,9 @@ class Conversation:
 
     def opened(self, info: SessionInfo) -> None:
         """Another session is open now."""
+        for msg in self._replayed:
+            if msg.role == "assistant":
+                msg.text = said_in_answer(msg.text)
         self.live = LiveTranscript(info, self._replayed)
         self._replayed = []
         self.entered = 0
