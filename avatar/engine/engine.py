@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.core.config import Settings, avatar_home
-from avatar.core.errors import AvatarError, NotSupportedError, UsageError
+from avatar.core.errors import AvatarError, UsageError
 from avatar.core.loading import load_class
 from avatar.engine.config_layers import project_config
 from avatar.engine.conversation import Conversation
 from avatar.engine.forking import fork_session
 from avatar.engine.open_session import OpenSession
-from avatar.engine.opening import plan_open
+from avatar.engine.opening import open_with, plan_open
 from avatar.engine.settings import SettingsPolicy, SettingsSource
 from avatar.engine.status import EngineStatus, describe
 from avatar.engine.switching import Switcher, SwitchHow
@@ -350,14 +350,18 @@ class Engine:
             self.use_model(name, self._unbound_model)
         if request.mode in ("resume", "continue", "fork"):
             await self._adopt_settings(name, request.session_id)
-        bridge = await self._start(name)
+        running = self._bridge  # (runs until the new one opened: a failed switch leaves it)
+        bridge = await self._start(name, replace=False)
         try:
-            started = await bridge.open(request)
-        except NotSupportedError as e:
-            if request.mode == "new":
-                raise
-            self._notice(f"{e}; opened a new session instead", "warning")
-            started = await bridge.open(OpenRequest("new"))
+            started = await open_with(bridge, request, self._notice)
+        except BaseException:
+            if bridge is not running:
+                with contextlib.suppress(Exception):
+                    await bridge.stop()
+            raise
+        if bridge is not running:
+            await self._stop_bridge()
+            self._bridge = bridge
         if how and started.session_id == request.session_id:  # e.g. a fork opened as a resume
             started.how = how
         thread, self._next = self._next, self._conversation()
@@ -378,14 +382,14 @@ class Engine:
         thread.redact = lambda text: self.secrets().mask(text)  # no secret in copies
         return thread
 
-    async def _start(self, provider: str) -> BaseBridge:
+    async def _start(self, provider: str, *, replace: bool = True) -> BaseBridge:
+        """`provider`'s agent, started unless it runs; it replaces (stops) another provider's
+        agent unless not `replace` (then the caller puts it in place once it is of use)."""
         old = self._bridge
         if old is not None and old.name == provider and old.alive:
             return old
         if old is None or old.name == provider or not old.alive:
             await self._stop_bridge()
-        # else another provider's agent runs until this one has started: when this one
-        # fails to start, the session that was open stays open (a failed switch).
 
         spec = self.registry.spec(provider)
         ctx = BridgeContext(
@@ -409,8 +413,9 @@ class Engine:
             with contextlib.suppress(Exception):
                 await bridge.stop()
             raise
-        await self._stop_bridge()
-        self._bridge = bridge
+        if replace:
+            await self._stop_bridge()
+            self._bridge = bridge
         if provider not in self._walls_told:  # what the kernel cannot confine here, once
             from avatar.policy import sandbox  # asyncio and ctypes: not for a listing
 

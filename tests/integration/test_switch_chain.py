@@ -8,14 +8,17 @@ with its turns."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
 
+from avatar.core.errors import ProviderError
 from avatar.core.events import TextDelta
 from avatar.engine.engine import Engine
+from tests.support.acp_agent import command as fake_agent_command
 from tests.support.drive import talk
-from tests.support.homes import AgentHome, avatar_env, require_bridges
+from tests.support.homes import REPO_ROOT, AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -29,8 +32,14 @@ N2 = "NATIVE-TWO: wrap it up"
 
 def engine_for(home: AgentHome, provider: str) -> Engine:
     env = avatar_env(home)
+    config = Path(env["AVATAR_CONFIG"])  # (written by a test that configures a provider)
     return Engine.from_config(
-        home.workdir, provider=provider, permission="allow", env=env, home=Path(env["AVATAR_HOME"])
+        home.workdir,
+        config_file=config if config.exists() else None,
+        provider=provider,
+        permission="allow",
+        env=env,
+        home=Path(env["AVATAR_HOME"]),
     )
 
 
@@ -151,3 +160,47 @@ def test_a_return_to_codex_reopens_its_session(
     else:  # codex has it no more: a new session, opened with avatar's copy of its turns
         lineage = engine_for(agent_home, "codex").library.lineage()
         assert lineage[f"codex/{back}"].parent == f"codex/{first}"
+
+
+@pytest.mark.parametrize("fails", ["starting", "opening"])
+def test_a_switch_to_an_agent_that_fails_leaves_the_session_open(
+    agent_home: AgentHome, model_server: FakeModelServer, fails: str
+) -> None:
+    """The target agent exits at once (or, with the fake ACP agent, while opening its
+    session): one line says why, and the next prompt goes on in the session that was open
+    (its earlier turn in the request), not in a new one."""
+    if fails == "starting":
+        broken = agent_home.root / "broken-agent"
+        broken.write_text("#!/bin/sh\necho 'no config for this agent' >&2\nexit 3\n")
+        broken.chmod(0o755)
+        target = {"codex": {"executable": str(broken)}}
+    else:  # it starts, then exits while opening its session
+        state = agent_home.root / "fake"
+        argv = fake_agent_command({"state_dir": str(state), "crash_on_new": True})
+        env = {"PYTHONPATH": str(REPO_ROOT)}
+        acp = {"transport": "acp", "command": argv, "env": env, "state_dirs": [f"{state}/"]}
+        target = {"codex": acp}
+    (agent_home.root / "avatar-config.yaml").write_text(json.dumps({"providers": target}))
+    model_server.script("chat", "Tokenizer sketched.", "Still here.")
+
+    async def go() -> tuple[str, str, str]:
+        engine = engine_for(agent_home, "native")
+        try:
+            first = await engine.open()
+            await say(engine, N1)
+            with pytest.raises(ProviderError) as failed:
+                await engine.switch_provider("codex")
+            assert await say(engine, N2) == "Still here."
+            assert engine.current is not None
+            return first.session_id, engine.current.session_id, str(failed.value)
+        finally:
+            await engine.close()
+
+    first, now, why = asyncio.run(go())
+    assert why.startswith("could not switch to codex (") and "\n" not in why
+    assert ("during session/new" in why) == (fails == "opening")
+    assert why.endswith(f"); still on native session {first}")
+    assert now == first
+    on_native = main_requests(model_server, "native")
+    assert len(on_native) == 2 and N1 in on_native[-1] and N2 in on_native[-1]
+    assert [s.id for s in engine_for(agent_home, "native").sessions("native")] == [first]
