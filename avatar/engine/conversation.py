@@ -112,9 +112,9 @@ class Conversation:
         #: Where the messages this engine has not handed anywhere yet begin (in `history()`):
         #: 0 for a new session, the length of the history when a session was returned to.
         self.entered = 0
-        #: An imported session's first messages, as the turns of the sessions they were
-        #: said in (`carry`), and how many messages of `history()` they are.
-        self._carried: tuple[Leg, list[Turn], int] | None = None
+        #: An imported session's source, how many first messages of `history()` the import
+        #: wrote, and those as the turns of the sessions they were said in (`carry`).
+        self._carried: tuple[Leg, int, list[Turn] | None] | None = None
 
     def replayed(self, event: BaseEvent) -> None:
         """History an agent replays while a session is being reopened (it arrives before
@@ -141,13 +141,16 @@ class Conversation:
         self.live = LiveTranscript(info, self._replayed)
         self._replayed = []
         self.entered = 0
-        self._carried = None
+        # (an import made in an earlier run: its record says from where and how much)
+        imported = self.library.records().imported(info.provider, info.id)
+        self._carried = (imported[0], imported[1], None) if imported is not None else None
 
-    def carry(self, source: Leg, turns: list[Turn], count: int) -> None:
+    def carry(self, source: Leg, count: int, turns: list[Turn] | None = None) -> None:
         """This session was imported from session `source`: its first `count` messages are
-        `turns`, each said in the session it names. A return from here hands each session
-        only what it did not say itself (not the returned-to session's own turns again)."""
-        self._carried = (source, turns, count)
+        `turns`, each said in the session it names (all in `source` when not known). A
+        return from here hands each session only what it did not say itself (not the
+        returned-to session's own turns again)."""
+        self._carried = (source, count, turns)
 
     def closed(self) -> None:
         """No session is open."""
@@ -226,7 +229,7 @@ class Conversation:
         since = self.entered if delta else None
         if seen is None or len(seen.messages) <= (since or 0):
             return None
-        if since is not None and self._carried is not None and since < self._carried[2]:
+        if since is not None and self._carried is not None and since < self._carried[1]:
             seen, since = self._imported_as_legs(seen, target), 0
         return build_handoff(
             seen, budget_tokens, since=since, cwd=cwd, secrets=secrets, target=target
@@ -236,7 +239,13 @@ class Conversation:
         """`seen` with its imported messages as the block of turns they were, less those
         said in `target` (for a delta, which reads a block's legs)."""
         assert self._carried is not None
-        source, turns, count = self._carried
+        source, count, turns = self._carried
+        if turns is None:  # (all the source's, as far as anyone knows now)
+            labels = {"user": "USER: ", "assistant": "ASSISTANT: "}
+            turns = [
+                Turn(labels.get(m.role, "[tool result] ") + m.text, source)
+                for m in seen.messages[:count]
+            ]
         kept = [t for t in turns if t.leg != target]
         block = [TranscriptMessage(role="user", text=as_block(source, kept))] if kept else []
         return replace(seen, messages=block + seen.messages[count:])

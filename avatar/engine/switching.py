@@ -285,10 +285,11 @@ class Switcher:
             written = started.history()
         except AvatarError:
             written = None
+        count = None
         if written is not None and started.session_id == info.id:
-            turns = carried(transcript, self.secrets())
-            started.conversation.carry(source, turns, len(written.messages))
-        e.catalog.link((name, started.session_id), source, "import")
+            count = len(written.messages)
+            started.conversation.carry(source, count, carried(transcript, self.secrets()))
+        e.catalog.link((name, started.session_id), source, "import", count)
         self.notify(
             f"imported {source[0]} session {source[1]} into {name} session {info.id}", "info"
         )

@@ -88,9 +88,12 @@ def test_every_leg_reaches_the_end_of_the_chain(
     assert N1 in on_claude and X1 in on_claude and C1 in on_claude
 
 
+@pytest.mark.parametrize("run", ["same-run", "next-run"])
 def test_a_return_after_an_import_hands_over_only_what_is_new(
-    agent_home: AgentHome, model_server: FakeModelServer
+    agent_home: AgentHome, model_server: FakeModelServer, run: str
 ) -> None:
+    """native → codex --import → native: native is handed what was said on codex, not its
+    own turns again (also when the return is made in a later run, from the reopened import)."""
     require_bridges("codex-acp")
     model_server.script("chat", "Tokenizer sketched.", "Wrapped up.")
     model_server.script("responses", "Fuzz test added.")
@@ -100,8 +103,12 @@ def test_a_return_after_an_import_hands_over_only_what_is_new(
         try:
             first = await engine.open()
             await say(engine, N1)
-            await engine.switch_provider("codex", imported=True)
+            imported = await engine.switch_provider("codex", imported=True)
             await say(engine, X1)
+            if run == "next-run":
+                await engine.close()
+                engine = engine_for(agent_home, "native")
+                await engine.resume(imported.session_id)
             back = await engine.switch_provider("native")
             assert await say(engine, N2) == "Wrapped up."
             return first.session_id, back.session_id
