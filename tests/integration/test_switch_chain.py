@@ -86,6 +86,10 @@ def test_every_leg_reaches_the_end_of_the_chain(
     assert f"USER: {N1}" not in on_native  # its own turn, not handed back to it
     on_claude = main_requests(model_server, "claude")[-1]
     assert N1 in on_claude and X1 in on_claude and C1 in on_claude
+    if imported_on == 2:  # every earlier leg's words as a message of their own
+        request = [r for r in model_server.requests_for("anthropic") if r.is_main][-1]
+        said = [(m.role, m.text.strip()) for m in request.messages()]
+        assert ("user", N1) in said and ("user", X1) in said
 
 
 @pytest.mark.parametrize("run", ["same-run", "next-run"])
