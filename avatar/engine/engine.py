@@ -407,12 +407,7 @@ class Engine:
             wait_busy=self.wait_busy,
         )
         bridge = load_class(spec.bridge, BaseBridge)(ctx)  # type: ignore[type-abstract]
-        try:
-            await bridge.start()
-        except BaseException:
-            with contextlib.suppress(Exception):
-                await bridge.stop()
-            raise
+        await bridge.start()  # (a start that fails leaves nothing running)
         if replace:
             await self._stop_bridge()
             self._bridge = bridge
