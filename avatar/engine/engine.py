@@ -350,16 +350,15 @@ class Engine:
             self.use_model(name, self._unbound_model)
         if request.mode in ("resume", "continue", "fork"):
             await self._adopt_settings(name, request.session_id)
-        running = self._bridge  # (runs until the new one opened: a failed switch leaves it)
         bridge = await self._start(name, replace=False)
         try:
             started = await open_with(bridge, request, self._notice)
         except BaseException:
-            if bridge is not running:
+            if bridge is not self._bridge:  # a failed switch: the agent that ran runs on
                 with contextlib.suppress(Exception):
                     await bridge.stop()
             raise
-        if bridge is not running:
+        if bridge is not self._bridge:
             await self._stop_bridge()
             self._bridge = bridge
         if how and started.session_id == request.session_id:  # e.g. a fork opened as a resume
@@ -383,12 +382,12 @@ class Engine:
         return thread
 
     async def _start(self, provider: str, *, replace: bool = True) -> BaseBridge:
-        """`provider`'s agent, started unless it runs; it replaces (stops) another provider's
-        agent unless not `replace` (then the caller puts it in place once it is of use)."""
+        """`provider`'s agent, started unless it runs. Unless `replace`, another provider's
+        agent that runs is not stopped: the caller puts this one in its place when of use."""
         old = self._bridge
         if old is not None and old.name == provider and old.alive:
             return old
-        if old is None or old.name == provider or not old.alive:
+        if replace or old is None or old.name == provider or not old.alive:
             await self._stop_bridge()
 
         spec = self.registry.spec(provider)
@@ -408,8 +407,7 @@ class Engine:
         )
         bridge = load_class(spec.bridge, BaseBridge)(ctx)  # type: ignore[type-abstract]
         await bridge.start()  # (a start that fails leaves nothing running)
-        if replace:
-            await self._stop_bridge()
+        if self._bridge is None:
             self._bridge = bridge
         if provider not in self._walls_told:  # what the kernel cannot confine here, once
             from avatar.policy import sandbox  # asyncio and ctypes: not for a listing
