@@ -111,10 +111,12 @@ class Switcher:
             if current is None or e.current is not opened:
                 raise
             # The target did not start or open: the session that was open stays open.
-            raise ProviderError(
+            failed = ProviderError(
                 f"could not switch to {name} ({err}); still on {current.provider} "
                 f"session {current.session_id}"
-            ) from err
+            )
+            failed.exit_code = err.exit_code  # (a usage error stays one)
+            raise failed from err
 
     async def _switch(
         self,

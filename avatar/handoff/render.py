@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from avatar.handoff.facts import HandoffFacts, section
-from avatar.handoff.legs import TURNS_HEADING, Turn, leg_line, turn_lines
+from avatar.handoff.legs import TURNS_HEADING, Leg, Turn, leg_line, turn_lines
 from avatar.handoff.window import estimate_tokens
 from avatar.policy.secrets import SecretDetector
 from avatar.sessions.handoff_marker import END, START
@@ -88,7 +88,9 @@ def _sections(facts: HandoffFacts, git_stat: str | None, source: Source) -> list
     return out
 
 
-def _fit(turns: list[Turn], budget_tokens: int, clean: Callable[[str], str]) -> list[Turn]:
+def _fit(
+    turns: list[Turn], budget_tokens: int, clean: Callable[[str], str], own: Leg
+) -> list[Turn]:
     """The newest `turns` that fit in `budget_tokens`, oldest first (a leg line costs too;
     the newest turn alone is cut to fit rather than dropped)."""
     kept: list[Turn] = []
@@ -96,14 +98,15 @@ def _fit(turns: list[Turn], budget_tokens: int, clean: Callable[[str], str]) -> 
     for turn in reversed(turns):
         line = clean(turn.line)
         cost = estimate_tokens(line) + 1
-        cost += estimate_tokens(leg_line(turn.leg)) + 1 if turn.leg and turn.leg != leg else 0
+        if (turn.leg or own) != leg:  # (counted even where no leg line is needed)
+            cost += estimate_tokens(leg_line(turn.leg or own)) + 1
         if used + cost > budget_tokens:
             room = (budget_tokens - used) * 4 - 20
             if not kept and room > 200:
                 kept.append(Turn(line[: room // 2] + " … " + line[-room // 2 :], turn.leg))
             break
         kept.append(Turn(line, turn.leg))
-        used, leg = used + cost, turn.leg
+        used, leg = used + cost, turn.leg or own
     kept.reverse()
     return kept
 
@@ -124,10 +127,11 @@ def render(
     if not facts.turns:
         return fixed + tail
     used = estimate_tokens(fixed + tail + heading) + 20  # the "left out" line
-    kept = _fit(facts.turns, budget_tokens - used, clean)
+    own = (source.provider, source.session_id)
+    kept = _fit(facts.turns, budget_tokens - used, clean, own)
     dropped = len(facts.turns) - len(kept) + facts.left_out
     body = [f"[… {dropped} earlier messages left out …]"] if dropped else []
-    body += turn_lines(kept, (source.provider, source.session_id))
+    body += turn_lines(kept, own)
     return fixed + heading + "\n\n" + "\n\n".join(body) + tail
 
 
