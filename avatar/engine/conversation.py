@@ -3,10 +3,13 @@ handed over from another session that opens the next prompt, and avatar's record
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from avatar.core.errors import AvatarError, utf8_text
 from avatar.handoff import DEFAULT_TOKENS, build_handoff, seed_prompt
+from avatar.handoff.legs import Leg, Turn, as_block
+from avatar.sessions.inserted import inserted_user_message, said_in_answer
 from avatar.sessions.types import SessionInfo, ToolCall, Transcript, TranscriptMessage
 
 if TYPE_CHECKING:
@@ -73,7 +76,8 @@ class LiveTranscript:
             call.input["status"] = status
 
     def _close(self) -> None:
-        answer, calls = "".join(self._answer), list(self._tools.values())
+        # (a notice the agent streamed as text, such as codex's model warning, is no answer)
+        answer, calls = said_in_answer("".join(self._answer)), list(self._tools.values())
         if answer or calls:
             self.messages.append(TranscriptMessage(role="assistant", text=answer, tool_calls=calls))
         status = [c.input.get("status") for c in calls if isinstance(c.input, dict)]
@@ -108,6 +112,9 @@ class Conversation:
         #: Where the messages this engine has not handed anywhere yet begin (in `history()`):
         #: 0 for a new session, the length of the history when a session was returned to.
         self.entered = 0
+        #: An imported session's source, how many first messages of `history()` the import
+        #: wrote, and those as the turns of the sessions they were said in (`carry`).
+        self._carried: tuple[Leg, int, list[Turn] | None] | None = None
 
     def replayed(self, event: BaseEvent) -> None:
         """History an agent replays while a session is being reopened (it arrives before
@@ -118,7 +125,8 @@ class Conversation:
             return
         last = self._replayed[-1] if self._replayed else None
         if isinstance(event, UserMessage):
-            self._replayed.append(TranscriptMessage(role="user", text=event.text))
+            if not inserted_user_message(event.text):  # (Gemini's <session_context>)
+                self._replayed.append(TranscriptMessage(role="user", text=event.text))
         elif isinstance(event, TextDelta):
             if last is not None and last.role == "assistant":
                 last.text += event.text
@@ -127,9 +135,22 @@ class Conversation:
 
     def opened(self, info: SessionInfo) -> None:
         """Another session is open now."""
+        for msg in self._replayed:
+            if msg.role == "assistant":
+                msg.text = said_in_answer(msg.text)
         self.live = LiveTranscript(info, self._replayed)
         self._replayed = []
         self.entered = 0
+        # (an import made in an earlier run: its record says from where and how much)
+        imported = self.library.records().imported(info.provider, info.id)
+        self._carried = (imported[0], imported[1], None) if imported is not None else None
+
+    def carry(self, source: Leg, count: int, turns: list[Turn] | None = None) -> None:
+        """This session was imported from session `source`: its first `count` messages are
+        `turns`, each said in the session it names (all in `source` when not known). A
+        return from here hands each session only what it did not say itself (not the
+        returned-to session's own turns again)."""
+        self._carried = (source, count, turns)
 
     def closed(self) -> None:
         """No session is open."""
@@ -198,12 +219,33 @@ class Conversation:
         cwd: Path | None = None,
         secrets: SecretDetector | None = None,
         transcript: Transcript | None = None,
+        target: tuple[str, str] | None = None,
     ) -> str | None:
         """The handoff text of the conversation (None when nothing was said); with `delta`,
-        of only the messages since `entered`. `transcript`: the conversation as `history()`
-        gave it already (so the stores are not read again)."""
+        of only the messages since `entered`, for session `target` (provider, id) returned
+        to. `transcript`: the conversation as `history()` gave it already (so the stores are
+        not read again)."""
         seen = transcript if transcript is not None else self.history()
         since = self.entered if delta else None
         if seen is None or len(seen.messages) <= (since or 0):
             return None
-        return build_handoff(seen, budget_tokens, since=since, cwd=cwd, secrets=secrets)
+        if since is not None and self._carried is not None and since < self._carried[1]:
+            seen, since = self._imported_as_legs(seen, target), 0
+        return build_handoff(
+            seen, budget_tokens, since=since, cwd=cwd, secrets=secrets, target=target
+        )
+
+    def _imported_as_legs(self, seen: Transcript, target: Leg | None) -> Transcript:
+        """`seen` with its imported messages as the block of turns they were, less those
+        said in `target` (for a delta, which reads a block's legs)."""
+        assert self._carried is not None
+        source, count, turns = self._carried
+        if turns is None:  # (all the source's, as far as anyone knows now)
+            labels = {"user": "USER: ", "assistant": "ASSISTANT: "}
+            turns = [
+                Turn(labels.get(m.role, "[tool result] ") + m.text, source)
+                for m in seen.messages[:count]
+            ]
+        kept = [t for t in turns if t.leg != target]
+        block = [TranscriptMessage(role="user", text=as_block(source, kept))] if kept else []
+        return replace(seen, messages=block + seen.messages[count:])

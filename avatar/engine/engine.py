@@ -10,6 +10,7 @@ the resolved session. Examples: `examples/`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Unpack
 
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.core.config import Settings, avatar_home
-from avatar.core.errors import AvatarError, NotSupportedError
+from avatar.core.errors import AvatarError
 from avatar.core.loading import load_class
 from avatar.engine.adopting import copy_replayed
 from avatar.engine.config_layers import project_config
@@ -26,7 +27,7 @@ from avatar.engine.deleting import delete_session
 from avatar.engine.forking import fork_session
 from avatar.engine.library_names import LibraryNames
 from avatar.engine.open_session import OpenSession
-from avatar.engine.opening import plan_open
+from avatar.engine.opening import open_with, plan_open
 from avatar.engine.settings import SettingsPolicy, SettingsSource
 from avatar.engine.status import EngineStatus, describe
 from avatar.engine.switching import Switcher, SwitchHow
@@ -329,14 +330,19 @@ class Engine(LibraryNames):
             self.use_model(name, self._unbound_model)
         if request.mode in ("resume", "continue", "fork"):
             await self._adopt_settings(name, request.session_id)
-        bridge = await self._start(name, one_shot=self.one_shot and request.mode == "new")
+        bridge = await self._start(
+            name, one_shot=self.one_shot and request.mode == "new", replace=False
+        )
         try:
-            started = await bridge.open(request)
-        except NotSupportedError as e:
-            if request.mode in ("new", "fork"):  # (a new session is no fork: refused)
-                raise
-            self._notice(f"{e}; opened a new session instead", "warning")
-            started = await bridge.open(OpenRequest("new"))
+            started = await open_with(bridge, request, self._notice)
+        except BaseException:
+            if bridge is not self._bridge:  # a failed switch: the agent that ran runs on
+                with contextlib.suppress(Exception):
+                    await bridge.stop()
+            raise
+        if bridge is not self._bridge:
+            await self._stop_bridge()
+            self._bridge = bridge
         if how and started.session_id == request.session_id:  # e.g. a fork opened as a resume
             started.how = how
         thread, self._next = self._next, self._conversation()
@@ -359,14 +365,22 @@ class Engine(LibraryNames):
         thread.redact = lambda text: self.secrets().mask(text)  # no secret in copies
         return thread
 
-    async def _start(self, provider: str, *, one_shot: bool = False) -> BaseBridge:
-        if self._bridge is not None and self._bridge.name == provider and self._bridge.alive:
-            return self._bridge
-        await self._stop_bridge()
+    async def _start(
+        self, provider: str, *, one_shot: bool = False, replace: bool = True
+    ) -> BaseBridge:
+        """`provider`'s agent, started unless it runs (`one_shot`: its one-shot bridge).
+        Unless `replace`, another provider's agent that runs is not stopped: the caller puts
+        this one in its place when of use."""
+        old = self._bridge
+        if old is not None and old.name == provider and old.alive:
+            return old
+        if replace or old is None or old.name == provider or not old.alive:
+            await self._stop_bridge()
         spec = self.registry.spec(provider)
         bridge = self.bridge_for(provider, one_shot=one_shot)
-        await bridge.start()
-        self._bridge = bridge
+        await bridge.start()  # (a start that fails leaves nothing running)
+        if self._bridge is None:
+            self._bridge = bridge
         if provider not in self._walls_told:  # what the kernel cannot confine here, once
             from avatar.policy import sandbox  # asyncio and ctypes: not for a listing
 

@@ -14,11 +14,13 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from avatar.bridges.base import OpenRequest
-from avatar.core.errors import SessionNotFoundError, UsageError
+from avatar.core.errors import NotSupportedError, SessionNotFoundError, UsageError
 from avatar.core.ids import check_id
 
 if TYPE_CHECKING:
+    from avatar.bridges.base import BaseBridge
     from avatar.core.config import Settings
+    from avatar.core.events import SessionStarted
     from avatar.library.catalog import SessionLibrary
     from avatar.sessions.types import SessionInfo
 
@@ -89,3 +91,17 @@ def _as(info: SessionInfo, provider: str) -> SessionInfo:
 
 def _reopen(library: SessionLibrary, info: SessionInfo) -> OpenRequest:
     return OpenRequest.of("resume", info, files_gone=library.files_gone(info))
+
+
+async def open_with(
+    bridge: BaseBridge, request: OpenRequest, notice: Callable[[str, str], None]
+) -> SessionStarted:
+    """Open `request` on the running `bridge`; a reopen the agent does not support opens a
+    new session instead, with a notice."""
+    try:
+        return await bridge.open(request)
+    except NotSupportedError as e:
+        if request.mode in ("new", "fork"):  # (a new session is no fork: refused)
+            raise
+        notice(f"{e}; opened a new session instead", "warning")
+        return await bridge.open(OpenRequest("new"))

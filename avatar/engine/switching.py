@@ -8,9 +8,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypedDict
 
 from avatar.bridges.base import OpenRequest
-from avatar.core.errors import AvatarError, NotSupportedError
+from avatar.core.errors import AvatarError, NotSupportedError, ProviderError
 from avatar.handoff import build_handoff
-from avatar.handoff.importing import write_import
+from avatar.handoff.importing import carried, write_import
 from avatar.handoff.window import context_window, handoff_budget
 from avatar.sessions.types import SessionInfo
 
@@ -95,11 +95,39 @@ class Switcher:
         `summarize`, the agent being left is asked for a summary on top of the handoff;
         `model` is asked for on `name` (else it runs its own)."""
         e = self.host
+        opened = e.current
+        if opened is not None and name == opened.provider and not new:
+            # Already there: nothing to hand over, nothing to open (`--new` opens one).
+            self.notify(f"already on {name} (session {opened.session_id})", "info")
+            return opened
         if model is not None:
             e.use_model(name, model)
-        current = e.current.started if e.current is not None else None
+        current = opened.started if opened is not None else None
         if current is not None:
             self.left[current.provider] = current.session_id
+        try:
+            return await self._switch(name, current, handoff, new, imported, summarize)
+        except AvatarError as err:
+            if current is None or e.current is not opened:
+                raise
+            # The target did not start or open: the session that was open stays open.
+            failed = ProviderError(
+                f"could not switch to {name} ({err}); still on {current.provider} "
+                f"session {current.session_id}"
+            )
+            failed.exit_code = err.exit_code  # (a usage error stays one)
+            raise failed from err
+
+    async def _switch(
+        self,
+        name: str,
+        current: SessionStarted | None,
+        handoff: bool,
+        new: bool,
+        imported: bool,
+        summarize: bool,
+    ) -> OpenSession:
+        e = self.host
         if imported and current is not None:
             seen = self.thread.history()
             source = (current.provider, current.session_id)
@@ -110,7 +138,7 @@ class Switcher:
         if current is not None and handoff and not new and name != current.provider:
             earlier = self._earlier(name, current.provider, current.session_id)
             if earlier is not None:
-                return await self._return(earlier, current)
+                return await self._return(*earlier, current)
         text = None
         if handoff and current is not None:
             text = self.thread.handoff(self.budget(name), cwd=e.cwd, secrets=self.secrets())
@@ -143,9 +171,12 @@ class Switcher:
             return handoff
         return with_summary(handoff, provider, summary)
 
-    def _earlier(self, name: str, provider: str, session_id: str) -> SessionInfo | None:
-        """The session to return to on `name`: the one left there in this run, else the one
-        the open session was handed over from; only while it is still `name`'s newest here."""
+    def _earlier(
+        self, name: str, provider: str, session_id: str
+    ) -> tuple[SessionInfo, bool] | None:
+        """The session to return to on `name` (the one left there in this run, else the one
+        the open session was handed over from), and whether its files are gone. It is
+        reopened by its id, whether or not it is still `name`'s newest here."""
         e = self.host
         sid = self.left.get(name)
         if sid is None:  # (one record's parent, not every session's lineage)
@@ -153,30 +184,39 @@ class Switcher:
             sid = parent[1] if parent is not None and parent[0] == name else None
         if sid is None:
             return None
-        found = e.catalog.sessions(name, e.cwd)
-        if found and found[0].id == sid:
-            return found[0]
-        self.notify(
-            f"{name} session {sid} is no longer its newest here; opening a new {name} session",
-            "info",
-        )
-        return None
+        found = [s for s in e.catalog.sessions(name, e.cwd) if s.id == sid]
+        return (found[0], False) if found else (SessionInfo(sid, name, cwd=str(e.cwd)), True)
 
-    async def _return(self, info: SessionInfo, current: SessionStarted) -> OpenSession:
-        """Reopen `info` and hand it what happened in `current` since it was entered."""
+    async def _return(self, info: SessionInfo, gone: bool, current: SessionStarted) -> OpenSession:
+        """Reopen `info` and hand it what happened in `current` since it was entered. When
+        its files are `gone` (an agent may still claim to load it, then fail every prompt),
+        a new session opens with avatar's copy of its turns instead."""
         e, left = self.host, self.thread
         budget, secrets = self.budget(info.provider), self.secrets()
         seen = left.history()  # read now: the reopen replaces what this run saw
-        delta = left.handoff(budget, delta=True, cwd=e.cwd, secrets=secrets, transcript=seen)
-        started = await e.open_on(info.provider, OpenRequest.of("resume", info))
+        delta = left.handoff(
+            budget,
+            delta=True,
+            cwd=e.cwd,
+            secrets=secrets,
+            transcript=seen,
+            target=(info.provider, info.id),
+        )
+        if gone:
+            started = await e.open_on(info.provider, OpenRequest("new"))
+            self.recover(info.provider, info.id, started.started, started.conversation, info)
+        else:
+            started = await e.open_on(info.provider, OpenRequest.of("resume", info))
         thread = started.conversation
         if started.session_id != info.id:
             # The agent could not reopen it: the new session got the earlier one's turns
-            # (`recover`) and gets what happened since; else the whole conversation, which
-            # carries the earlier session's goal.
-            text = delta
-            if not thread.seeded:
-                text = left.handoff(budget, cwd=e.cwd, secrets=secrets, transcript=seen)
+            # (`recover`, which records it as that session's continuation) and gets what
+            # happened since; else the whole conversation, which carries its goal.
+            if thread.seeded:
+                if delta:
+                    thread.hand_over(delta)
+                return started
+            text = left.handoff(budget, cwd=e.cwd, secrets=secrets, transcript=seen)
             if text:
                 thread.hand_over(text)
                 e.catalog.link(
@@ -243,7 +283,15 @@ class Switcher:
             self.notify(f"{name} cannot take an import; handing the conversation over", "info")
             return None
         started = await e.open_on(name, OpenRequest.of("resume", info))
-        e.catalog.link((name, started.session_id), source, "import")
+        try:
+            written = started.history()
+        except AvatarError:
+            written = None
+        count = None
+        if written is not None and started.session_id == info.id:
+            count = len(written.messages)
+            started.conversation.carry(source, count, carried(transcript, self.secrets()))
+        e.catalog.link((name, started.session_id), source, "import", count)
         self.notify(
             f"imported {source[0]} session {source[1]} into {name} session {info.id}", "info"
         )

@@ -35,11 +35,16 @@ def build_handoff(
     since: int | None = None,
     cwd: Path | None = None,
     secrets: SecretDetector | None = None,
+    target: tuple[str, str] | None = None,
 ) -> str:
-    """The structured handoff of `transcript` within `budget_tokens` estimated tokens.
+    """The structured handoff of `transcript` within `budget_tokens` estimated tokens: its
+    facts, and its turns after those of the earlier legs of the chain (the sessions handed
+    over into it), the newest first to fit.
 
     `since` makes a delta: only the messages from that index on (what the target, returned
-    to, did not see). `cwd` adds the project's `git diff --stat` when it is a git repository.
+    to, did not see); `target` (provider, id) is the session returned to, whose own turns
+    are left out wherever the chain carried them. `cwd` adds the project's `git diff
+    --stat` when it is a git repository.
     """
     from dataclasses import replace
 
@@ -54,7 +59,7 @@ def build_handoff(
     info = transcript.info
     messages = transcript.messages[since:] if since is not None else transcript.messages
     # A delta goes back to where the pasted context came from: nothing of it is repeated.
-    facts = read_facts(replace(transcript, messages=messages), inherit=since is None)
+    facts = read_facts(replace(transcript, messages=messages), inherit=since is None, target=target)
     source = Source(
         info.provider, info.id, strip_handoff(info.title or "") or None, since is not None
     )

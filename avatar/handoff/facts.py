@@ -1,6 +1,7 @@
 """The facts of a conversation a new agent needs first, read from its canonical transcript
 without any model call: the goal, what the user decided, the files touched, the commands that
-failed, the plan, and the turns themselves as lines."""
+failed, the plan, and the turns themselves as lines (with those of the earlier legs of a
+handoff chain, read from the blocks handed over into it: `legs`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from avatar.handoff import tools
+from avatar.handoff.legs import Leg, Turn, block_source, block_turns
 from avatar.sessions.handoff_marker import split_seeded
 
 if TYPE_CHECKING:
@@ -46,7 +48,9 @@ class HandoffFacts:
     files_read: list[str] = field(default_factory=list)
     failures: list[tuple[str, str]] = field(default_factory=list)  # (command, last lines)
     plan: list[tuple[str, str]] = field(default_factory=list)  # (status, step)
-    turns: list[str] = field(default_factory=list)  # one line block per message, oldest first
+    #: One per message, oldest first: the earlier legs' (from handed-over blocks), then its own.
+    turns: list[Turn] = field(default_factory=list)
+    left_out: int = 0  # earlier turns the handed-over blocks had left out already
 
 
 def _cut(text: str, limit: int) -> str:
@@ -79,10 +83,24 @@ def _bullets(lines: list[str]) -> list[str]:
     return [ln[2:].strip() for ln in lines if ln.startswith("- ")]
 
 
+def _failures(block: str) -> list[tuple[str, str]]:
+    """The failed commands an earlier handoff listed: (command, last lines)."""
+    out: list[tuple[str, str]] = []
+    for line in section(block, "Commands that failed"):
+        if line.startswith("- `"):
+            cmd = line[3:].removesuffix(":").removesuffix("`")
+            out.append((cmd, ""))
+        elif out and line.startswith("  "):
+            cmd, tail = out[-1]
+            out[-1] = (cmd, f"{tail}\n{line[2:]}" if tail else line[2:])
+    return out
+
+
 class _Reader:
-    def __init__(self, inherit: bool) -> None:
+    def __init__(self, inherit: bool, target: Leg | None) -> None:
         self.facts = HandoffFacts()
         self.inherits = inherit
+        self.target = target
         self.commands: dict[str, str] = {}  # tool call id → command
 
     def inherit(self, block: str) -> None:
@@ -96,10 +114,32 @@ class _Reader:
         _add(facts.files_changed, *_bullets(section(block, "Files changed")))
         _add(facts.files_read, *_bullets(section(block, "Files read")))
 
+    def earlier_legs(self, block: str) -> None:
+        """What an earlier handoff carried that goes on down the chain whatever the target:
+        the commands that failed (until a later run passes) and the earlier legs' turns,
+        except those said in the target itself (a return knows its own turns)."""
+        for failure in _failures(block):
+            self._failed(*failure)
+        carried = block_turns(block)
+        if self.target is not None and block_source(block) == self.target:
+            return  # a return to where this block came from: every turn of it is known there
+        kept = [t for t in carried.turns if t.leg != self.target]
+        self.facts.turns.extend(kept)
+        self.facts.left_out += carried.left_out
+
+    def _failed(self, cmd: str, tail: str | None) -> None:
+        """The latest outcome of `cmd`: failed with `tail`, or passed (None)."""
+        cmd = _one_line(cmd, 200)
+        self.facts.failures = [f for f in self.facts.failures if f[0] != cmd]
+        if tail is not None:
+            self.facts.failures.append((cmd, tail))
+
     def user(self, msg: TranscriptMessage) -> None:
         own, blocks = split_seeded(msg.text)
-        for block in blocks if self.inherits else ():
-            self.inherit(block)
+        for block in blocks:
+            if self.inherits:
+                self.inherit(block)
+            self.earlier_legs(block)
         facts = self.facts
         if own:
             if facts.goal is None:
@@ -109,11 +149,8 @@ class _Reader:
             for sentence in _SENTENCE.split(own):
                 if _DECISION.search(sentence):
                     _add(facts.decisions, _one_line(sentence))
-        if own or blocks:
-            shown = own or "(continue)"
-            if blocks:
-                shown += "\n[the context handed over from an earlier session, left out here]"
-            facts.turns.append("USER: " + _cut(shown, _MESSAGE))
+        if own:  # (a message of handed-over context alone is the turns it carried)
+            facts.turns.append(Turn("USER: " + _cut(own, _MESSAGE)))
 
     def assistant(self, msg: TranscriptMessage) -> None:
         facts = self.facts
@@ -128,21 +165,18 @@ class _Reader:
             arg = call.input if isinstance(call.input, str) else _short(call.input)
             parts.append(f"[tool call {call.name}] {arg}".rstrip())
         if parts:
-            facts.turns.append("ASSISTANT: " + "\n".join(parts))
+            facts.turns.append(Turn("ASSISTANT: " + "\n".join(parts)))
 
     def tool(self, msg: TranscriptMessage) -> None:
         text = msg.text.strip()
         cmd = self.commands.get(msg.tool_call_id or "")
-        if cmd is not None:
-            # The latest outcome of a command is the one that counts.
-            self.facts.failures = [f for f in self.facts.failures if f[0] != cmd]
-            if msg.is_error:
-                tail = [ln.strip() for ln in text.splitlines() if ln.strip()][-_ERROR_LINES:]
-                self.facts.failures.append((_one_line(cmd, 200), "\n".join(tail)))
+        if cmd is not None:  # the latest outcome of a command is the one that counts
+            tail = [ln.strip() for ln in text.splitlines() if ln.strip()][-_ERROR_LINES:]
+            self._failed(cmd, "\n".join(tail) if msg.is_error else None)
         if text:
             cut = text if len(text) <= _TOOL_OUTPUT else text[:_TOOL_OUTPUT] + " …"
             label = "[tool result (error)]" if msg.is_error else "[tool result]"
-            self.facts.turns.append(f"{label} {cut}")
+            self.facts.turns.append(Turn(f"{label} {cut}"))
 
 
 def _short(value: object) -> str:
@@ -150,10 +184,13 @@ def _short(value: object) -> str:
     return text if len(text) <= 200 else text[:200] + " …"
 
 
-def read_facts(transcript: Transcript, *, inherit: bool = True) -> HandoffFacts:
+def read_facts(
+    transcript: Transcript, *, inherit: bool = True, target: Leg | None = None
+) -> HandoffFacts:
     """The facts of `transcript` (every message of it, oldest first); with `inherit`, those
-    of earlier handoffs pasted into it too (its original goal, once)."""
-    reader = _Reader(inherit)
+    of earlier handoffs pasted into it too (its original goal, once). The earlier legs' turns
+    and failed commands always come along, except turns said in session `target`."""
+    reader = _Reader(inherit, target)
     for msg in transcript.messages:
         if msg.role == "user":
             reader.user(msg)

@@ -1,13 +1,16 @@
 """A handoff as text: the facts of the source session in sections, then its newest turns
 verbatim, fitted to a budget of estimated tokens (the oldest turns go first; the goal and the
-file lists are never dropped)."""
+file lists are never dropped). The turns of a chain's earlier legs share the one budget, each
+run of them under its leg line (`avatar.handoff.legs`)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from avatar.handoff.facts import HandoffFacts, section
+from avatar.handoff.legs import TURNS_HEADING, Leg, Turn, leg_line, turn_lines
 from avatar.handoff.window import estimate_tokens
 from avatar.policy.secrets import SecretDetector
 from avatar.sessions.handoff_marker import END, START
@@ -85,6 +88,29 @@ def _sections(facts: HandoffFacts, git_stat: str | None, source: Source) -> list
     return out
 
 
+def _fit(
+    turns: list[Turn], budget_tokens: int, clean: Callable[[str], str], own: Leg
+) -> list[Turn]:
+    """The newest `turns` that fit in `budget_tokens`, oldest first (a leg line costs too;
+    the newest turn alone is cut to fit rather than dropped)."""
+    kept: list[Turn] = []
+    used, leg = 0, None
+    for turn in reversed(turns):
+        line = clean(turn.line)
+        cost = estimate_tokens(line) + 1
+        if (turn.leg or own) != leg:  # (counted even where no leg line is needed)
+            cost += estimate_tokens(leg_line(turn.leg or own)) + 1
+        if used + cost > budget_tokens:
+            room = (budget_tokens - used) * 4 - 20
+            if not kept and room > 200:
+                kept.append(Turn(line[: room // 2] + " … " + line[-room // 2 :], turn.leg))
+            break
+        kept.append(Turn(line, turn.leg))
+        used, leg = used + cost, turn.leg or own
+    kept.reverse()
+    return kept
+
+
 def render(
     facts: HandoffFacts,
     source: Source,
@@ -97,25 +123,16 @@ def render(
     clean = (secrets or SecretDetector()).mask
     fixed = clean("\n\n".join(_sections(facts, git_stat, source)))
     tail = "\n\n" + END
-    heading = "\n\n## Most recent turns, verbatim"
-    used = estimate_tokens(fixed + tail + heading) + 20  # the "left out" line
-    kept: list[str] = []
-    for turn in reversed(facts.turns):
-        line = clean(turn)
-        cost = estimate_tokens(line) + 1
-        if used + cost > budget_tokens:
-            room = (budget_tokens - used) * 4 - 20
-            if not kept and room > 200:  # the newest turn, cut to what fits
-                kept.append(line[: room // 2] + " … " + line[-room // 2 :])
-            break
-        kept.append(line)
-        used += cost
-    kept.reverse()
+    heading = "\n\n" + TURNS_HEADING
     if not facts.turns:
         return fixed + tail
-    dropped = len(facts.turns) - len(kept)
+    used = estimate_tokens(fixed + tail + heading) + 20  # the "left out" line
+    own = (source.provider, source.session_id)
+    kept = _fit(facts.turns, budget_tokens - used, clean, own)
+    dropped = len(facts.turns) - len(kept) + facts.left_out
     body = [f"[… {dropped} earlier messages left out …]"] if dropped else []
-    return fixed + heading + "\n\n" + "\n\n".join(body + kept) + tail
+    body += turn_lines(kept, own)
+    return fixed + heading + "\n\n" + "\n\n".join(body) + tail
 
 
 #: At most this much of an agent's prose summary goes on top of a handoff.

@@ -83,9 +83,16 @@ class SessionLibrary:
         None), so a turn killed midway still leaves what was asked."""
         self.records().turn(provider, session_id, prompt, answer, tools, extra)
 
-    def link(self, child: tuple[str, str], parent: tuple[str, str], how: str = "handoff") -> None:
-        """Session `child` (provider, id) was opened from `parent`: record the lineage."""
-        self.records().link(child, parent, how)
+    def link(
+        self,
+        child: tuple[str, str],
+        parent: tuple[str, str],
+        how: str = "handoff",
+        imported: int | None = None,
+    ) -> None:
+        """Session `child` (provider, id) was opened from `parent`: record the lineage (and,
+        for an import, how many of its first messages it wrote)."""
+        self.records().link(child, parent, how, imported)
 
     def lineage(self) -> dict[str, Links]:
         """Parent and children of every session that has any, by `provider/id`."""

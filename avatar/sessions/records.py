@@ -232,11 +232,25 @@ class SessionRecords:
             update["title"] = _title(own)
         self.put(update)
 
-    def link(self, child: tuple[str, str], parent: tuple[str, str], how: str) -> None:
+    def link(
+        self,
+        child: tuple[str, str],
+        parent: tuple[str, str],
+        how: str,
+        imported: int | None = None,
+    ) -> None:
         """Session `child` (provider, id) was opened from `parent` (`how`: handoff, import):
         the child records where it came from (the link forward is derived:
-        `avatar.library.lineage`)."""
-        self.put({"provider": child[0], "id": child[1], "parent": "/".join(parent), "via": how})
+        `avatar.library.lineage`), and an import how many of its first messages it wrote."""
+        record = {"provider": child[0], "id": child[1], "parent": "/".join(parent), "via": how}
+        self.put(record | ({"imported": imported} if imported is not None else {}))
+
+    def imported(self, provider: str, session_id: str) -> tuple[tuple[str, str], int] | None:
+        """(the parent, how many first messages) an import wrote into this session; None
+        when it was not imported."""
+        record = self.all().get((provider, session_id), {})
+        count, parent = record.get("imported"), self.parent(provider, session_id)
+        return (parent, count) if isinstance(count, int) and parent is not None else None
 
     def name(self, provider: str, session_id: str, name: str) -> None:
         """The user named the session (`session rename`): avatar shows the name everywhere."""

@@ -111,7 +111,7 @@ def test_a_handoff_of_a_handed_over_session_carries_the_goal_once() -> None:
         provider="claude",
     )
     second = build_handoff(second_source)
-    assert second.count(GOAL) == 1
+    assert second.count("## Goal") == 1
     assert second.count("=== context handed over by avatar") == 1
     assert "## Goal\n" + GOAL in second and "- a.rs" in second
     assert "USER: carry on" in second

@@ -11,6 +11,7 @@ import pytest
 
 from avatar.bridges.base import OpenRequest
 from avatar.core.config import Settings
+from avatar.core.errors import AvatarError
 from avatar.core.events import BaseEvent, Notice
 from avatar.engine.engine import Engine
 from avatar.providers.registry import ProviderSpec
@@ -93,19 +94,63 @@ async def test_new_forces_a_new_session_and_fresh_carries_nothing(engine: Engine
     await engine.close()
 
 
-async def test_no_return_when_another_session_became_newest(engine: Engine) -> None:
-    seen: list[BaseEvent] = []
-    engine.subscribe(seen.append)
+async def test_a_return_reopens_its_session_when_another_became_newest(engine: Engine) -> None:
     a = await engine.open(A)
     await say(engine, "GOAL one")
     await engine.switch_provider(B)
     await say(engine, "on b")
     engine.catalog.opened(A, "zz-later", str(engine.cwd), None)  # another run's session
     engine.catalog.turn_ended(A, "zz-later", "elsewhere", "ok", [])
+    assert engine.sessions(A)[0].id == "zz-later"
     back = await engine.switch_provider(A)
-    assert back.session_id not in (a.session_id, "zz-later")
-    assert any("no longer its newest" in e.message for e in seen if isinstance(e, Notice))
-    assert "GOAL one" in await say(engine, "next")
+    assert back.session_id == a.session_id and back.how == "resumed"
+    sent = await say(engine, "next")
+    assert "You are back in this session" in sent and "on b" in sent
+    assert "GOAL one" not in sent  # A has its own turns
+    await engine.close()
+
+
+class _Broken(FakeBridge):
+    """An agent that exits before it answers."""
+
+    async def start(self) -> None:
+        from avatar.core.errors import ProviderError
+
+        raise ProviderError("broken-agent exited with status 1 before it answered")
+
+
+async def test_a_failed_switch_leaves_the_session_that_was_open(engine: Engine) -> None:
+    engine.registry.add(ProviderSpec(name="broken", transport="acp", bridge=f"{__name__}:_Broken"))
+    seen: list[BaseEvent] = []
+    a = await engine.open(A)
+    await say(engine, "GOAL one")
+    engine.subscribe(seen.append)
+    with pytest.raises(AvatarError) as failed:
+        await engine.switch_provider("broken")
+    assert str(failed.value) == (
+        "could not switch to broken (broken-agent exited with status 1 before it answered); "
+        f"still on {A} session {a.session_id}"
+    )
+    assert engine.current is not None and engine.current.session_id == a.session_id
+    assert await say(engine, "still here?") == "still here?"  # no handoff, no new session
+    assert FakeBridge.started[-1].session_id == a.session_id
+    assert [s.id for s in engine.sessions(A)] == [a.session_id]
+    assert not [e for e in seen if isinstance(e, Notice)]  # nothing "had stopped"
+    await engine.close()
+
+
+async def test_provider_on_the_provider_already_open_opens_nothing(engine: Engine) -> None:
+    seen: list[BaseEvent] = []
+    engine.subscribe(seen.append)
+    a = await engine.open(A)
+    await say(engine, "GOAL one")
+    agents = len(FakeBridge.started)
+    same = await engine.switch_provider(A)
+    assert same.session_id == a.session_id and len(FakeBridge.started) == agents
+    assert await say(engine, "plain") == "plain"  # nothing handed over
+    notices = [e.message for e in seen if isinstance(e, Notice)]
+    assert notices == [f"already on {A} (session {a.session_id})"]
+    assert len(engine.sessions(A)) == 1
     await engine.close()
 
 
