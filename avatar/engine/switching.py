@@ -185,7 +185,9 @@ class Switcher:
         if sid is None:
             return None
         found = [s for s in e.catalog.sessions(name, e.cwd) if s.id == sid]
-        return (found[0], False) if found else (SessionInfo(sid, name, cwd=str(e.cwd)), True)
+        if not found:
+            return SessionInfo(sid, name, cwd=str(e.cwd)), True
+        return found[0], found[0].gone  # (listed from avatar's record when its files are gone)
 
     async def _return(self, info: SessionInfo, gone: bool, current: SessionStarted) -> OpenSession:
         """Reopen `info` and hand it what happened in `current` since it was entered. When
