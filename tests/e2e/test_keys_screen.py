@@ -1,0 +1,123 @@
+"""Keys as in the agents' own terminals, typed into the installed `avatar` in tmux (issue 23,
+items 2, 6 and 7): the permission menu takes `y`/`a`/`n` or what to do instead (which reaches
+the model), nothing typed while a command or a turn runs is lost, Esc stops a turn, and Ctrl-C
+says which queued lines it dropped."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.e2e.test_terminal import PROMPT, TURN_DONE, TURN_END, body, repl
+from tests.support.homes import AgentHome, require_bridges
+from tests.support.model_server import FakeModelServer, Reply
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+
+MENU = r"\[y\] allow once\s+\[a\] allow always"
+
+
+def _write(name: str) -> Reply:
+    return Reply.tool_call("write", {"path": name, "content": f"{name}\n"})
+
+
+def _user_texts(server: FakeModelServer) -> list[str]:
+    last = server.requests_for("chat")[-1]
+    return [m.text for m in last.messages() if m.role == "user"]
+
+
+def test_text_typed_in_the_permission_menu_reaches_the_model_as_the_reason(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    model_server.chat.append(_write("spaces.txt"), Reply.text("Understood, tabs then."))
+    with repl(agent_home, "-p", "native", "repl") as term:
+        term.type("indent the file")
+        term.wait_for(MENU)
+        term.type("no, use tabs")  # starts with `n`: a reason, not a deny and a prompt
+        screen = term.wait_for(TURN_DONE)
+        assert "the agent is told: no, use tabs" in screen
+    assert not (agent_home.workdir / "spaces.txt").exists()
+    result = model_server.requests_for("chat")[-1].messages()[-1]
+    assert result.role == "tool" and "no, use tabs" in result.text
+    assert _user_texts(model_server) == ["indent the file"]  # no prompt `o, use tabs`
+
+
+def test_yes_typed_in_the_menu_allows_once_and_sends_nothing_else(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    model_server.chat.append(
+        _write("fast.txt"),
+        Reply.text("fast done"),
+        _write("slow.txt"),
+        Reply.text("slow done"),
+        Reply.text("all done"),
+    )
+    with repl(agent_home, "-p", "native", "repl") as term:
+        term.type("first")
+        term.wait_for(MENU)
+        term.type("yes")  # typed at once
+        term.wait_for("fast done")
+        term.wait_for(TURN_DONE)
+        term.type("second")
+        term.wait_for("permission: write slow.txt")
+        term.keys("y")  # answers alone …
+        term.wait_for("slow done")
+        term.type("es")  # … and the rest of its word comes after: not a prompt
+        time.sleep(0.5)
+        term.type("third")
+        screen = term.wait_for("all done")
+        assert len([line for line in body(screen) if line.startswith("─ ")]) == 3  # no `es` turn
+    assert (agent_home.workdir / "fast.txt").exists() and (agent_home.workdir / "slow.txt").exists()
+    assert _user_texts(model_server) == ["first", "second", "third"]
+
+
+def test_text_typed_while_provider_switches_arrives_as_the_next_prompt(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    require_bridges("claude")
+    model_server.script("anthropic", "Claude heard you.")
+    with repl(agent_home, "-p", "native", "repl") as term:
+        term.type("/provider claude")
+        term.type("typed while switching")  # the switch starts a claude process meanwhile
+        screen = term.wait_for("Claude heard you.", timeout=90)
+        assert "queued for after starting claude: typed while switching" in screen
+        assert "wait for the command" not in screen
+    users = [
+        m.text
+        for r in model_server.requests_for("anthropic")
+        for m in r.messages()
+        if m.role == "user"
+    ]
+    assert any("typed while switching" in text for text in users)
+
+
+def test_esc_stops_a_running_turn(agent_home: AgentHome, model_server: FakeModelServer) -> None:
+    words = [f"word{i} " for i in range(60)]
+    model_server.chat.append(Reply.slow_text(words, delay=0.2), Reply.text("Next answer."))
+    with repl(agent_home, "-p", "native", "repl") as term:
+        term.type("talk slowly")
+        term.wait_for("busy: typing steers")
+        time.sleep(1.0)
+        term.keys("Escape")
+        screen = term.wait_for(r"^─ .*cancelled", timeout=15)
+        assert "(interrupted)" in screen and "word59" not in screen
+        term.wait_for(PROMPT)
+        term.type("go on")  # the REPL is still there, and answers
+        term.wait_for("Next answer.")
+
+
+def test_ctrl_c_says_which_queued_lines_it_dropped(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    words = [f"word{i} " for i in range(60)]
+    model_server.chat.append(Reply.slow_text(words, delay=0.2))
+    with repl(agent_home, "-p", "native", "repl") as term:
+        term.type("talk slowly")
+        term.wait_for("busy: typing steers")
+        term.type("/model openai/gpt-4o-mini")  # a command waits for the turn's end
+        term.wait_for(r"queued for after this turn: /model openai/gpt-4o-mini")
+        term.keys("C-c")
+        screen = term.wait_for(r"dropped 1 queued line: /model openai/gpt-4o-mini")
+        term.wait_for(TURN_END)
+        assert "model: openai/gpt-4o-mini" not in screen  # dropped, not run
