@@ -11,7 +11,7 @@ import pytest
 
 from tests.e2e.test_terminal import PROMPT, TURN_DONE, TURN_END, body, repl
 from tests.support.homes import AgentHome, require_bridges
-from tests.support.model_server import FakeModelServer, Reply
+from tests.support.model_server import FakeModelServer, Message, Reply
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -121,3 +121,52 @@ def test_ctrl_c_says_which_queued_lines_it_dropped(
         screen = term.wait_for(r"dropped 1 queued line: /model openai/gpt-4o-mini")
         term.wait_for(TURN_END)
         assert "model: openai/gpt-4o-mini" not in screen  # dropped, not run
+
+
+def _main_messages(server: FakeModelServer) -> list[Message]:
+    return [r for r in server.requests_for("anthropic") if r.is_main][-1].messages()
+
+
+def test_a_reason_typed_for_claude_code_is_the_denial_it_reads(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    require_bridges("claude")
+    target = agent_home.workdir / "made.txt"
+    model_server.script(
+        "anthropic",
+        Reply.tool_call("Bash", {"command": f"touch {target}", "description": "make a file"}),
+        Reply.text("Fine, no file."),
+    )
+    with repl(agent_home, "-p", "claude", "repl") as term:
+        term.type("make a file")
+        term.wait_for(MENU, timeout=90)
+        term.type("no, use tabs")
+        term.wait_for("Fine, no file.", timeout=60)
+    assert not target.exists()
+    # The refusal is the tool's result (newer Claude Code may add a reminder after it).
+    results = [m.text for m in _main_messages(model_server)[-3:] if m.role == "tool"]
+    assert any("no, use tabs" in text for text in results), results
+
+
+def test_a_reason_typed_for_an_acp_agent_goes_with_the_next_prompt(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    require_bridges("claude-agent-acp")
+    target = agent_home.workdir / "made.txt"
+    model_server.script(
+        "anthropic",
+        Reply.tool_call("Bash", {"command": f"touch {target}", "description": "make a file"}),
+        Reply.text("Could not make it."),
+    )
+    with repl(agent_home, "-p", "claude-acp", "repl") as term:
+        term.type("make a file")
+        term.wait_for(MENU, timeout=90)
+        term.type("no, use tabs")
+        term.wait_for("Could not make it.", timeout=60)
+        term.wait_for(TURN_DONE)
+        term.type("go on")
+        term.wait_for(r"^› go on(?s:.*)" + TURN_DONE, timeout=60)
+    assert not target.exists()
+    users = [m.text for m in _main_messages(model_server) if m.role == "user"]
+    # ACP answers a permission request with an option alone: the words open the next prompt.
+    assert any("no, use tabs" in text and "go on" in text for text in users[-2:]), users
