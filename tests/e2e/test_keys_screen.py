@@ -9,9 +9,11 @@ import time
 
 import pytest
 
-from tests.e2e.test_terminal import PROMPT, TURN_DONE, TURN_END, body, repl
-from tests.support.homes import AgentHome, require_bridges
+from tests.e2e.test_terminal import AVATAR, PROMPT, TURN_DONE, TURN_END, body, repl
+from tests.support.drive import talk
+from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, Message, Reply
+from tests.support.tmux import Terminal
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -170,3 +172,21 @@ def test_a_reason_typed_for_an_acp_agent_goes_with_the_next_prompt(
     users = [m.text for m in _main_messages(model_server) if m.role == "user"]
     # ACP answers a permission request with an option alone: the words open the next prompt.
     assert any("no, use tabs" in text and "go on" in text for text in users[-2:]), users
+
+
+def test_keys_typed_while_the_repl_starts_wait_in_the_prompt(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    require_bridges("claude")
+    model_server.script("anthropic", "First.", "Heard the early words.")
+    sid = talk(agent_home, "claude", ["remember this"])
+    argv = [AVATAR, "-p", "claude", "repl", "--resume", sid]
+    with Terminal(argv, avatar_env(agent_home), agent_home.workdir, width=110) as term:
+        time.sleep(0.5)  # avatar runs, and resumes the claude session meanwhile
+        term.type("typed early", enter=False)
+        screen = term.wait_for(PROMPT.replace(r"^›\s*$", r"^› typed early\s*$"), timeout=90)
+        assert screen.count("typed early") == 1  # in the prompt, not echoed over start-up
+        term.keys("Enter")
+        term.wait_for("Heard the early words.", timeout=60)
+    users = [m.text for m in _main_messages(model_server) if m.role == "user"]
+    assert "typed early" in users[-1]

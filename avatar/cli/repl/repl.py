@@ -10,6 +10,7 @@ dropped. Without a terminal on stdin, lines are read one by one (for scripts).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shlex
 import sys
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from avatar.cli.repl import menu
 from avatar.cli.repl.attach import attach_files
+from avatar.cli.repl.held import keys_held
 from avatar.cli.repl.screen import Screen
 from avatar.cli.repl.slash import lookup
 from avatar.cli.startup import settled
@@ -355,12 +357,14 @@ def run_repl(
 ) -> int:
     """Start the REPL (optionally resuming, continuing, or seeded from another session:
     a handoff, or with `imported` its conversation in this provider's own store)."""
-    # Built before the loop: an unknown provider, preset or model is a usage error, not a REPL.
-    engine = state.engine(permission=permission, add_dirs=add_dirs)
-    engine.check_model()
-    from avatar.cli.signals import run_until_hangup
+    # Keys typed from here on wait for the prompt, not echoed over what start-up prints.
+    with keys_held() if sys.stdin.isatty() else contextlib.nullcontext():
+        # Built before the loop: an unknown provider, preset or model is a usage error.
+        engine = state.engine(permission=permission, add_dirs=add_dirs)
+        engine.check_model()
+        from avatar.cli.signals import run_until_hangup
 
-    return run_until_hangup(_main(engine, resume, cont, source, pick, imported))
+        return run_until_hangup(_main(engine, resume, cont, source, pick, imported))
 
 
 async def _main(
