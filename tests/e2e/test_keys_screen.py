@@ -5,6 +5,7 @@ says which queued lines it dropped."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -190,3 +191,53 @@ def test_keys_typed_while_the_repl_starts_wait_in_the_prompt(
         term.wait_for("Heard the early words.", timeout=60)
     users = [m.text for m in _main_messages(model_server) if m.role == "user"]
     assert "typed early" in users[-1]
+
+
+LONG_THOUGHT = " ".join(f"step{i}" for i in range(40)) + " conclusion-reached"
+
+
+def test_ctrl_t_shows_thinking_in_full_and_question_mark_the_shortcuts(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    model_server.chat.append(
+        Reply.thinking(LONG_THOUGHT) + Reply.text("Folded."),
+        Reply.thinking(LONG_THOUGHT) + Reply.text("In full."),
+    )
+    with repl(agent_home, "-p", "native", "repl") as term:
+        term.type("?", enter=False)
+        screen = term.wait_for(r"Ctrl-T\s+thinking in full")
+        assert "Esc, Ctrl-C" in screen and term.screen().count("?") <= 1  # not typed in
+        term.type("think")
+        screen = term.wait_for("Folded.")
+        assert "conclusion-reached" not in screen  # one line, cut short
+        term.keys("C-t")
+        term.wait_for(r"\(thinking: in full\)")
+        term.type("think again")
+        screen = term.wait_for("In full.")
+        assert "conclusion-reached" in screen
+
+
+def test_ctrl_d_mid_turn_asks_first_and_clear_starts_a_new_session(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    words = [f"word{i} " for i in range(60)]
+    model_server.chat.append(Reply.text("One."), Reply.slow_text(words, delay=0.2))
+    with repl(agent_home, "-p", "native", "repl") as term:
+        term.type("hello")
+        first = term.wait_for(r"session: (\S+) \(native, new\)")
+        term.wait_for(TURN_DONE)
+        term.type("/clear")
+        term.wait_gone("One.")  # a clear screen …
+        screen = term.wait_for(r"session: \S+ \(native, new\)")
+        new_id = re.search(r"session: (\S+)", screen).group(1)  # type: ignore[union-attr]
+        assert new_id not in first  # … on a new session
+        term.type("talk slowly")
+        term.wait_for("busy: typing steers")
+        term.keys("C-d")
+        term.wait_for("a turn is running: Ctrl-D again")
+        assert not term.dead()
+        term.keys("C-d")
+        deadline = time.monotonic() + 20
+        while not term.dead() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert term.dead()
