@@ -241,3 +241,18 @@ def test_ctrl_d_mid_turn_asks_first_and_clear_starts_a_new_session(
         while not term.dead() and time.monotonic() < deadline:
             time.sleep(0.1)
         assert term.dead()
+
+
+def test_ctrl_r_finds_an_earlier_prompt(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    model_server.chat.append(Reply.text("First answer."), Reply.text("Second answer."))
+    with repl(agent_home, "-p", "native", "repl") as term:
+        term.type("alpha prompt")
+        term.wait_for(TURN_DONE)
+        term.keys("C-r")
+        term.type("alp", enter=False)
+        term.wait_for(r"i-search.*alp")
+        term.keys("Enter")
+        term.wait_for("Second answer.")
+    assert _user_texts(model_server) == ["alpha prompt", "alpha prompt"]

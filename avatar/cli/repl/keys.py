@@ -1,8 +1,9 @@
 """The REPL's keys, as in the agents' own terminals: the permission menu's single keys, Esc to
 interrupt a turn, `?` for this list, Ctrl-T for thinking in full, Ctrl-O for the handoff.
 
-Ctrl-R (history search), Ctrl-L (clear the screen), Ctrl-C and Ctrl-D are prompt-toolkit's own
-(Ctrl-C and Ctrl-D reach the REPL as its exceptions: `Repl.run_tty`).
+Ctrl-R (history search; Enter sends the line found, as in a shell), Ctrl-L (clear the screen),
+Ctrl-C and Ctrl-D are prompt-toolkit's own (Ctrl-C and Ctrl-D reach the REPL as its
+exceptions: `Repl.run_tty`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from prompt_toolkit.filters import Condition
+from prompt_toolkit.filters import Condition, is_searching
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from avatar.cli.repl import menu
@@ -45,6 +46,14 @@ def key_bindings(repl: ReplHost) -> KeyBindings:
     @bindings.add("escape", filter=busy)
     def _interrupt(event: KeyPressEvent) -> None:
         repl.keep(asyncio.ensure_future(repl.interrupt()))
+
+    @bindings.add("enter", filter=is_searching)
+    def _send_found(event: KeyPressEvent) -> None:
+        # As in a shell: Enter on a line Ctrl-R found sends it.
+        from prompt_toolkit.search import accept_search
+
+        accept_search()
+        event.app.current_buffer.validate_and_handle()
 
     @bindings.add("c-o")
     def _show_handoff(event: KeyPressEvent) -> None:
