@@ -256,3 +256,24 @@ def test_ctrl_r_finds_an_earlier_prompt(
         term.keys("Enter")
         term.wait_for("Second answer.")
     assert _user_texts(model_server) == ["alpha prompt", "alpha prompt"]
+
+
+def test_shift_tab_accepts_edits_without_asking_and_still_asks_the_rest(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    model_server.chat.append(
+        _write("edited.txt"),
+        Reply.tool_call("bash", {"command": "touch ran.txt"}),
+        Reply.text("Both tried."),
+    )
+    with repl(agent_home, "-p", "native", "repl") as term:
+        term.keys("BTab")
+        term.wait_for(r"permission mode: accept edits")
+        term.type("edit, then run")
+        screen = term.wait_for(MENU)
+        assert "permission: write edited.txt" not in screen  # the edit was not asked
+        assert "touch ran.txt" in screen  # the command is
+        term.keys("n")
+        term.wait_for("Both tried.")
+    assert (agent_home.workdir / "edited.txt").exists()
+    assert not (agent_home.workdir / "ran.txt").exists()

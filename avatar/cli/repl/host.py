@@ -44,6 +44,9 @@ class ReplHost(Protocol):
     def answer_permission(self, text: str) -> bool:
         """Answer the waiting permission question with `text`; False when it is no answer."""
 
+    def cycle_mode(self) -> None:
+        """Switch to the next permission mode (Shift-Tab)."""
+
     def answer_key(self, key: str) -> None:
         """Answer the waiting permission question with a single key (`y`, `a`, `n`)."""
 

@@ -1,5 +1,6 @@
 """The REPL's keys, as in the agents' own terminals: the permission menu's single keys, Esc to
-interrupt a turn, `?` for this list, Ctrl-T for thinking in full, Ctrl-O for the handoff.
+interrupt a turn, `?` for this list, Shift-Tab for the permission mode, Ctrl-T for thinking in
+full, Ctrl-O for the handoff.
 
 Ctrl-R (history search; Enter sends the line found, as in a shell), Ctrl-L (clear the screen),
 Ctrl-C and Ctrl-D are prompt-toolkit's own (Ctrl-C and Ctrl-D reach the REPL as its
@@ -25,6 +26,7 @@ SHORTCUTS = """\
   Enter         send; while a turn or command runs, steer it or queue the line
   Alt-Enter     new line (Esc Enter too)
   Ctrl-R        search prompt history;  ↑ / ↓  walk it
+  Shift-Tab     permission mode: ask / accept edits
   Ctrl-T        thinking in full / folded to one line
   Ctrl-O        the handoff the next prompt sends, in full
   Ctrl-L        clear the screen
@@ -66,6 +68,12 @@ def key_bindings(repl: ReplHost) -> KeyBindings:
         from prompt_toolkit.application import run_in_terminal
 
         run_in_terminal(lambda: repl.say(SHORTCUTS, "dim"))
+
+    @bindings.add("s-tab")
+    def _mode(event: KeyPressEvent) -> None:
+        from prompt_toolkit.application import run_in_terminal
+
+        run_in_terminal(repl.cycle_mode)
 
     @bindings.add("c-t")
     def _thinking(event: KeyPressEvent) -> None:

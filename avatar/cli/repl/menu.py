@@ -1,5 +1,6 @@
-"""The permission menu's answers, as typed: `y`, `a` or `n` alone (or the words they start),
-and any other text is "no, and tell the agent this" (`Refusal`), as in Claude Code.
+"""The permission menu's answers and modes (Shift-Tab: ask, accept edits). Answers as typed:
+`y`, `a` or `n` alone (or the words they start), and any other text is "no, and tell the agent
+this" (`Refusal`), as in Claude Code.
 
 A single key answers at once when nothing follows it quickly (`SETTLE` seconds): `no, use tabs`
 typed at speed is a refusal with a reason, not a deny followed by a prompt `o, use tabs`. A
@@ -34,6 +35,12 @@ OPTIONS = (
     "  [y] allow once   [a] allow always (this session)   [n] deny   or type what to do instead"
 )
 PROMPT = "allow? [y/a/n, or say what instead] › "
+#: The permission modes Shift-Tab cycles through (the agents' plan modes are not offered yet).
+MODES = ("ask", "accept edits")
+MODE_HELP = {
+    "ask": "every action is asked; Shift-Tab: accept edits",
+    "accept edits": "file edits are allowed without asking, the rest is asked; Shift-Tab: ask",
+}
 
 
 def read_answer(text: str) -> Answer | Refusal | None:

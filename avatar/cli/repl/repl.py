@@ -54,6 +54,7 @@ class Repl:
         self._keyed: tuple[str, float] | None = None  # a single-key answer: (key, when)
         self._leaving = 0.0  # when Ctrl-D was pressed mid-turn (a second one leaves)
         self._kept: set[asyncio.Future[Any]] = set()  # tasks keys started
+        self.mode = menu.MODES[0]  # Shift-Tab: ask, or accept edits without asking
         self._reopened = False  # a session was resumed: show where it was, once opened
 
     # ----- events ---------------------------------------------------------------------
@@ -90,7 +91,10 @@ class Repl:
             self.screen.history(history.messages)
 
     async def ask_permission(self, request: PermissionRequested) -> Answer | Refusal:
-        """The permission menu: the action, its diff when it edits a file, three answers."""
+        """The permission menu: the action, its diff when it edits a file, three answers
+        (none in "accept edits" mode for a file edit: it is allowed)."""
+        if self.mode == "accept edits" and request.kind == "edit":
+            return "allow"
         # The tool call's own event may still be on its way to the screen: let it arrive,
         # so the menu can show what the call would change.
         for _ in range(20):
@@ -122,6 +126,11 @@ class Repl:
         if answer is not None:
             self.permission.set_result(answer)
         return True
+
+    def cycle_mode(self) -> None:
+        """Shift-Tab: the next permission mode, said on the screen."""
+        self.mode = menu.MODES[(menu.MODES.index(self.mode) + 1) % len(menu.MODES)]
+        self.say(f"(permission mode: {self.mode}; {menu.MODE_HELP[self.mode]})", "dim")
 
     def answer_key(self, key: str) -> None:
         """Answer a pending permission question with a single key (`y`, `a`, `n`)."""
