@@ -69,7 +69,7 @@ def test_yes_typed_in_the_menu_allows_once_and_sends_nothing_else(
         term.type("es")  # … and the rest of its word comes after: not a prompt
         time.sleep(0.5)
         term.type("third")
-        screen = term.wait_for("all done")
+        screen = term.wait_for(r"all done(?s:.*)" + TURN_DONE)
         assert len([line for line in body(screen) if line.startswith("─ ")]) == 3  # no `es` turn
     assert (agent_home.workdir / "fast.txt").exists() and (agent_home.workdir / "slow.txt").exists()
     assert _user_texts(model_server) == ["first", "second", "third"]
