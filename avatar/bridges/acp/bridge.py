@@ -288,6 +288,7 @@ class ACPBridge(BaseBridge):
         # Never prompt while a load's history is still streaming in (see acp_stream).
         await self.router.replay_settled()
         conn = agent.conn
+        text = self.asker.with_refusals(text)
 
         async def prompt() -> tuple[StopReason, Usage | None]:
             from acp import text_block

@@ -255,6 +255,7 @@ class OneShotBridge(BaseBridge):
             yield Error(message=str(gone or f"{self.name}: no session is open"))
             return
         conn = agent.conn
+        text = self.asker.with_refusals(text)
 
         async def prompt() -> tuple[StopReason, Usage | None]:
             block = {"type": "text", "text": text}

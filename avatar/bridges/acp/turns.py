@@ -26,7 +26,7 @@ from avatar.core.events import (
     TurnFinished,
     Usage,
 )
-from avatar.policy.permissions import PermissionHandler, allows
+from avatar.policy.permissions import PermissionHandler, Refusal, allows
 from avatar.policy.scope import ScopePolicy
 
 CANCEL_GRACE = 2.0  # after session/cancel, end the turn ourselves if the agent stays silent
@@ -132,7 +132,9 @@ class Asker:
     """Answers an agent's permission requests: the scope first, then the permission policy.
 
     `calls` remembers what announced tool calls touch (feed it every tool call update);
-    `policy` is the scope the agent is held to (None: nothing to check yet).
+    `policy` is the scope the agent is held to (None: nothing to check yet). ACP's answer to a
+    permission request is an option and carries no words, so a refusal's reason waits here
+    and goes with the next prompt (`with_refusals`).
     """
 
     def __init__(self, router: UpdateRouter, permission: PermissionHandler) -> None:
@@ -140,6 +142,12 @@ class Asker:
         self.permission = permission
         self.calls = ToolCalls()
         self.policy: ScopePolicy | None = None
+        self.refusals: list[str] = []  # what the user said when refusing, not yet sent
+
+    def with_refusals(self, prompt: str) -> str:
+        """`prompt`, after what the user said when refusing since the last prompt."""
+        said, self.refusals = self.refusals, []
+        return "\n".join([*said, "", prompt]) if said else prompt
 
     async def decide(self, tool_call: Any) -> bool | None:
         """Check the scope, then ask the permission policy; None when the turn is cancelled
@@ -169,8 +177,12 @@ class Asker:
             ask.cancel()
             return None
         try:
-            allowed = allows(ask.result())
+            answer = ask.result()
+            allowed = allows(answer)
             reason = None if allowed else "denied by the permission policy"
+            if isinstance(answer, Refusal):
+                reason = answer.reason
+                self.refusals.append(f"(I refused {event.title!r} and said: {answer.reason})")
         except Exception as e:
             allowed, reason = False, f"permission check failed: {e}"
         event.decision = "allow" if allowed else "deny"

@@ -31,7 +31,7 @@ from avatar.bridges.claude.stream import (
 )
 from avatar.core.errors import ProviderError
 from avatar.core.events import PermissionRequested
-from avatar.policy.permissions import allows
+from avatar.policy.permissions import allows, reason_of
 
 if TYPE_CHECKING:
     from avatar.bridges.base import BridgeContext
@@ -100,10 +100,12 @@ class PermissionDesk:
         if not ask.done() or ask.cancelled():
             return False, CANCELLED
         try:
-            allowed = allows(ask.result())
+            answer = ask.result()
         except Exception as e:  # a broken asker must not hang the agent
             return False, f"permission check failed: {e}"
-        return allowed, None if allowed else DENIED
+        allowed = allows(answer)
+        # The user's words, when they gave some, are the `message` the model reads.
+        return allowed, None if allowed else reason_of(answer) or DENIED
 
     def scope_refusal(self, cwd: Path, name: str, tool_input: Any) -> str | None:
         """Why config `scope` refuses this tool call; None lets the permission policy decide.

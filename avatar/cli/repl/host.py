@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     import asyncio
+    from typing import Any
 
     from avatar.cli.repl.screen import Screen
     from avatar.engine.engine import Engine
-    from avatar.policy.permissions import Answer
+    from avatar.policy.permissions import Answer, Refusal
 
 
 class ReplHost(Protocol):
@@ -19,7 +20,17 @@ class ReplHost(Protocol):
     engine: Engine
     screen: Screen
     #: The permission question waiting for an answer, if any.
-    permission: asyncio.Future[Answer] | None
+    permission: asyncio.Future[Answer | Refusal] | None
+
+    @property
+    def busy(self) -> bool:
+        """True while a turn or a slow command runs."""
+
+    def keep(self, task: asyncio.Future[Any]) -> None:
+        """Hold a task started by a key until it ends (and show what it raised)."""
+
+    async def interrupt(self) -> None:
+        """Stop the running turn; say which queued lines are dropped."""
 
     def say(self, text: str, style: str | None = None) -> None:
         """Print a line of avatar's own between turns."""
@@ -32,6 +43,12 @@ class ReplHost(Protocol):
 
     def answer_permission(self, text: str) -> bool:
         """Answer the waiting permission question with `text`; False when it is no answer."""
+
+    def cycle_mode(self) -> None:
+        """Switch to the next permission mode (Shift-Tab)."""
+
+    def answer_key(self, key: str) -> None:
+        """Answer the waiting permission question with a single key (`y`, `a`, `n`)."""
 
     def toolbar(self) -> str:
         """The status line."""

@@ -1,6 +1,6 @@
 """The REPL's input line: history (persistent, Ctrl-R; secrets masked in its file),
-completion, multi-line input (Alt-Enter or Esc-Enter; a pasted block stays one message),
-single-key permission answers, Ctrl-O to read a handoff in full before it is sent, the live
+completion, multi-line input (a pasted block stays one message), the REPL's keys
+(`avatar.cli.repl.keys`: single-key permission answers, Esc, `?`, Ctrl-T, Ctrl-O), the live
 tail of the answer's block in progress above the input line, and the status line, redrawn
 several times a second so the spinner moves (and the tail grows)."""
 
@@ -9,12 +9,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import AnyFormattedText, FormattedText
 from prompt_toolkit.history import FileHistory
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
+from avatar.cli.repl import menu
 from avatar.cli.repl.complete import ReplCompleter
+from avatar.cli.repl.keys import key_bindings
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -37,36 +37,14 @@ class MaskedHistory(FileHistory):
 
 def make_prompt(repl: ReplHost) -> PromptSession[str]:
     """The prompt session of `repl`."""
-    bindings = KeyBindings()
-    asking = Condition(lambda: repl.permission is not None)
-
-    @bindings.add("escape", "enter")
-    def _newline(event: KeyPressEvent) -> None:
-        event.current_buffer.insert_text("\n")
-
-    @bindings.add("c-o")
-    def _show_handoff(event: KeyPressEvent) -> None:
-        from prompt_toolkit.application import run_in_terminal
-
-        run_in_terminal(repl.show_handoff)
-
-    for key in ("y", "a", "n"):
-
-        @bindings.add(key, filter=asking & Condition(lambda: not _buffer_text(repl)))
-        def _answer(event: KeyPressEvent, key: str = key) -> None:
-            repl.answer_permission(key)
-            event.app.invalidate()
-
     history = repl.engine.home / "history"
     history.parent.mkdir(parents=True, exist_ok=True)
     session: PromptSession[str] = PromptSession(
-        message=lambda: _with_live_tail(
-            repl, "allow? [y/a/n] › " if repl.permission is not None else "› "
-        ),
+        message=lambda: _with_live_tail(repl, menu.PROMPT if repl.permission is not None else "› "),
         history=MaskedHistory(str(history), lambda text: repl.engine.registry.secrets().mask(text)),
         completer=ReplCompleter(repl.engine, lambda: repl.engine.sessions()),
         complete_while_typing=False,
-        key_bindings=bindings,
+        key_bindings=key_bindings(repl),
         bottom_toolbar=repl.toolbar,
         refresh_interval=0.25,
         enable_history_search=False,  # Ctrl-R searches; up-arrow walks history
@@ -80,9 +58,3 @@ def _with_live_tail(repl: ReplHost, prompt: str) -> AnyFormattedText:
 
     tail = repl.screen.live_tail(get_app().output.get_size().columns - 1)
     return FormattedText([("fg:ansibrightblack", tail + "\n"), ("", prompt)]) if tail else prompt
-
-
-def _buffer_text(repl: ReplHost) -> str:
-    from prompt_toolkit.application.current import get_app
-
-    return get_app().current_buffer.text

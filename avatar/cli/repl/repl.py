@@ -2,13 +2,15 @@
 
 Turns and slow commands (opening a session, switching provider) run as tasks while the prompt
 stays live: the status line shows a spinner with what is happening, text typed meanwhile
-steers the turn (native) or is queued for the next one (others), and Ctrl-C interrupts the
-turn, not the REPL. Without a terminal on stdin, lines are read one by one (for scripts).
+steers the turn (native) or is queued, shown as queued, and sent (or run, for a command) when
+the work ends; Ctrl-C or Esc interrupts the turn, not the REPL, and says which queued lines it
+dropped. Without a terminal on stdin, lines are read one by one (for scripts).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shlex
 import sys
@@ -16,9 +18,11 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from avatar.cli.repl import menu
 from avatar.cli.repl.attach import attach_files
+from avatar.cli.repl.held import keys_held
 from avatar.cli.repl.screen import Screen
 from avatar.cli.repl.slash import lookup
 from avatar.cli.startup import settled
@@ -28,16 +32,8 @@ from avatar.core.events import BaseEvent, PermissionRequested, SessionStarted, U
 if TYPE_CHECKING:
     from avatar.cli.state import AppState
     from avatar.engine.engine import Engine
-    from avatar.policy.permissions import Answer
+    from avatar.policy.permissions import Answer, Refusal
 
-ANSWERS: dict[str, Answer] = {
-    "y": "allow",
-    "yes": "allow",
-    "a": "always",
-    "always": "always",
-    "n": "deny",
-    "no": "deny",
-}
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 QUIET = 0.3  # seconds without output before the spinner shows
 
@@ -54,7 +50,11 @@ class Repl:
         self.work: asyncio.Task[None] | None = None  # the running turn or slow command
         self.turn_running = False
         self.queued: deque[str] = deque()
-        self.permission: asyncio.Future[Answer] | None = None
+        self.permission: asyncio.Future[Answer | Refusal] | None = None
+        self._keyed: tuple[str, float] | None = None  # a single-key answer: (key, when)
+        self._leaving = 0.0  # when Ctrl-D was pressed mid-turn (a second one leaves)
+        self._kept: set[asyncio.Future[Any]] = set()  # tasks keys started
+        self.mode = menu.MODES[0]  # Shift-Tab: ask, or accept edits without asking
         self._reopened = False  # a session was resumed: show where it was, once opened
 
     # ----- events ---------------------------------------------------------------------
@@ -90,8 +90,11 @@ class Repl:
         if history is not None:
             self.screen.history(history.messages)
 
-    async def ask_permission(self, request: PermissionRequested) -> Answer:
-        """The permission menu: the action, its diff when it edits a file, three answers."""
+    async def ask_permission(self, request: PermissionRequested) -> Answer | Refusal:
+        """The permission menu: the action, its diff when it edits a file, three answers
+        (none in "accept edits" mode for a file edit: it is allowed)."""
+        if self.mode == "accept edits" and request.kind == "edit":
+            return "allow"
         # The tool call's own event may still be on its way to the screen: let it arrive,
         # so the menu can show what the call would change.
         for _ in range(20):
@@ -105,21 +108,40 @@ class Repl:
             from avatar.cli.repl.diff_view import render_edit
 
             self.screen.print(render_edit(edit, limit=20))
-        self.say("  [y] allow once   [a] allow always (this session)   [n] deny", "yellow")
+        self.say(menu.OPTIONS, "yellow")
         self.permission = asyncio.get_running_loop().create_future()
         try:
             answer = await self.permission
         finally:
             self.permission = None
-        self.say(f"  → {'allowed' if answer != 'deny' else 'denied'}", "dim")
+        self.say(menu.said(answer), "dim")
         return answer
 
     def answer_permission(self, text: str) -> bool:
-        """Answer a pending permission question; False when none is pending."""
+        """Answer a pending permission question with a typed line: a word of the menu, or
+        what to do instead (a refusal the agent reads); False when none is pending."""
         if self.permission is None or self.permission.done():
             return False
-        self.permission.set_result(ANSWERS.get(text.strip().lower(), "deny"))
+        answer = menu.read_answer(text)
+        if answer is not None:
+            self.permission.set_result(answer)
         return True
+
+    def cycle_mode(self) -> None:
+        """Shift-Tab: the next permission mode, said on the screen."""
+        self.mode = menu.MODES[(menu.MODES.index(self.mode) + 1) % len(menu.MODES)]
+        self.say(f"(permission mode: {self.mode}; {menu.MODE_HELP[self.mode]})", "dim")
+
+    def answer_key(self, key: str) -> None:
+        """Answer a pending permission question with a single key (`y`, `a`, `n`)."""
+        if self.permission is not None and not self.permission.done():
+            self.permission.set_result(menu.ANSWERS[key])
+            self._keyed = (key, time.monotonic())
+
+    def keep(self, task: asyncio.Future[Any]) -> None:
+        """Hold a task a key started until it ends."""
+        self._kept.add(task)
+        task.add_done_callback(self._kept.discard)
 
     # ----- status line ----------------------------------------------------------------
 
@@ -169,37 +191,44 @@ class Repl:
     # ----- turns ----------------------------------------------------------------------
 
     async def run_turn(self, prompt: str) -> None:
-        """One turn, then any prompts queued while it ran."""
+        """One turn, then what was queued while it ran."""
         self.turn_running = True
         try:
-            while True:
-                self.screen.begin_turn()
-                try:
-                    async for event in self.engine.send(attach_files(prompt, self.engine.cwd)):
-                        self._on_event(event)
-                except AvatarError as e:
-                    self.screen.flush()
-                    self.say(f"avatar: {e}", "bold red")
-                self.show_where_we_were()  # the agent was restarted and its session reopened
-                if not self.queued:
-                    return
-                prompt = self.queued.popleft()
+            self.screen.begin_turn()
+            try:
+                async for event in self.engine.send(attach_files(prompt, self.engine.cwd)):
+                    self._on_event(event)
+            except AvatarError as e:
+                self.screen.flush()
+                self.say(f"avatar: {e}", "bold red")
+            self.show_where_we_were()  # the agent was restarted and its session reopened
         finally:
             self.turn_running = False
+        await self._next()
+
+    def queue(self, line: str) -> None:
+        """Keep `line` for when the running turn or command ends, and say so."""
+        self.queued.append(line)
+        after = "this turn" if self.turn_running else self.screen.activity or "this command"
+        self.say(f"(queued for after {after}: {line})", "dim")
+
+    async def _next(self) -> None:
+        """The running work is over: start what was queued meanwhile, in order (a command
+        that runs at once lets the next line go too)."""
+        self.work = None
+        while self.queued and not self.busy:
+            if await self.handle(self.queued.popleft()):
+                self.queued.clear()
+                break
 
     async def submit(self, text: str) -> None:
         """Start a turn, or steer/queue when one is running."""
-        if self.busy and self.turn_running:
-            if await self.engine.steer(text):
-                self.say("(steering the running turn)", "dim")
-            else:
-                self.queued.append(text)
-                self.say("(queued for after this turn)", "dim")
-            return
-        if self.busy:
-            self.say("avatar: wait for the command to finish", "yellow")
-            return
-        self.work = asyncio.create_task(self.run_turn(text))
+        if self.busy and self.turn_running and await self.engine.steer(text):
+            self.say("(steering the running turn)", "dim")
+        elif self.busy:
+            self.queue(text)
+        else:
+            self.work = asyncio.create_task(self.run_turn(text))
 
     async def wait(self) -> None:
         """Wait for the running turn or command (used when input is not a terminal)."""
@@ -207,13 +236,17 @@ class Repl:
             await self.work
 
     async def interrupt(self) -> None:
-        """Ctrl-C: stop the running turn."""
+        """Ctrl-C or Esc: stop the running turn, and say which queued lines are dropped."""
         if self.busy:
+            dropped = list(self.queued)
             self.queued.clear()
             if self.permission is not None and not self.permission.done():
                 self.permission.set_result("deny")
             await self.engine.cancel()
             self.say("(interrupted)", "dim")
+            if dropped:
+                plural = "s" if len(dropped) > 1 else ""
+                self.say(f"(dropped {len(dropped)} queued line{plural}: {' | '.join(dropped)})")
 
     # ----- commands -------------------------------------------------------------------
 
@@ -229,7 +262,7 @@ class Repl:
             self.say(f"avatar: unknown command {words[0]} (/help lists them)", "red")
             return False
         if self.busy and not cmd.while_busy:
-            self.say("avatar: wait for the running turn to finish (Ctrl-C interrupts it)", "red")
+            self.queue(line)
             return False
         if cmd.name == "/resume" and len(words) == 1 and sys.stdin.isatty():
             from avatar.cli.repl.picker import pick_session
@@ -260,13 +293,17 @@ class Repl:
         await self._guarded(call)
         self.screen.activity = ""
         self.show_where_we_were()
+        await self._next()
 
     # ----- input loops ----------------------------------------------------------------
 
     async def handle(self, line: str) -> bool:
         """Dispatch one input line; True means leave."""
+        keyed, self._keyed = self._keyed, None
         if self.answer_permission(line):
             return False
+        if keyed and time.monotonic() - keyed[1] < menu.FINISH and menu.completes(keyed[0], line):
+            return False  # `yes⏎` typed after `y` had answered: the rest of that answer
         text = line.strip()
         if not text:
             return False
@@ -290,9 +327,19 @@ class Repl:
                     await self.interrupt()
                     continue
                 except EOFError:
-                    break
+                    if self.confirm_leaving():
+                        break
+                    continue
                 if await self.handle(line):
                     break
+
+    def confirm_leaving(self) -> bool:
+        """Ctrl-D: leave, unless a turn runs and this is the first Ctrl-D (then ask)."""
+        if not self.busy or time.monotonic() - self._leaving < menu.FINISH:
+            return True
+        self._leaving = time.monotonic()
+        self.say("a turn is running: Ctrl-D again to stop it and leave", "yellow")
+        return False
 
     async def run_lines(self) -> None:
         """Loop over stdin lines when stdin is not a terminal; each turn finishes first."""
@@ -320,12 +367,14 @@ def run_repl(
 ) -> int:
     """Start the REPL (optionally resuming, continuing, or seeded from another session:
     a handoff, or with `imported` its conversation in this provider's own store)."""
-    # Built before the loop: an unknown provider, preset or model is a usage error, not a REPL.
-    engine = state.engine(permission=permission, add_dirs=add_dirs)
-    engine.check_model()
-    from avatar.cli.signals import run_until_hangup
+    # Keys typed from here on wait for the prompt, not echoed over what start-up prints.
+    with keys_held() if sys.stdin.isatty() else contextlib.nullcontext():
+        # Built before the loop: an unknown provider, preset or model is a usage error.
+        engine = state.engine(permission=permission, add_dirs=add_dirs)
+        engine.check_model()
+        from avatar.cli.signals import run_until_hangup
 
-    return run_until_hangup(_main(engine, resume, cont, source, pick, imported, worktree))
+        return run_until_hangup(_main(engine, resume, cont, source, pick, imported, worktree))
 
 
 async def _main(

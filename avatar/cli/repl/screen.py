@@ -1,5 +1,6 @@
 """What the REPL prints between prompts: answers as markdown, one line per tool call, diffs of
-edits, thinking folded to one dim line, notices and errors in their own style.
+edits, thinking folded to one dim line (in full after Ctrl-T), notices and errors in their own
+style.
 
 Answers stream block by block (`avatar.cli.output.blocks`): a paragraph, list, table, quote
 or code block is printed once it is complete, drawn as markdown (tables in box drawing, code
@@ -133,6 +134,7 @@ class Screen:
         self._raw = ""  # (dumb terminal) the line being streamed, not printed yet
         self._drawn = 0  # blocks of the current answer printed so far
         self._thinking: list[str] = []
+        self.full_thinking = False  # Ctrl-T: thinking in full rather than one line
         self._tools: dict[str, ToolCallStarted] = {}
         self._reported: dict[str, list[FileDiff]] = {}  # each call's changes, as last reported
         self.edits = EditLog()  # every edit of this run, for `/diff`
@@ -213,8 +215,12 @@ class Screen:
 
     def _fold_thinking(self) -> None:
         if self._thinking:
-            text = " ".join("".join(self._thinking).split())
+            whole = "".join(self._thinking).strip()
             self._thinking = []
+            if self.full_thinking:
+                self.line(f"thinking: {whole}", "dim italic")
+                return
+            text = " ".join(whole.split())
             short = text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
             self.line(f"thinking: {short}", "dim italic")
 

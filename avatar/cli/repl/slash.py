@@ -209,7 +209,9 @@ async def _compact(repl: ReplHost, args: list[str]) -> bool:
 
 
 async def _clear(repl: ReplHost, args: list[str]) -> bool:
+    # As in Claude Code: a new conversation (Ctrl-L clears the screen alone).
     sys.stdout.write("\x1b[2J\x1b[H")
+    await repl.engine.new()
     return False
 
 
@@ -274,7 +276,13 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand(
         "/diff", "[N]", "every edit of this session (N: edit N alone)", _diff, while_busy=True
     ),
-    SlashCommand("/clear", "", "clear the screen", _clear),
+    SlashCommand(
+        "/clear",
+        "",
+        "a new session on this provider, on a clear screen (Ctrl-L: clear the screen only)",
+        _clear,
+        activity="starting",
+    ),
     SlashCommand(
         "/status",
         "",

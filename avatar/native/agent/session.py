@@ -50,7 +50,7 @@ from avatar.native.tools import default_tools
 from avatar.native.tools.base import AgentToolResult, ToolContext, ToolKind
 from avatar.native.tools.scope import ToolScope
 from avatar.policy import sandbox
-from avatar.policy.permissions import allows
+from avatar.policy.permissions import Refusal, allows
 
 if TYPE_CHECKING:
     from avatar.native.llm.base import LLMClient
@@ -391,15 +391,16 @@ class AgentSession:
         self.state.apply(entry)  # type: ignore[arg-type]
         self._dirty = True
 
-    async def _ask(self, title: str, kind: ToolKind) -> bool:
+    async def _ask(self, title: str, kind: ToolKind) -> bool | Refusal:
         call = self.agent.current_call if self.agent else None
         request = PermissionRequested(
             id=call.id if call else new_entry_id(), title=title, kind=kind
         )
-        allowed = allows(await self.config.permission(request))
-        decided = replace(request, decision="allow" if allowed else "deny")
-        self._emit(decided)
-        return allowed
+        answer = await self.config.permission(request)
+        allowed = allows(answer)
+        said = answer.reason if isinstance(answer, Refusal) else None
+        self._emit(replace(request, decision="allow" if allowed else "deny", reason=said))
+        return answer if isinstance(answer, Refusal) else allowed
 
     def _emit(self, event: BaseEvent) -> None:
         if self._emit_to is not None:

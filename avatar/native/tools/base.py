@@ -16,15 +16,18 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from avatar.native.tools.errors import ToolError
+from avatar.policy.permissions import allows, reason_of
 
 if TYPE_CHECKING:
     from avatar.native.tools.scope import ToolScope
+    from avatar.policy.permissions import Refusal
     from avatar.policy.sandbox import Sandbox
 
 ToolKind = Literal["read", "edit", "execute", "search"]
 
-AskPermission = Callable[[str, ToolKind], Awaitable[bool]]
-"""Asks the user (through the bridge's permission handler) whether an action may run."""
+AskPermission = Callable[[str, ToolKind], Awaitable["bool | Refusal"]]
+"""Asks the user (through the bridge's permission handler) whether an action may run; a
+`Refusal` is a deny with the user's words for the model."""
 
 
 @dataclass
@@ -164,8 +167,11 @@ class Tool(ABC):
 
     async def require_permission(self, ctx: ToolContext, title: str) -> None:
         """Ask before changing anything; a refusal is a `ToolError`."""
-        if not await ctx.ask(title, self.kind):
-            raise ToolError(f"permission denied: the user did not allow `{title}`")
+        answer = await ctx.ask(title, self.kind)
+        if not allows(answer):
+            reason = reason_of(answer)
+            denied = f"permission denied: the user did not allow `{title}`"
+            raise ToolError(f"{denied}. {reason}" if reason else denied)
 
 
 def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,107 @@
+"""The REPL's keys, as in the agents' own terminals: the permission menu's single keys, Esc to
+interrupt a turn, `?` for this list, Shift-Tab for the permission mode, Ctrl-T for thinking in
+full, Ctrl-O for the handoff.
+
+Ctrl-R (history search; Enter sends the line found, as in a shell), Ctrl-L (clear the screen),
+Ctrl-C and Ctrl-D are prompt-toolkit's own (Ctrl-C and Ctrl-D reach the REPL as its
+exceptions: `Repl.run_tty`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from prompt_toolkit.filters import Condition, is_searching
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+from avatar.cli.repl import menu
+
+if TYPE_CHECKING:
+    from avatar.cli.repl.host import ReplHost
+
+SHORTCUTS = """\
+  y / a / n     answer a permission question (or type what to do instead, then Enter)
+  Esc, Ctrl-C   interrupt the running turn (Ctrl-C on a line: clear it)
+  Enter         send; while a turn or command runs, steer it or queue the line
+  Alt-Enter     new line (Esc Enter too)
+  Ctrl-R        search prompt history;  ↑ / ↓  walk it
+  Shift-Tab     permission mode: ask / accept edits
+  Ctrl-T        thinking in full / folded to one line
+  Ctrl-O        the handoff the next prompt sends, in full
+  Ctrl-L        clear the screen
+  Ctrl-D        leave (asks first while a turn runs)
+  /help         the commands;  @path attaches a file"""
+
+
+def key_bindings(repl: ReplHost) -> KeyBindings:
+    """The REPL's own keys (see the module docstring)."""
+    bindings = KeyBindings()
+    asking = Condition(lambda: repl.permission is not None)
+    empty = Condition(lambda: not _buffer_text())
+    busy = Condition(lambda: repl.busy)
+
+    @bindings.add("escape", "enter")
+    def _newline(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @bindings.add("escape", filter=busy)
+    def _interrupt(event: KeyPressEvent) -> None:
+        repl.keep(asyncio.ensure_future(repl.interrupt()))
+
+    @bindings.add("enter", filter=is_searching)
+    def _send_found(event: KeyPressEvent) -> None:
+        # As in a shell: Enter on a line Ctrl-R found sends it.
+        from prompt_toolkit.search import accept_search
+
+        accept_search()
+        event.app.current_buffer.validate_and_handle()
+
+    @bindings.add("c-o")
+    def _show_handoff(event: KeyPressEvent) -> None:
+        from prompt_toolkit.application import run_in_terminal
+
+        run_in_terminal(repl.show_handoff)
+
+    @bindings.add("?", filter=empty & ~asking)
+    def _shortcuts(event: KeyPressEvent) -> None:
+        from prompt_toolkit.application import run_in_terminal
+
+        run_in_terminal(lambda: repl.say(SHORTCUTS, "dim"))
+
+    @bindings.add("s-tab")
+    def _mode(event: KeyPressEvent) -> None:
+        from prompt_toolkit.application import run_in_terminal
+
+        run_in_terminal(repl.cycle_mode)
+
+    @bindings.add("c-t")
+    def _thinking(event: KeyPressEvent) -> None:
+        from prompt_toolkit.application import run_in_terminal
+
+        full = repl.screen.full_thinking = not repl.screen.full_thinking
+        run_in_terminal(lambda: repl.say(f"(thinking: {'in full' if full else 'one line'})"))
+
+    for key in menu.KEYS:
+
+        @bindings.add(key, filter=asking & empty)
+        def _answer(event: KeyPressEvent, key: str = key) -> None:
+            # Typed as text; it answers alone once nothing follows it for a moment.
+            buffer = event.current_buffer
+            buffer.insert_text(key)
+
+            def settle() -> None:
+                if buffer.text == key and repl.permission is not None:
+                    buffer.reset()
+                    repl.answer_key(key)
+                    event.app.invalidate()
+
+            asyncio.get_running_loop().call_later(menu.SETTLE, settle)
+
+    return bindings
+
+
+def _buffer_text() -> str:
+    from prompt_toolkit.application.current import get_app
+
+    return get_app().current_buffer.text

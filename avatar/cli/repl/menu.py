@@ -1,0 +1,64 @@
+"""The permission menu's answers and modes (Shift-Tab: ask, accept edits). Answers as typed:
+`y`, `a` or `n` alone (or the words they start), and any other text is "no, and tell the agent
+this" (`Refusal`), as in Claude Code.
+
+A single key answers at once when nothing follows it quickly (`SETTLE` seconds): `no, use tabs`
+typed at speed is a refusal with a reason, not a deny followed by a prompt `o, use tabs`. A
+word finished after its key already answered (`yes⏎` typed slowly) completes that answer and
+is not sent as a prompt (`completes`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from avatar.policy.permissions import Refusal
+
+if TYPE_CHECKING:
+    from avatar.policy.permissions import Answer
+
+ANSWERS: dict[str, Answer] = {
+    "y": "allow",
+    "yes": "allow",
+    "a": "always",
+    "always": "always",
+    "n": "deny",
+    "no": "deny",
+}
+#: The keys that answer by themselves.
+KEYS = ("y", "a", "n")
+#: How long a single key waits for more typing before it answers (seconds).
+SETTLE = 0.35
+#: How long after a single key the rest of its word is still taken as part of it (seconds).
+FINISH = 5.0
+OPTIONS = (
+    "  [y] allow once   [a] allow always (this session)   [n] deny   or type what to do instead"
+)
+PROMPT = "allow? [y/a/n, or say what instead] › "
+#: The permission modes Shift-Tab cycles through (the agents' plan modes are not offered yet).
+MODES = ("ask", "accept edits")
+MODE_HELP = {
+    "ask": "every action is asked; Shift-Tab: accept edits",
+    "accept edits": "file edits are allowed without asking, the rest is asked; Shift-Tab: ask",
+}
+
+
+def read_answer(text: str) -> Answer | Refusal | None:
+    """The answer typed as `text` (a line); None for an empty line (no answer yet)."""
+    said = text.strip()
+    if not said:
+        return None
+    return ANSWERS.get(said.lower()) or Refusal(said)
+
+
+def completes(key: str, line: str) -> bool:
+    """True when `line` is the rest of the answer word that `key` began (`es` after `y`)."""
+    word = (key + line.strip()).lower()
+    return len(word) > 1 and ANSWERS.get(word) == ANSWERS.get(key)
+
+
+def said(answer: Answer | Refusal) -> str:
+    """The menu's last line: what was answered."""
+    if isinstance(answer, Refusal):
+        return f"  → denied; the agent is told: {answer.reason}"
+    return f"  → {'denied' if answer == 'deny' else 'allowed'}"
