@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING, Any, Unpack
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.core.config import Settings, avatar_home
 from avatar.core.errors import AvatarError, NotSupportedError, UsageError
+from avatar.core.events import Notice
 from avatar.core.loading import load_class
 from avatar.engine.config_layers import project_config
 from avatar.engine.conversation import Conversation
 from avatar.engine.forking import fork_session
+from avatar.engine.numbers import Meter
 from avatar.engine.open_session import OpenSession
 from avatar.engine.opening import plan_open
 from avatar.engine.settings import SettingsPolicy, SettingsSource
@@ -92,6 +94,8 @@ class Engine:
         self._next = self._conversation()  # collects what an agent replays while opening
         self._switch = Switcher(self, self._notice)
         self._listeners.append(lambda event: self._next.replayed(event))
+        self.meter = Meter()  #: the status line's numbers (`status().numbers`)
+        self._listeners.append(self.meter.observe)
 
     @classmethod
     def from_config(
@@ -211,8 +215,6 @@ class Engine:
             listener(event)
 
     def _notice(self, message: str, level: str = "info") -> None:
-        from avatar.core.events import Notice
-
         self._emit(Notice(message=message, level=level))  # type: ignore[arg-type]
 
     # ----- the library (thin delegates of `self.library`) ---------------------------------
@@ -471,7 +473,9 @@ class Engine:
         elif self._bridge is not self.current.bridge or not self.current.alive:
             await self._reopen_after_death()  # (listing another agent's sessions replaces it)
         assert self.current is not None
+        self.meter.begin_turn()
         async for event in self.current.send(prompt):
+            self.meter.observe(event)
             yield event
 
     async def steer(self, text: str) -> bool:
@@ -535,7 +539,7 @@ class Engine:
         model = self.model_for(spec.name) if spec is not None else None
         if model is None and spec is not None and bridge is None:
             model = self.default_model(spec.name)  # what the first prompt will run
-        return describe(spec, model, bridge, self.session, pending, walls)
+        return describe(spec, model, bridge, self.session, pending, walls, self.meter.numbers)
 
     def walls(self, provider: str) -> str:
         """What the kernel confines for `provider` here: `agent`, `commands`, `off` or

@@ -21,9 +21,20 @@ from typing import TYPE_CHECKING
 from avatar.cli.repl.attach import attach_files
 from avatar.cli.repl.screen import Screen
 from avatar.cli.repl.slash import lookup
+from avatar.cli.repl.status_line import (
+    ACTIVITY,
+    HINT,
+    MODEL,
+    PROVIDER,
+    SESSION,
+    TAIL,
+    Part,
+    figures,
+    fit,
+)
 from avatar.cli.startup import settled
 from avatar.core.errors import AvatarError
-from avatar.core.events import BaseEvent, PermissionRequested, SessionStarted, Usage
+from avatar.core.events import BaseEvent, PermissionRequested, SessionStarted
 
 if TYPE_CHECKING:
     from avatar.cli.state import AppState
@@ -50,7 +61,6 @@ class Repl:
         self.screen = screen or Screen()
         self.engine.set_permission_handler(self.ask_permission)
         self.engine.subscribe(self._on_event)
-        self.usage = Usage()
         self.work: asyncio.Task[None] | None = None  # the running turn or slow command
         self.turn_running = False
         self.queued: deque[str] = deque()
@@ -61,10 +71,9 @@ class Repl:
 
     def _on_event(self, event: BaseEvent) -> None:
         if isinstance(event, SessionStarted):
-            self.usage = Usage()
-            self._reopened = event.how != "new"
-        if isinstance(event, Usage) and not event.replay:
-            self.usage = event
+            # A session reopened inside a turn is the same one, its agent restarted: the
+            # screen shows its turns already, so no recap (it would follow the new answer).
+            self._reopened = event.how != "new" and not self.turn_running
         self.screen.on_event(event)
 
     def say(self, text: str, style: str | None = None) -> None:
@@ -129,42 +138,35 @@ class Repl:
         return self.work is not None and not self.work.done()
 
     def toolbar(self) -> str:
-        """Provider, model, session, context use, tokens and cost; a spinner while busy."""
+        """Provider, model, session, the numbers (context use, this turn's tokens, the
+        session's cost), what keys do now and a spinner while busy; fitted to the width."""
         try:
             status = self.engine.status()
         except AvatarError as e:
             return f"avatar: {e}"
         parts = [
-            status.provider or "-",
-            status.model or "default model",
-            status.session_id[:12] if status.session_id else "no session yet",
+            Part(status.provider or "-", PROVIDER),
+            Part(status.model or "model ?", MODEL),
+            Part(status.session_id[:12] if status.session_id else "no session yet", SESSION),
+            *figures(status.numbers),
         ]
-        pct = self.usage.context_percent
-        if pct is not None:
-            parts.append(f"ctx {pct:.0f}%")
-        tokens = (self.usage.input_tokens or 0) + (self.usage.output_tokens or 0)
-        if tokens:
-            parts.append(f"{tokens:,} tok")
-        if self.usage.cost_usd:
-            parts.append(f"${self.usage.cost_usd:.4f}")
         if self.permission is not None:
-            parts.append("answer: y / a / n")
+            parts.append(Part("answer: y / a / n", HINT))
         elif self.busy:
             if self.turn_running:
-                parts.append("busy: typing steers" if status.steers else "busy: typing queues")
+                hint = "busy: typing steers" if status.steers else "busy: typing queues"
+                parts.append(Part(hint, HINT))
             quiet = time.monotonic() - self.screen.last_output
             if self.screen.pending:
-                parts.append(f"… {self.screen.pending[-40:]}")
+                parts.append(Part(f"… {self.screen.pending[-40:]}", TAIL))
             elif quiet > QUIET and self.screen.activity:
                 frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
-                parts.append(f"{frame} {self.screen.activity}… {quiet:.0f}s")
+                parts.append(Part(f"{frame} {self.screen.activity}… {quiet:.0f}s", ACTIVITY))
         else:
-            parts.append("idle")
+            parts.append(Part("idle", HINT))
         import shutil
 
-        width = shutil.get_terminal_size((100, 24)).columns
-        line = " · ".join(parts)
-        return line if len(line) < width else line[: width - 2] + "…"
+        return fit(parts, shutil.get_terminal_size((100, 24)).columns)
 
     # ----- turns ----------------------------------------------------------------------
 
@@ -180,7 +182,6 @@ class Repl:
                 except AvatarError as e:
                     self.screen.flush()
                     self.say(f"avatar: {e}", "bold red")
-                self.show_where_we_were()  # the agent was restarted and its session reopened
                 if not self.queued:
                     return
                 prompt = self.queued.popleft()

@@ -1,0 +1,114 @@
+"""The status line's numbers and names, as a person reads them in a real terminal (tmux):
+the same three figures (this turn's tokens, the session's context use, the session's cost)
+mean the same thing on every provider, the model named is the one that runs, and a narrow
+terminal keeps the hint of what a key does now.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_terminal import TURN_DONE, body, repl
+from tests.support.homes import AgentHome, require_bridges
+from tests.support.model_server import FakeModelServer, Reply
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+
+STATUS = r"(?m)^\S+ · .*"
+
+
+def status_line(screen: str) -> str:
+    """The status line: the screen's last non-blank line."""
+    return [line for line in screen.splitlines() if line.strip()][-1]
+
+
+@pytest.mark.parametrize("provider", ["native", "claude", "claude-acp"])
+def test_this_turn_s_tokens_context_and_cost_mean_the_same_everywhere(
+    provider: str, agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    require_bridges()
+    replies = [
+        Reply.text("First.").with_usage(1200, 34),
+        Reply.text("Second.").with_usage(5600, 78),
+    ]
+    if provider == "native":
+        model_server.chat.extend(replies)
+    else:
+        model_server.script("anthropic", *replies)
+    with repl(agent_home, "-p", provider, "repl") as term:
+        term.type("one")
+        first = status_line(term.wait_for(r"(?s)First\..*" + TURN_DONE, timeout=90))
+        term.type("two")
+        second = status_line(term.wait_for(r"(?s)Second\..*" + TURN_DONE, timeout=90))
+    # This turn's tokens (read and written), never the session's running total (6,912).
+    assert "turn 1,234 tok" in first, first
+    assert "turn 5,678 tok" in second, second
+    # The session's context against the window, and its cost: a figure, or `?` when unknown.
+    assert re.search(r"ctx (\d+%|\?)", second), second
+    assert re.search(r"\$(\d+\.\d{4}|\?)", second), second
+
+
+def cost(line: str) -> float:
+    """The session's cost on a status line."""
+    found = re.search(r"\$(\d+\.\d{4})", line)
+    assert found, line
+    return float(found.group(1))
+
+
+def gone(pid: int) -> None:
+    """Wait until process `pid` has exited."""
+    deadline = time.monotonic() + 15
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def test_a_restarted_claude_keeps_the_session_s_cost(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    require_bridges()
+    model_server.script(
+        "anthropic",
+        Reply.text("First: GANNET.").with_usage(1200, 34),
+        Reply.text("Still GANNET.").with_usage(1200, 34),
+    )
+    with repl(agent_home, "-p", "claude", "repl") as term:
+        term.type("remember GANNET")
+        before = cost(status_line(term.wait_for(r"(?s)First: GANNET\..*" + TURN_DONE, 90)))
+        term.type("/status")
+        pid = int(re.search(r"^pid: (\d+)", term.wait_for(r"^pid: \d+"), re.M).group(1))  # type: ignore[union-attr]
+        os.killpg(os.getpgid(pid), signal.SIGKILL)  # the agent and its helpers, as an OOM kill
+        gone(pid)
+        term.type("what was it?")
+        screen = term.wait_for(r"(?s)Still GANNET\..*" + TURN_DONE, timeout=90)
+        after = cost(status_line(screen))
+        lines = body(screen)
+    # The second turn cost as much again: the session's cost grew, it did not start over.
+    assert after == pytest.approx(2 * before, abs=0.0002), (before, after)
+
+
+def test_a_reopened_agent_prints_no_recap_after_the_new_answer(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    require_bridges("codex-acp")
+    model_server.script("responses", "First: GANNET.", "Still GANNET.")
+    with repl(agent_home, "-p", "codex", "repl") as term:
+        term.type("remember GANNET")
+        term.wait_for(TURN_DONE, timeout=90)
+        term.type("/status")
+        pid = int(re.search(r"^pid: (\d+)", term.wait_for(r"^pid: \d+"), re.M).group(1))  # type: ignore[union-attr]
+        os.killpg(os.getpgid(pid), signal.SIGKILL)
+        term.wait_for(r"avatar: codex exited unexpectedly", timeout=15)
+        term.type("what was it?")
+        term.wait_for(r"(?s)Still GANNET\..*" + TURN_DONE, timeout=90)
+        time.sleep(1)  # (a recap would follow the turn's end)
+        lines = body(term.screen())
+    assert "codex had stopped" in "\n".join(lines)
+    # The screen already shows the earlier turns: no recap repeats them after the answer.
+    assert not any("earlier in this session" in line for line in lines), lines
+    assert sum("remember GANNET" in line for line in lines) == 1, lines
