@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_terminal import TURN_DONE, body, repl
-from tests.support.homes import AgentHome, require_bridges
+from tests.e2e.test_terminal import AVATAR, TURN_DONE, body, repl
+from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
+from tests.support.tmux import Terminal
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -112,3 +113,42 @@ def test_a_reopened_agent_prints_no_recap_after_the_new_answer(
     # The screen already shows the earlier turns: no recap repeats them after the answer.
     assert not any("earlier in this session" in line for line in lines), lines
     assert sum("remember GANNET" in line for line in lines) == 1, lines
+
+
+def test_an_idle_status_line_is_not_redrawn(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    model_server.chat.append(Reply.text("Done."))
+    with repl(agent_home, "-p", "native", "repl") as term:
+        term.type("hello")
+        term.wait_for(r"(?s)Done\..*" + TURN_DONE, timeout=60)
+        time.sleep(0.5)
+        idle = term.output_during(2.0)
+    assert idle == b"", idle[:200]  # four redraws a second wrote the status line again and again
+
+
+def test_at_60_columns_the_status_line_keeps_what_keys_do_now(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    model_server.chat.append(
+        Reply.text("Warmed up."),  # the numbers (context, tokens, cost) are known from here on
+        Reply.slow_text(["working "] * 30, delay=0.1),
+        Reply.tool_call("write", {"path": "notes.txt", "content": "alpha\n"}),
+        Reply.text("Written."),
+    )
+    env = avatar_env(agent_home)
+    with Terminal([AVATAR, "-p", "native", "repl"], env, agent_home.workdir, width=60) as term:
+        term.wait_for(r"^›")
+        term.type("warm up")
+        idle = status_line(term.wait_for(r"(?s)Warmed up\..*· idle\s*$", timeout=30))
+        term.type("start the task")
+        busy = status_line(term.wait_for(r"busy: typing steers\s*$", timeout=30))
+        term.wait_for(r"(?s)working.*─ \d+\.\ds", timeout=30)
+        term.type("write the notes")
+        asking = status_line(term.wait_for(r"answer: y / a / n\s*$", timeout=30))
+        term.keys("y")
+        term.wait_for("Written.", timeout=30)
+    for line in (idle, busy, asking):
+        assert len(line) <= 60, line
+        assert line.startswith("native · "), line  # the less important parts went first
+    assert "ctx " in idle, idle  # room for a figure when idle

@@ -1,8 +1,9 @@
 """The REPL's input line: history (persistent, Ctrl-R; secrets masked in its file),
 completion, multi-line input (Alt-Enter or Esc-Enter; a pasted block stays one message),
 single-key permission answers, Ctrl-O to read a handoff in full before it is sent, the live
-tail of the answer's block in progress above the input line, and the status line, redrawn
-several times a second so the spinner moves (and the tail grows)."""
+tail of the answer's block in progress above the input line, and the status line (redrawn
+several times a second while a turn or command runs, so the spinner moves and the tail grows;
+still when idle)."""
 
 from __future__ import annotations
 
@@ -68,7 +69,7 @@ def make_prompt(repl: ReplHost) -> PromptSession[str]:
         complete_while_typing=False,
         key_bindings=bindings,
         bottom_toolbar=repl.toolbar,
-        refresh_interval=0.25,
+        refresh_interval=0,  # none: redrawn by `Repl.keep_moving` while busy, never when idle
         enable_history_search=False,  # Ctrl-R searches; up-arrow walks history
     )
     return session

@@ -51,6 +51,7 @@ ANSWERS: dict[str, Answer] = {
 }
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 QUIET = 0.3  # seconds without output before the spinner shows
+TICK = 0.25  # seconds between redraws while busy
 
 
 class Repl:
@@ -283,17 +284,32 @@ class Repl:
         prompt = make_prompt(self)
         from prompt_toolkit.patch_stdout import patch_stdout
 
-        with patch_stdout(raw=True):
-            while True:
-                try:
-                    line = await prompt.prompt_async()
-                except KeyboardInterrupt:
-                    await self.interrupt()
-                    continue
-                except EOFError:
-                    break
-                if await self.handle(line):
-                    break
+        ticker = asyncio.create_task(self.keep_moving())
+        try:
+            with patch_stdout(raw=True):
+                while True:
+                    try:
+                        line = await prompt.prompt_async()
+                    except KeyboardInterrupt:
+                        await self.interrupt()
+                        continue
+                    except EOFError:
+                        break
+                    if await self.handle(line):
+                        break
+        finally:
+            ticker.cancel()
+
+    async def keep_moving(self) -> None:
+        """Redraw the input line and status line while busy (the spinner, the live tail, the
+        clock), a few times a second; an idle screen is left alone."""
+        from prompt_toolkit.application.current import get_app_or_none
+
+        while True:
+            await asyncio.sleep(TICK)
+            app = get_app_or_none()
+            if app is not None and (self.busy or self.permission is not None):
+                app.invalidate()
 
     async def run_lines(self) -> None:
         """Loop over stdin lines when stdin is not a terminal; each turn finishes first."""
