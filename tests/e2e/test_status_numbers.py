@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_terminal import AVATAR, TURN_DONE, body, repl
+from tests.support.drive import backdate_gemini
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
 from tests.support.tmux import Terminal
@@ -88,7 +89,6 @@ def test_a_restarted_claude_keeps_the_session_s_cost(
         term.type("what was it?")
         screen = term.wait_for(r"(?s)Still GANNET\..*" + TURN_DONE, timeout=90)
         after = cost(status_line(screen))
-        lines = body(screen)
     # The second turn cost as much again: the session's cost grew, it did not start over.
     assert after == pytest.approx(2 * before, abs=0.0002), (before, after)
 
@@ -152,3 +152,44 @@ def test_at_60_columns_the_status_line_keeps_what_keys_do_now(
         assert len(line) <= 60, line
         assert line.startswith("native · "), line  # the less important parts went first
     assert "ctx " in idle, idle  # room for a figure when idle
+
+
+def test_after_a_switch_the_status_line_names_the_new_provider_s_model(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    require_bridges("codex-acp")
+    model_server.script("anthropic", Reply.text("From claude."))
+    model_server.script("responses", "From codex.")
+    with repl(agent_home, "-p", "claude", "-m", "claude-sonnet-4-5", "repl") as term:
+        term.type("hello")
+        before = status_line(term.wait_for(r"(?s)From claude\..*" + TURN_DONE, timeout=90))
+        term.type("/provider codex")
+        switched = status_line(term.wait_for(r"^codex · .*idle\s*$", timeout=90))
+        term.type("and you?")
+        after = status_line(term.wait_for(r"(?s)From codex\..*" + TURN_DONE, timeout=90))
+    assert "claude-sonnet-4-5" in before, before
+    for line in (switched, after):
+        assert "claude" not in line, line  # the model left behind is never named for codex
+        assert agent_home.codex_model in line, line  # codex's own model (its config.toml)
+    assert "$?" in after, after  # codex reports no cost: unknown, not left out
+
+
+def test_resumed_gemini_history_shows_only_what_was_said(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    require_bridges()
+    (agent_home.workdir / "notes.txt").write_text("KESTREL notes, line one\n")
+    model_server.script("gemini", "Read them.", "Still here.")
+    with repl(agent_home, "-p", "gemini", "repl") as term:
+        term.type("summarise @notes.txt")
+        term.wait_for(TURN_DONE, timeout=90)
+        prefix = status_line(term.screen()).split(" · ")[2]
+        term.type("/quit")
+    backdate_gemini(agent_home, "gemini", prefix)
+    with repl(agent_home, "-p", "gemini", "repl", "--resume", prefix) as term:
+        screen = term.wait_for("── earlier in this session", timeout=90)
+    lines = body(screen)
+    assert "› summarise @notes.txt" in lines, lines
+    assert "Read them." in lines, lines
+    # Nothing injected: Gemini's own context, the attached file's content.
+    assert "session_context" not in screen and "KESTREL" not in screen, screen
