@@ -193,3 +193,53 @@ def test_resumed_gemini_history_shows_only_what_was_said(
     assert "Read them." in lines, lines
     # Nothing injected: Gemini's own context, the attached file's content.
     assert "session_context" not in screen and "KESTREL" not in screen, screen
+
+
+def test_claude_s_own_commands_are_offered_and_compact_runs_claude_s(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    require_bridges()
+    model_server.script(
+        "anthropic",
+        Reply.text("First."),
+        Reply.text("The conversation so far: a greeting."),  # claude's summary
+        Reply.text("Second."),
+    )
+    with repl(agent_home, "-p", "claude", "repl") as term:
+        term.type("hello")
+        term.wait_for(r"(?s)First\..*" + TURN_DONE, timeout=90)
+        term.type("/cont", enter=False)
+        term.keys("Tab")
+        menu = term.wait_for(r"the agent's own", timeout=10)
+        term.keys("C-u")
+        term.type("/compact")
+        term.wait_for(r"claude compacted the conversation", timeout=90)  # claude's own /compact
+        term.type("and now?")
+        term.wait_for(r"(?s)Second\..*" + TURN_DONE, timeout=90)
+    assert "/context" in menu, menu  # claude's own command, offered beside avatar's
+    assert "a greeting" in model_server.requests_for("anthropic")[-1].all_text()  # compacted
+
+
+def test_native_compact_counts_like_with_like_and_updates_the_context(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    long = "The answer goes on at length about the plan. " * 120  # ~5,500 chars each
+    model_server.chat.extend(
+        [Reply.text(f"Answer {i}. {long}").with_usage(4000 * i, 1400) for i in range(1, 5)]
+    )
+    model_server.chat.append(Reply.text("Summary: four long answers about the plan."))
+    with repl(agent_home, "-p", "native", "repl") as term:
+        for i in range(1, 5):
+            term.type(f"question {i}")
+            # (each answer scrolls the last off: the turn's own token count says it is done)
+            done = rf"turn {4000 * i + 1400:,} tok .*idle\s*$"
+            before = status_line(term.wait_for(done, timeout=60))
+        term.type("/compact")
+        screen = term.wait_for(r"context compacted .*tokens.*", timeout=60)
+        time.sleep(0.5)
+        after = status_line(term.screen())
+    said = re.search(r"~([\d,]+) → ~([\d,]+) tokens \(estimated\)", screen)
+    assert said, screen  # both counts estimated alike, and said so
+    assert int(said.group(1).replace(",", "")) > int(said.group(2).replace(",", ""))
+    ctx = [int(re.search(r"ctx (\d+)%", line).group(1)) for line in (before, after)]  # type: ignore[union-attr]
+    assert ctx[1] < ctx[0], (before, after)  # the status line follows the compaction

@@ -65,7 +65,7 @@ def make_prompt(repl: ReplHost) -> PromptSession[str]:
             repl, "allow? [y/a/n] › " if repl.permission is not None else "› "
         ),
         history=MaskedHistory(str(history), lambda text: repl.engine.registry.secrets().mask(text)),
-        completer=ReplCompleter(repl.engine, lambda: repl.engine.sessions()),
+        completer=ReplCompleter(repl.engine, lambda: repl.engine.sessions(), repl.agent_commands),
         complete_while_typing=False,
         key_bindings=bindings,
         bottom_toolbar=repl.toolbar,

@@ -34,7 +34,7 @@ from avatar.cli.repl.status_line import (
 )
 from avatar.cli.startup import settled
 from avatar.core.errors import AvatarError
-from avatar.core.events import BaseEvent, PermissionRequested, SessionStarted
+from avatar.core.events import BaseEvent, CommandsAvailable, PermissionRequested, SessionStarted
 
 if TYPE_CHECKING:
     from avatar.cli.state import AppState
@@ -67,6 +67,7 @@ class Repl:
         self.queued: deque[str] = deque()
         self.permission: asyncio.Future[Answer] | None = None
         self._reopened = False  # a session was resumed: show where it was, once opened
+        self._commands: dict[str, list[str]] = {}  # each provider's own slash commands
 
     # ----- events ---------------------------------------------------------------------
 
@@ -75,7 +76,15 @@ class Repl:
             # A session reopened inside a turn is the same one, its agent restarted: the
             # screen shows its turns already, so no recap (it would follow the new answer).
             self._reopened = event.how != "new" and not self.turn_running
+        if isinstance(event, CommandsAvailable) and not event.replay:
+            provider = self.engine.status().provider
+            if provider is not None:
+                self._commands[provider] = [c.lstrip("/") for c in event.commands if c]
         self.screen.on_event(event)
+
+    def agent_commands(self) -> list[str]:
+        """The slash commands the current provider's agent offers (names without the `/`)."""
+        return self._commands.get(self.engine.status().provider or "", [])
 
     def say(self, text: str, style: str | None = None) -> None:
         """Print a line for the user."""
@@ -227,6 +236,9 @@ class Repl:
             self.say(f"avatar: {e}", "red")
             return False
         cmd = lookup(words[0])
+        if cmd is None and words[0][1:] in self.agent_commands():
+            await self.submit(line)  # the agent's own command: the agent runs it
+            return False
         if cmd is None:
             self.say(f"avatar: unknown command {words[0]} (/help lists them)", "red")
             return False
