@@ -33,7 +33,7 @@ from avatar.engine.switching import Switcher, SwitchHow
 from avatar.library.catalog import SessionLibrary
 from avatar.library.library import Library
 from avatar.policy.permissions import PermissionGate, PermissionHandler
-from avatar.providers.facts import CapabilityCache
+from avatar.providers.facts import CapabilityCache, configured_model
 from avatar.providers.registry import ProviderRegistry, ProviderSpec, shipped
 from avatar.sessions.types import SessionInfo, Transcript
 
@@ -171,10 +171,11 @@ class Engine:
 
     def default_model(self, provider: str) -> str | None:
         """The model `provider` runs when none is asked for, where avatar can tell before the
-        agent starts: its table's `model`, or the native agent's default (`provider/id`)."""
+        agent starts: its table's `model`, the one its own settings name, or the native
+        agent's default (`provider/id`)."""
         spec = self.spec(provider)
         if spec.model or spec.transport != "native":
-            return spec.model
+            return spec.model or configured_model(spec, self.env)
         if self._native_default is None:
             from avatar.native.models import ModelResolver  # the catalog: not for a listing
 

@@ -243,3 +243,20 @@ def test_native_compact_counts_like_with_like_and_updates_the_context(
     assert int(said.group(1).replace(",", "")) > int(said.group(2).replace(",", ""))
     ctx = [int(re.search(r"ctx (\d+)%", line).group(1)) for line in (before, after)]  # type: ignore[union-attr]
     assert ctx[1] < ctx[0], (before, after)  # the status line follows the compaction
+
+
+def test_before_the_first_prompt_the_status_line_names_the_configured_model(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    require_bridges("codex-acp")
+    model_server.script("responses", "Here.")
+    # codex: the model of its config.toml; claude: ANTHROPIC_MODEL, which Claude Code runs.
+    with repl(agent_home, "-p", "codex", "repl") as term:
+        first = status_line(term.screen())
+        term.type("hello")
+        answered = status_line(term.wait_for(r"(?s)Here\..*" + TURN_DONE, timeout=90))
+    with repl(agent_home, "-p", "claude", "repl", ANTHROPIC_MODEL="claude-haiku-4-5") as term:
+        claude = status_line(term.screen())
+    assert first.startswith(f"codex · {agent_home.codex_model} · no session yet"), first
+    assert f"codex · {agent_home.codex_model} · " in answered, answered  # what then ran
+    assert claude.startswith("claude · claude-haiku-4-5 · no session yet"), claude
