@@ -179,6 +179,12 @@ class BaseBridge(ABC):
         """The model the session actually runs on, when the bridge knows it."""
         return self.ctx.model
 
+    @property
+    def model_label(self) -> str | None:
+        """The model in use as the status line names it: `model_in_use`, explained where the
+        agent's id stands for another model (claude-acp's `default`)."""
+        return self.model_in_use
+
     def status(self) -> dict[str, Any]:
         """Provider-specific status facts for `/status` (plain strings and numbers)."""
         return {}

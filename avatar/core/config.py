@@ -123,6 +123,7 @@ class ProviderConfig:
     login_command: str | None = None
     login_env: list[str] | None = None
     login_files: list[str] | None = None
+    model_from: list[str] | None = None  # where the agent's configured model is read
     quirks: list[str] | None = None
     state_dirs: list[str] | None = None  # where the agent writes its own state (its sandbox)
     walled_mode: str | None = None  # the agent's own mode while avatar's walls confine it

@@ -168,7 +168,13 @@ class Plan(BaseEvent):
 
 @dataclass(kw_only=True)
 class Usage(BaseEvent):
-    """Token use and cost so far; `context_used`/`context_size` give the context fill."""
+    """The figures of the status line, as one agent reports them; each is None when the
+    agent does not report it (shown as unknown, never replaced by another kind of figure).
+
+    - the token counts are this turn's so far (every model call of the turn): `turn_tokens`;
+    - `cost_usd` is the session's cost so far;
+    - `context_used` / `context_size`: the session's context, against the model's window.
+    """
 
     type: Literal["usage"] = "usage"
     input_tokens: int | None = None
@@ -178,6 +184,19 @@ class Usage(BaseEvent):
     cost_usd: float | None = None
     context_used: int | None = None
     context_size: int | None = None
+
+    @property
+    def turn_tokens(self) -> int | None:
+        """This turn's tokens, read and written (cache included); None when not reported."""
+        counts = (
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_read_tokens,
+            self.cache_write_tokens,
+        )
+        if all(c is None for c in counts):
+            return None
+        return sum(c or 0 for c in counts)
 
     @property
     def context_percent(self) -> float | None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Unpack
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.core.config import Settings, avatar_home
 from avatar.core.errors import AvatarError
+from avatar.core.events import Notice
 from avatar.core.loading import load_class
 from avatar.engine.adopting import copy_replayed
 from avatar.engine.config_layers import project_config
@@ -26,6 +27,7 @@ from avatar.engine.conversation import Conversation
 from avatar.engine.deleting import delete_session
 from avatar.engine.forking import fork_session
 from avatar.engine.library_names import LibraryNames
+from avatar.engine.numbers import Meter
 from avatar.engine.open_session import OpenSession
 from avatar.engine.opening import open_with, plan_open
 from avatar.engine.settings import SettingsPolicy, SettingsSource
@@ -35,7 +37,7 @@ from avatar.library import worktrees
 from avatar.library.catalog import SessionLibrary
 from avatar.library.library import DeleteHow, Library
 from avatar.policy.permissions import PermissionGate, PermissionHandler
-from avatar.providers.facts import CapabilityCache
+from avatar.providers.facts import CapabilityCache, configured_model
 from avatar.providers.registry import ProviderRegistry, ProviderSpec, shipped
 from avatar.sessions.types import SessionInfo, Transcript
 
@@ -97,6 +99,8 @@ class Engine(LibraryNames):
         self._next = self._conversation()  # collects what an agent replays while opening
         self._switch = Switcher(self, self._notice)
         self._listeners.append(lambda event: self._next.replayed(event))
+        self.meter = Meter()  #: the status line's numbers (`status().numbers`)
+        self._listeners.append(self.meter.observe)
 
     @classmethod
     def from_config(
@@ -172,10 +176,11 @@ class Engine(LibraryNames):
 
     def default_model(self, provider: str) -> str | None:
         """The model `provider` runs when none is asked for, where avatar can tell before the
-        agent starts: its table's `model`, or the native agent's default (`provider/id`)."""
+        agent starts: its table's `model`, the one its own settings name, or the native
+        agent's default (`provider/id`)."""
         spec = self.spec(provider)
         if spec.model or spec.transport != "native":
-            return spec.model
+            return spec.model or configured_model(spec, self.env)
         if self._native_default is None:
             from avatar.native.models import ModelResolver  # the catalog: not for a listing
 
@@ -216,8 +221,6 @@ class Engine(LibraryNames):
             listener(event)
 
     def _notice(self, message: str, level: str = "info") -> None:
-        from avatar.core.events import Notice
-
         self._emit(Notice(message=message, level=level))  # type: ignore[arg-type]
 
     def _open_id(self) -> str | None:
@@ -460,7 +463,9 @@ class Engine(LibraryNames):
         elif self._bridge is not self.current.bridge or not self.current.alive:
             await self._reopen_after_death()  # (listing another agent's sessions replaces it)
         assert self.current is not None
+        self.meter.begin_turn()
         async for event in self.current.send(prompt):
+            self.meter.observe(event)
             yield event
 
     async def steer(self, text: str) -> bool:
@@ -524,7 +529,7 @@ class Engine(LibraryNames):
         model = self.model_for(spec.name) if spec is not None else None
         if model is None and spec is not None and bridge is None:
             model = self.default_model(spec.name)  # what the first prompt will run
-        return describe(spec, model, bridge, self.session, pending, walls)
+        return describe(spec, model, bridge, self.session, pending, walls, self.meter.numbers)
 
     def walls(self, provider: str) -> str:
         """What the kernel confines for `provider` here: `agent`, `commands`, `off` or

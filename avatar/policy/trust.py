@@ -19,6 +19,8 @@ Keys ignored in a file not trusted, and why:
   outside the project (`~` would be the whole home), and the agent's own mode inside the walls;
 - `providers.<name>.login_command`, `.install_hint`, `.auth_hint`: avatar prints them as the
   command that fixes a provider; a repository must not choose what avatar tells you to run;
+- `providers.<name>.model_from`: files avatar reads (a key of one is shown as the model);
+  a repository must not choose which of your files avatar reads;
 - `mcp_servers.<name>`: each is a program every agent starts, or a URL it sends tool calls and
   the configured headers to;
 - `models[i].base_url`, `models[i].api_key_env`: where the native agent sends the
@@ -105,6 +107,7 @@ PROVIDER_GUARDED = frozenset(
         "auth_hint",
         "state_dirs",
         "walled_mode",
+        "model_from",
     }
 )
 #: `presets.<name>` keys applied only as far as they narrow.

@@ -40,6 +40,38 @@ def _expand(pattern: str, env: Mapping[str, str]) -> Path | None:
     return Path(text)
 
 
+def configured_model(spec: ProviderSpec, env: Mapping[str, str]) -> str | None:
+    """The model the agent is configured to run (its `model_from`: a variable, or a key of
+    its own settings file), read before it starts; None when none is set."""
+    for source in spec.model_from:
+        if source.startswith("env:"):
+            value: Any = env.get(source[4:])
+        else:
+            pattern, _, key = source.partition("#")
+            path = _expand(pattern, env)
+            value = _setting(path, key) if path is not None and path.is_file() else None
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def _setting(path: Path, key: str) -> Any:
+    """The value at dotted `key` of a JSON or TOML file; None when absent or unreadable."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".toml":
+            import tomllib  # (only for a codex configuration)
+
+            data: Any = tomllib.loads(text)
+        else:
+            data = json.loads(text)
+    except (OSError, ValueError):
+        return None
+    for part in key.split("."):
+        data = data.get(part) if isinstance(data, dict) else None
+    return data
+
+
 def _codex_model_provider(env: Mapping[str, str]) -> bool:
     # A `model_provider` of one's own in config.toml needs no login (its key is in env_key).
     home = Path(env.get("CODEX_HOME") or Path(env.get("HOME") or Path.home()) / ".codex")

@@ -49,6 +49,7 @@ class ProviderSpec:
     login_command: str = ""  # the one command that logs in
     login_env: tuple[str, ...] = ()  # any of these set: has credentials
     login_files: tuple[str, ...] = ()  # any of these present: logged in
+    model_from: tuple[str, ...] = ()  # where its configured model is read (`configured_model`)
     bridge: str = ACP_BRIDGE  # "module:Class", imported lazily
     store: str | None = None  # "module:Class" reading the provider's on-disk sessions
     quirks: frozenset[str] = frozenset()
@@ -85,7 +86,7 @@ CORE = ("native", "claude", "claude-acp", "codex", "gemini")
 # Order in which agent CLIs are tried when no provider is named and native has no credentials.
 AUTO_ORDER = ("claude", "codex", "gemini")
 
-_LIST_KEYS = ("command", "login_env", "login_files", "capabilities", "state_dirs")
+_LIST_KEYS = ("command", "login_env", "login_files", "model_from", "capabilities", "state_dirs")
 
 
 def _spec(name: str, entry: dict[str, Any]) -> ProviderSpec:
@@ -171,6 +172,7 @@ def resolve_spec(name: str, cfg: ProviderConfig | None) -> ProviderSpec | None:
         login_command=cfg.login_command or base.login_command,
         login_env=tuple(cfg.login_env) if cfg.login_env is not None else base.login_env,
         login_files=tuple(cfg.login_files) if cfg.login_files is not None else base.login_files,
+        model_from=tuple(cfg.model_from) if cfg.model_from is not None else base.model_from,
         quirks=frozenset(cfg.quirks) if cfg.quirks is not None else base.quirks,
         permission_mode=cfg.permission_mode or base.permission_mode,
         state_dirs=tuple(cfg.state_dirs) if cfg.state_dirs is not None else base.state_dirs,

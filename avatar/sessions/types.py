@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from avatar.core.times import parse_time
+from avatar.sessions.handoff_marker import strip_handoff
 
 if TYPE_CHECKING:
     from avatar.policy.secrets import SecretDetector
+
+#: The blocks of context agents put in a user message themselves (Gemini CLI's).
+_INJECTED = re.compile(r"<(session_context|hook_context)>.*?(</\1>|\Z)", re.S)
 
 
 @dataclass(slots=True)
@@ -117,6 +122,14 @@ class TranscriptMessage:
     tool_call_id: str | None = None  # for role "tool": the call this result answers
     is_error: bool = False
     timestamp: datetime | None = None
+
+    @property
+    def said(self) -> str:
+        """What the user typed, of a user message: without handed-over context (a handoff's
+        fenced block) and the context agents add themselves (Gemini's `<session_context>`);
+        empty for a message that was all context."""
+        text = strip_handoff(self.text)
+        return _INJECTED.sub("", text).strip() if "_context>" in text else text.strip()
 
 
 @dataclass(slots=True)

@@ -15,6 +15,7 @@ from acp.schema import (
     PlanItems,
     PlanUpdateItems,
     PlanUpdateMarkdown,
+    PromptResponse,
     ResourceContentBlock,
     SessionInfoUpdate,
     TerminalToolCallContent,
@@ -144,7 +145,16 @@ def test_usage_title_and_unknown() -> None:
     )
     assert translate(object()) == []
     usage = prompt_usage(
-        AcpUsage(total_tokens=3, input_tokens=2, output_tokens=1, cached_write_tokens=7)
+        PromptResponse(
+            stop_reason="end_turn",
+            usage=AcpUsage(total_tokens=3, input_tokens=2, output_tokens=1, cached_write_tokens=7),
+        )
     )
     assert usage == Usage(input_tokens=2, output_tokens=1, cache_write_tokens=7)
-    assert prompt_usage(None) is None
+    assert prompt_usage(PromptResponse(stop_reason="end_turn")) is None
+    # Gemini's counts, in its `_meta` (it sends no `usage`).
+    gemini = PromptResponse(
+        stop_reason="end_turn",
+        field_meta={"quota": {"token_count": {"input_tokens": 1200, "output_tokens": 34}}},
+    )
+    assert prompt_usage(gemini) == Usage(input_tokens=1200, output_tokens=34)

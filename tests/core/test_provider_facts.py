@@ -9,7 +9,7 @@ from pathlib import Path
 
 from avatar.bridges.base import SessionCapabilities
 from avatar.core.config import Settings
-from avatar.providers.facts import CapabilityCache, hint, logged_in
+from avatar.providers.facts import CapabilityCache, configured_model, hint, logged_in
 from avatar.providers.registry import CORE, shipped
 
 
@@ -78,3 +78,20 @@ def test_an_agent_found_on_path_appears_in_providers(tmp_path: Path) -> None:
     assert rows["qwen-code"]["found"] and rows["qwen-code"]["path"] == str(qwen)
     assert rows["qwen-code"]["capabilities"] is None  # never started: unknown
     assert "opencode" not in rows  # not installed: not offered
+
+
+def test_the_model_an_agent_is_configured_to_run(tmp_path: Path) -> None:
+    table, env = shipped(), {"HOME": str(tmp_path)}
+    assert configured_model(table["claude"], env) is None  # nothing set: unknown
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text('{"model": "opus"}')
+    assert configured_model(table["claude"], env) == "opus"
+    assert configured_model(table["claude"], env | {"ANTHROPIC_MODEL": "haiku"}) == "haiku"
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / ".codex" / "config.toml").write_text('model = "gpt-5"\n[x]\nmodel = "no"\n')
+    assert configured_model(table["codex"], env) == "gpt-5"
+    (tmp_path / ".gemini").mkdir()
+    (tmp_path / ".gemini" / "settings.json").write_text('{"model": {"name": "gemini-2.5-pro"}}')
+    assert configured_model(table["gemini"], env) == "gemini-2.5-pro"
+    (tmp_path / ".gemini" / "settings.json").write_text("{broken")
+    assert configured_model(table["gemini"], env) is None

@@ -104,6 +104,15 @@ class Terminal:
                 raise AssertionError(f"{pattern!r} still on screen after {timeout}s:\n{text}")
             time.sleep(0.1)
 
+    def output_during(self, seconds: float) -> bytes:
+        """What the program writes to the terminal in the next `seconds` (redraws included)."""
+        sink = Path(self._dir.name) / "output"
+        sink.write_bytes(b"")
+        self._tmux("pipe-pane", "-o", "-t", "t", f"cat >> {shlex.quote(str(sink))}")
+        time.sleep(seconds)
+        self._tmux("pipe-pane", "-t", "t")  # (no command: stop piping)
+        return sink.read_bytes()
+
     def title(self) -> str:
         """The pane's title, as the program may have set it (OSC 0 / OSC 2)."""
         return self._tmux("display-message", "-p", "-t", "t", "#{pane_title}").strip()

@@ -36,7 +36,12 @@ from avatar.bridges.acp.connection import (
     sdk_hello,
 )
 from avatar.bridges.acp.listing import list_pages
-from avatar.bridges.acp.options import select_option, set_model_unstable, set_option
+from avatar.bridges.acp.options import (
+    current_choice,
+    select_option,
+    set_model_unstable,
+    set_option,
+)
 from avatar.bridges.acp.quirks import SameMinuteWait, remove_companions
 from avatar.bridges.acp.session import SessionOpener
 from avatar.bridges.acp.setup import AgentSetup, session_capabilities
@@ -243,6 +248,13 @@ class ACPBridge(BaseBridge):
             return str(option.current_value)
         return self._model or self._reported_model or self.ctx.model or self.ctx.spec.model
 
+    @property
+    def model_label(self) -> str | None:
+        """The model option's value as the agent explains it ("default (Opus 4.5)")."""
+        option = select_option(self.config_options, "model")
+        chosen = current_choice(option) if option is not None else None
+        return chosen or self.model_in_use
+
     async def _apply_model(self) -> None:
         mode = self._setup.mode(self.ctx) if self._setup is not None else None
         if mode and self.agent is not None and self.session_id is not None:
@@ -297,7 +309,7 @@ class ACPBridge(BaseBridge):
             from avatar.bridges.acp.updates import prompt_usage
 
             response = await conn.prompt(session_id=session_id, prompt=[text_block(text)])
-            return response.stop_reason, prompt_usage(response.usage)
+            return response.stop_reason, prompt_usage(response)
 
         async for event in run_turn(
             self.name, agent, self.router, session_id, prompt, self._in_background

@@ -262,7 +262,9 @@ class OneShotBridge(BaseBridge):
             resp = await conn.request(
                 "session/prompt", {"sessionId": session_id, "prompt": [block]}
             )
-            return get(resp, "stopReason") or "end_turn", prompt_usage(get(resp, "usage"))
+            return get(resp, "stopReason") or "end_turn", prompt_usage(
+                get(resp, "usage"), get(resp, "_meta")
+            )
 
         async for event in run_turn(
             self.name, agent, self.router, session_id, prompt, self._in_background

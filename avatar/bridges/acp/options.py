@@ -27,6 +27,25 @@ def select_option(config_options: list[Any], category: str) -> Any | None:
     return None
 
 
+def current_choice(option: Any) -> str | None:
+    """The selector's current value, said as the agent explains it: a value that stands for
+    another (claude-acp's `default`) with the short description of its choice ("default
+    (Opus 4.5)"); None when the agent reports no value."""
+    value = get(option, "current_value", "currentValue")
+    if value is None:
+        return None
+    for choice in get(option, "options") or []:
+        if get(choice, "value") != value:
+            continue
+        about = get(choice, "description")
+        if isinstance(about, str) and about and len(about) <= SHORT and about != value:
+            return f"{value} ({about})"
+    return str(value)
+
+
+SHORT = 32  # longer descriptions are sentences about the model, not its name
+
+
 async def set_option(
     agent: AgentConnection[ClientSideConnection],
     session_id: str,

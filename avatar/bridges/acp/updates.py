@@ -33,7 +33,7 @@ from pydantic import BaseModel
 from avatar.bridges.acp import wire
 
 if TYPE_CHECKING:
-    from acp.schema import Usage as AcpUsage
+    from acp.schema import PromptResponse
 
     from avatar.core.events import BaseEvent, Usage
 
@@ -62,8 +62,8 @@ def translate(update: object, terminal: wire.TerminalReader | None = None) -> li
     return wire.translate(update.model_dump(mode="json", by_alias=True), terminal)
 
 
-def prompt_usage(usage: AcpUsage | None) -> Usage | None:
-    """The `Usage` event for a `PromptResponse.usage` (token counts of the turn), if any."""
-    if usage is None:
-        return None
-    return wire.prompt_usage(usage.model_dump(mode="json", by_alias=True))
+def prompt_usage(response: PromptResponse) -> Usage | None:
+    """The `Usage` event for a `PromptResponse` (token counts of the turn), if any."""
+    usage = response.usage
+    dumped = usage.model_dump(mode="json", by_alias=True) if usage is not None else None
+    return wire.prompt_usage(dumped, response.field_meta)

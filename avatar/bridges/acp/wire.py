@@ -211,10 +211,16 @@ def _finished(update: Json, terminal: TerminalReader | None) -> ToolCallFinished
     )
 
 
-def prompt_usage(usage: Any) -> Usage | None:
-    """The `Usage` event for a `session/prompt` answer's `usage` (the turn's token counts)."""
+def prompt_usage(usage: Any, meta: Any = None) -> Usage | None:
+    """The `Usage` event for a `session/prompt` answer's `usage` (the turn's token counts),
+    else for the counts Gemini puts in its `_meta.quota.token_count` instead."""
     if not isinstance(usage, Mapping):
-        return None
+        counts = _dict(_dict(_dict(meta).get("quota")).get("token_count"))
+        if not any(isinstance(counts.get(k), int) for k in ("input_tokens", "output_tokens")):
+            return None
+        return Usage(
+            input_tokens=counts.get("input_tokens"), output_tokens=counts.get("output_tokens")
+        )
     return Usage(
         input_tokens=usage.get("inputTokens"),
         output_tokens=usage.get("outputTokens"),

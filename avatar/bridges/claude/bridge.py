@@ -164,6 +164,9 @@ class ClaudeBridge(BaseBridge):
             on_control=self._on_control,
             sandbox=sandbox.for_agent(policy, self.ctx.spec.state_dirs, env),
         )
+        if self._session is not None and self._translator.session_id == self._session.session_id:
+            # The same session in a new process (claude died): its cost goes on from there.
+            self._proc.translator.cost_before = self._translator.cost_usd or 0.0
         self._translator, self._cwd = self._proc.translator, cwd
 
     async def _stop_process(self) -> None:

@@ -247,7 +247,10 @@ class StreamTranslator:
         self.session_id: str | None = None
         self.model: str | None = None
         self.commands_sent = False
-        self.cost_usd: float | None = None
+        self.cost_usd: float | None = None  # the session's, as claude's `total_cost_usd` adds up
+        #: What the session cost in earlier processes: `total_cost_usd` counts from the
+        #: process's start, and a restarted claude (after a crash) starts again from 0.
+        self.cost_before = 0.0
         self.context_size: int | None = None
         self.begin_turn()
 
@@ -374,7 +377,7 @@ class StreamTranslator:
             if isinstance(info, dict) and _count(info.get("contextWindow")):
                 self.context_size = info["contextWindow"]
         if isinstance(msg.get("total_cost_usd"), (int, float)):
-            self.cost_usd = float(msg["total_cost_usd"])
+            self.cost_usd = self.cost_before + float(msg["total_cost_usd"])
         if any(usage.get(k) for k in ("input_tokens", "output_tokens")):
             # An interrupted turn reports all zeros: nothing worth showing.
             out.append(

@@ -34,3 +34,13 @@ def attach_files(prompt: str, cwd: Path) -> str:
             continue
         blocks.append(f'<file path="{rel}">\n{text.rstrip()}\n</file>')
     return prompt if not blocks else prompt + "\n\n" + "\n\n".join(blocks)
+
+
+_ATTACHED = re.compile(
+    r'\s*(<file path="[^"]*">\n.*?\n</file>|\[[^\]\n]+: \d+ bytes, too large to attach\])', re.S
+)
+
+
+def detach_files(text: str) -> str:
+    """A prompt as the user typed it: without the files `attach_files` appended."""
+    return _ATTACHED.sub("", text) if "<file path=" in text or "too large" in text else text

@@ -75,9 +75,15 @@ def project_files(root: Path) -> list[str]:
 class ReplCompleter(Completer):
     """Completes what the REPL's input line is about to need."""
 
-    def __init__(self, engine: Engine, sessions: Callable[[], list[SessionInfo]]) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        sessions: Callable[[], list[SessionInfo]],
+        agent_commands: Callable[[], list[str]] = list,
+    ) -> None:
         self.engine = engine
         self.sessions = sessions
+        self.agent_commands = agent_commands  # the running agent's own slash commands
         self._files: list[str] | None = None
 
     def get_completions(
@@ -93,6 +99,9 @@ class ReplCompleter(Completer):
                 for name in (c.name, *c.aliases):
                     if name.startswith(text):
                         yield Completion(name, -len(text), display_meta=c.help)
+            for name in self.agent_commands():
+                if f"/{name}".startswith(text) and lookup(f"/{name}") is None:
+                    yield Completion(f"/{name}", -len(text), display_meta="the agent's own")
             return
         if text.startswith("/"):
             command = lookup(text.split(" ", 1)[0])

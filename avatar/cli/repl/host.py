@@ -52,3 +52,9 @@ class ReplHost(Protocol):
 
     def toolbar(self) -> str:
         """The status line."""
+
+    def agent_commands(self) -> list[str]:
+        """The slash commands the running agent offers (names without the `/`)."""
+
+    async def run_turn(self, prompt: str) -> None:
+        """Send `prompt` to the agent as a turn, and show it."""

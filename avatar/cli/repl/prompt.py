@@ -1,8 +1,9 @@
 """The REPL's input line: history (persistent, Ctrl-R; secrets masked in its file),
 completion, multi-line input (a pasted block stays one message), the REPL's keys
 (`avatar.cli.repl.keys`: single-key permission answers, Esc, `?`, Ctrl-T, Ctrl-O), the live
-tail of the answer's block in progress above the input line, and the status line, redrawn
-several times a second so the spinner moves (and the tail grows)."""
+tail of the answer's block in progress above the input line, and the status line (redrawn
+several times a second while a turn or command runs, so the spinner moves and the tail grows;
+still when idle)."""
 
 from __future__ import annotations
 
@@ -42,11 +43,11 @@ def make_prompt(repl: ReplHost) -> PromptSession[str]:
     session: PromptSession[str] = PromptSession(
         message=lambda: _with_live_tail(repl, menu.PROMPT if repl.permission is not None else "› "),
         history=MaskedHistory(str(history), lambda text: repl.engine.registry.secrets().mask(text)),
-        completer=ReplCompleter(repl.engine, lambda: repl.engine.sessions()),
+        completer=ReplCompleter(repl.engine, lambda: repl.engine.sessions(), repl.agent_commands),
         complete_while_typing=False,
         key_bindings=key_bindings(repl),
         bottom_toolbar=repl.toolbar,
-        refresh_interval=0.25,
+        refresh_interval=0,  # none: redrawn by `Repl.keep_moving` while busy, never when idle
         enable_history_search=False,  # Ctrl-R searches; up-arrow walks history
     )
     return session

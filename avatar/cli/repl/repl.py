@@ -25,17 +25,31 @@ from avatar.cli.repl.attach import attach_files
 from avatar.cli.repl.held import keys_held
 from avatar.cli.repl.screen import Screen
 from avatar.cli.repl.slash import lookup
+from avatar.cli.repl.status_line import (
+    ACTIVITY,
+    HINT,
+    MODEL,
+    PROVIDER,
+    SESSION,
+    TAIL,
+    Part,
+    figures,
+    fit,
+)
 from avatar.cli.startup import settled
 from avatar.core.errors import AvatarError
-from avatar.core.events import BaseEvent, PermissionRequested, SessionStarted, Usage
+from avatar.core.events import BaseEvent, CommandsAvailable, PermissionRequested, SessionStarted
 
 if TYPE_CHECKING:
+    from prompt_toolkit.application import Application
+
     from avatar.cli.state import AppState
     from avatar.engine.engine import Engine
     from avatar.policy.permissions import Answer, Refusal
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 QUIET = 0.3  # seconds without output before the spinner shows
+TICK = 0.25  # seconds between redraws while busy
 
 
 class Repl:
@@ -46,7 +60,6 @@ class Repl:
         self.screen = screen or Screen()
         self.engine.set_permission_handler(self.ask_permission)
         self.engine.subscribe(self._on_event)
-        self.usage = Usage()
         self.work: asyncio.Task[None] | None = None  # the running turn or slow command
         self.turn_running = False
         self.queued: deque[str] = deque()
@@ -56,16 +69,24 @@ class Repl:
         self._kept: set[asyncio.Future[Any]] = set()  # tasks keys started
         self.mode = menu.MODES[0]  # Shift-Tab: ask, or accept edits without asking
         self._reopened = False  # a session was resumed: show where it was, once opened
+        self._commands: dict[str, list[str]] = {}  # each provider's own slash commands
 
     # ----- events ---------------------------------------------------------------------
 
     def _on_event(self, event: BaseEvent) -> None:
         if isinstance(event, SessionStarted):
-            self.usage = Usage()
-            self._reopened = event.how != "new"
-        if isinstance(event, Usage) and not event.replay:
-            self.usage = event
+            # A session reopened inside a turn is the same one, its agent restarted: the
+            # screen shows its turns already, so no recap (it would follow the new answer).
+            self._reopened = event.how != "new" and not self.turn_running
+        if isinstance(event, CommandsAvailable) and not event.replay:
+            provider = self.engine.status().provider
+            if provider is not None:
+                self._commands[provider] = [c.lstrip("/") for c in event.commands if c]
         self.screen.on_event(event)
+
+    def agent_commands(self) -> list[str]:
+        """The slash commands the current provider's agent offers (names without the `/`)."""
+        return self._commands.get(self.engine.status().provider or "", [])
 
     def say(self, text: str, style: str | None = None) -> None:
         """Print a line for the user."""
@@ -151,42 +172,35 @@ class Repl:
         return self.work is not None and not self.work.done()
 
     def toolbar(self) -> str:
-        """Provider, model, session, context use, tokens and cost; a spinner while busy."""
+        """Provider, model, session, the numbers (context use, this turn's tokens, the
+        session's cost), what keys do now and a spinner while busy; fitted to the width."""
         try:
             status = self.engine.status()
         except AvatarError as e:
             return f"avatar: {e}"
         parts = [
-            status.provider or "-",
-            status.model or "default model",
-            status.session_id[:12] if status.session_id else "no session yet",
+            Part(status.provider or "-", PROVIDER),
+            Part(status.model or "model ?", MODEL),
+            Part(status.session_id[:12] if status.session_id else "no session yet", SESSION),
+            *figures(status.numbers),
         ]
-        pct = self.usage.context_percent
-        if pct is not None:
-            parts.append(f"ctx {pct:.0f}%")
-        tokens = (self.usage.input_tokens or 0) + (self.usage.output_tokens or 0)
-        if tokens:
-            parts.append(f"{tokens:,} tok")
-        if self.usage.cost_usd:
-            parts.append(f"${self.usage.cost_usd:.4f}")
         if self.permission is not None:
-            parts.append("answer: y / a / n")
+            parts.append(Part("answer: y / a / n", HINT))
         elif self.busy:
             if self.turn_running:
-                parts.append("busy: typing steers" if status.steers else "busy: typing queues")
+                hint = "busy: typing steers" if status.steers else "busy: typing queues"
+                parts.append(Part(hint, HINT))
             quiet = time.monotonic() - self.screen.last_output
             if self.screen.pending:
-                parts.append(f"… {self.screen.pending[-40:]}")
+                parts.append(Part(f"… {self.screen.pending[-40:]}", TAIL))
             elif quiet > QUIET and self.screen.activity:
                 frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
-                parts.append(f"{frame} {self.screen.activity}… {quiet:.0f}s")
+                parts.append(Part(f"{frame} {self.screen.activity}… {quiet:.0f}s", ACTIVITY))
         else:
-            parts.append("idle")
+            parts.append(Part("idle", HINT))
         import shutil
 
-        width = shutil.get_terminal_size((100, 24)).columns
-        line = " · ".join(parts)
-        return line if len(line) < width else line[: width - 2] + "…"
+        return fit(parts, shutil.get_terminal_size((100, 24)).columns)
 
     # ----- turns ----------------------------------------------------------------------
 
@@ -201,7 +215,6 @@ class Repl:
             except AvatarError as e:
                 self.screen.flush()
                 self.say(f"avatar: {e}", "bold red")
-            self.show_where_we_were()  # the agent was restarted and its session reopened
         finally:
             self.turn_running = False
         await self._next()
@@ -258,6 +271,9 @@ class Repl:
             self.say(f"avatar: {e}", "red")
             return False
         cmd = lookup(words[0])
+        if cmd is None and words[0][1:] in self.agent_commands():
+            await self.submit(line)  # the agent's own command: the agent runs it
+            return False
         if cmd is None:
             self.say(f"avatar: unknown command {words[0]} (/help lists them)", "red")
             return False
@@ -319,19 +335,31 @@ class Repl:
         prompt = make_prompt(self)
         from prompt_toolkit.patch_stdout import patch_stdout
 
-        with patch_stdout(raw=True):
-            while True:
-                try:
-                    line = await prompt.prompt_async()
-                except KeyboardInterrupt:
-                    await self.interrupt()
-                    continue
-                except EOFError:
-                    if self.confirm_leaving():
+        ticker = asyncio.create_task(self.keep_moving(prompt.app))
+        try:
+            with patch_stdout(raw=True):
+                while True:
+                    try:
+                        line = await prompt.prompt_async()
+                    except KeyboardInterrupt:
+                        await self.interrupt()
+                        continue
+                    except EOFError:
+                        if self.confirm_leaving():
+                            break
+                        continue
+                    if await self.handle(line):
                         break
-                    continue
-                if await self.handle(line):
-                    break
+        finally:
+            ticker.cancel()
+
+    async def keep_moving(self, app: Application[str]) -> None:
+        """Redraw `app`'s input line and status line while busy (the spinner, the live tail,
+        the clock), a few times a second; an idle screen is left alone."""
+        while True:
+            await asyncio.sleep(TICK)
+            if app.is_running and (self.busy or self.permission is not None):
+                app.invalidate()
 
     def confirm_leaving(self) -> bool:
         """Ctrl-D: leave, unless a turn runs and this is the first Ctrl-D (then ask)."""

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from avatar.cli.output.blocks import Block, BlockSplitter
 from avatar.cli.output.render import session_line
+from avatar.cli.repl.attach import detach_files
 from avatar.cli.repl.diffs import (
     Edit,
     EditLog,
@@ -347,13 +348,15 @@ class Screen:
     def history(self, messages: list[Any], *, limit: int = 6) -> None:
         """The last turns of a resumed session: user lines, answers condensed, tool calls as
         their one-line summaries."""
-        shown = [m for m in messages if m.role in ("user", "assistant")][-limit:]
+        # A user message is shown as typed: no attached file, handoff or agent's own context.
+        said = {id(m): detach_files(m.said) for m in messages if m.role == "user"}
+        shown = [m for m in messages if m.role == "assistant" or said.get(id(m))][-limit:]
         if not shown:
             return
         self.line("── earlier in this session", "dim")
         for m in shown:
             if m.role == "user":
-                self.line(f"› {' '.join(m.text.split())[:200]}", "bold")
+                self.line(f"› {' '.join(said[id(m)].split())[:200]}", "bold")
                 continue
             text = " ".join(m.text.split())
             if text:

@@ -204,7 +204,10 @@ async def _fork(repl: ReplHost, args: list[str]) -> bool:
 
 
 async def _compact(repl: ReplHost, args: list[str]) -> bool:
-    repl.say(await repl.engine.compact())
+    if "compact" in repl.agent_commands():  # the agent compacts its own context (claude, ACP)
+        await repl.run_turn("/compact")
+    else:
+        repl.say(await repl.engine.compact())
     return False
 
 
@@ -272,7 +275,13 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand(
         "/fork", "[N]", "fork the session (N: keep messages 1..N)", _fork, activity="forking"
     ),
-    SlashCommand("/compact", "", "compact the context (native)", _compact, activity="compacting"),
+    SlashCommand(
+        "/compact",
+        "",
+        "compact the context (native, or the agent's own /compact)",
+        _compact,
+        activity="compacting",
+    ),
     SlashCommand(
         "/diff", "[N]", "every edit of this session (N: edit N alone)", _diff, while_busy=True
     ),

@@ -59,6 +59,11 @@ class CompactionHost(Protocol):
         """The context's current size in tokens."""
         ...
 
+    def estimated_context(self) -> int:
+        """The context's size estimated from its characters alone (before and after a
+        compaction compare like with like)."""
+        ...
+
     def record_entry(self, entry: BaseEntry) -> None:
         """Write an entry to the session file and fold it into the state."""
         ...
@@ -131,6 +136,7 @@ class Compactor:
         state = self.session.state
         assert state is not None
         before = self.session.context_tokens()
+        estimated_before = self.session.estimated_context()
         count = len(state.messages)
         entry = await strategy.plan(
             state.messages,
@@ -142,12 +148,12 @@ class Compactor:
             return None
         entry.tokens_before = before
         self.session.record_entry(entry)
-        after = self.session.context_tokens()
+        after = self.session.estimated_context()  # like with like
         kept = len(state.messages) - (1 if entry.summary else 0)
         how = "summarized" if entry.summary else "dropped"
         message = (
             f"context compacted ({strategy.name}): {count - kept} older messages {how}, "
-            f"{kept} kept; ~{before:,} → ~{after:,} tokens"
+            f"{kept} kept; ~{estimated_before:,} → ~{after:,} tokens (estimated)"
         )
         if announce:
             emit(Notice(message=message))

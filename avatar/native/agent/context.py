@@ -150,6 +150,11 @@ class SessionState:
         if self.usage_tokens:
             after = self.messages[self.usage_covers :]
             return self.usage_tokens + sum(m.chars() for m in after) // 4
+        return self.chars_estimate(system_chars)
+
+    def chars_estimate(self, system_chars: int = 0) -> int:
+        """Context size estimated from its characters alone (chars/4), whatever was reported:
+        two of these compare like with like."""
         return (system_chars + sum(m.chars() for m in self.messages)) // 4
 
     def context(self) -> list[Message]:

@@ -77,6 +77,7 @@ class AgentSession:
         self._emit_to: Callable[[BaseEvent], None] | None = None
         self._aborting = False
         self._pending_steering: list[str] = []
+        self._turn_base = (0, 0)  # the session's token totals when the running turn began
         self._dirty = False  # entries added since the last fsync + index update
         self.compactor = Compactor(self)
         self.tools = list(config.tools) if config.tools is not None else default_tools()
@@ -184,6 +185,8 @@ class AgentSession:
 
     async def _run_turn(self, text: str, emit: Emit) -> None:
         assert self.agent is not None
+        assert self.state is not None
+        self._turn_base = (self.state.input_tokens, self.state.output_tokens)
         stop = "end_turn"
         try:
             for pending in self._pending_steering:
@@ -303,15 +306,21 @@ class AgentSession:
         emit(self.usage_event())
 
     def usage_event(self) -> Usage:
-        """The session's usage so far as an event."""
+        """The running (or last) turn's tokens, the session's cost and context, as an event
+        (cache reads and writes are counted in the input: the store keeps them together)."""
         assert self.state is not None and self.model is not None
         return Usage(
-            input_tokens=self.state.input_tokens,
-            output_tokens=self.state.output_tokens,
+            input_tokens=self.state.input_tokens - self._turn_base[0],
+            output_tokens=self.state.output_tokens - self._turn_base[1],
             cost_usd=round(self.state.cost, 6),
             context_used=self.context_tokens(),
             context_size=self.model.context_window,
         )
+
+    def estimated_context(self) -> int:
+        """The context's size from its characters alone (the system prompt included)."""
+        assert self.state is not None
+        return self.state.chars_estimate(len(self.system_prompt))
 
     def context_tokens(self) -> int:
         """The context's size: reported by the provider, estimated for what came after."""
@@ -336,6 +345,7 @@ class AgentSession:
             return "a turn is running; compact when it has finished"
         message = await self.compactor.compact_now(self._emit)
         await self._persist()
+        self._emit(self.usage_event())  # the context's use has changed
         return message
 
     # -- model ------------------------------------------------------------------------------
