@@ -373,3 +373,18 @@ async def sdk_hello(agent: AgentConnection[ClientSideConnection]) -> None:
     agent.auth_methods = list(init.auth_methods or [])
     agent.agent_info = init.agent_info
     agent.closes_sessions = session is not None and session.close is not None
+
+
+#: The JSON-RPC error an agent answers with when it wants `authenticate` first.
+AUTH_REQUIRED = -32000
+
+
+def auth_message(name: str, hint: str | None, ids: list[str], error: BaseException) -> str:
+    """The one line for an agent that wants authentication first: its words, the provider's
+    login hint, and the methods `providers.NAME.auth_method` may name."""
+    text = f"{name} requires authentication ({describe_error(error)})"
+    if hint:
+        text += f"; {hint}"
+    if ids:
+        text += f"; or set providers.{name}.auth_method to one of: {', '.join(ids)}"
+    return text

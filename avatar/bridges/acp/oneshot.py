@@ -18,7 +18,7 @@ import contextlib
 from collections.abc import AsyncIterator, Coroutine
 from typing import Any
 
-from avatar.bridges.acp.connection import AgentConnection
+from avatar.bridges.acp.connection import AUTH_REQUIRED, AgentConnection, auth_message
 from avatar.bridges.acp.fs import AccessDenied, FileAccess
 from avatar.bridges.acp.jsonrpc import METHOD_NOT_FOUND, JsonRpc, RpcError
 from avatar.bridges.acp.options import select_option
@@ -63,6 +63,7 @@ class OneShotBridge(BaseBridge):
         self.agent: AgentConnection[JsonRpc] | None = None
         self.config_options: list[Any] = []
         self._agent_caps: dict[str, Any] = {}
+        self._auth_ids: list[str] = []
         self._setup: AgentSetup | None = None
         self._model: str | None = None
         self._background: set[asyncio.Future[Any]] = set()
@@ -109,6 +110,7 @@ class OneShotBridge(BaseBridge):
             },
         )
         self._agent_caps = get(init, "agentCapabilities") or {}
+        self._auth_ids = [str(get(m, "id")) for m in get(init, "authMethods") or []]
         session = get(self._agent_caps, "sessionCapabilities")
         agent.closes_sessions = get(session, "close") is not None if session else False
 
@@ -158,6 +160,9 @@ class OneShotBridge(BaseBridge):
         try:
             resp = await self._call("session/new", params)
         except RpcError as e:
+            if e.code == AUTH_REQUIRED:  # (no auth_method retry here: the full bridge has it)
+                hint = self.ctx.spec.auth_hint
+                raise ProviderError(auth_message(self.name, hint, self._auth_ids, e)) from None
             raise ProviderError(f"{self.name}: session/new failed: {e} ({e.code})") from None
         session_id = str(get(resp, "sessionId"))
         if not is_valid_id(session_id):  # it names files and is printed: no paths
@@ -178,11 +183,13 @@ class OneShotBridge(BaseBridge):
     def _mcp_servers(self) -> list[Any]:
         # Config MCP servers are rare in a one-shot: built by the SDK's types, as the full
         # bridge builds them (this loads the SDK), then sent as their JSON.
+        from acp.schema import McpCapabilities
+
         from avatar.bridges.mcp import build_mcp_servers
 
-        servers, skipped = build_mcp_servers(
-            self.ctx.settings.mcp_servers, get(self._agent_caps, "mcpCapabilities")
-        )
+        caps = get(self._agent_caps, "mcpCapabilities")
+        mcp_caps = McpCapabilities.model_validate(caps) if isinstance(caps, dict) else None
+        servers, skipped = build_mcp_servers(self.ctx.settings.mcp_servers, mcp_caps)
         for message in skipped:
             self.ctx.emit(Notice(message=message, level="warning"))
         return [s.model_dump(mode="json", by_alias=True, exclude_none=True) for s in servers]

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from avatar.bridges.acp import quirks as acp_quirks
 from avatar.bridges.acp.compat import open_request
-from avatar.bridges.acp.connection import describe_error
+from avatar.bridges.acp.connection import AUTH_REQUIRED, auth_message, describe_error
 from avatar.bridges.acp.failures import Failure, failure
 from avatar.bridges.acp.listing import PageFetcher, newest_in
 from avatar.bridges.base import not_supported
@@ -52,7 +52,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-AUTH_REQUIRED = -32000
 ANY_SESSION = "*"  # `opening` while the agent has yet to name the new session
 
 
@@ -377,13 +376,7 @@ class SessionOpener:
 
     def _auth_message(self, error: BaseException) -> str:
         ids = [m.id for m in self.agent.auth_methods]
-        hint = self.ctx.spec.auth_hint
-        text = f"{self.name} requires authentication ({describe_error(error)})"
-        if hint:
-            text += f"; {hint}"
-        if ids:
-            text += f"; or set providers.{self.name}.auth_method to one of: {', '.join(ids)}"
-        return text
+        return auth_message(self.name, self.ctx.spec.auth_hint, ids, error)
 
     def _mcp_servers(self) -> list[Any]:
         # Built once per agent start, so a skipped server is reported once, not per attempt.
