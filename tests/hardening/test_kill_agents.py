@@ -3,7 +3,7 @@ reports the death within 2 s with its reason and the session reopens. And SIGKIL
 itself mid-turn: no agent process is left behind, and `--continue` finds the session.
 
 These use the fake ACP agent (`tests/support/acp_agent.py`); `AVATAR_KILLS=N` sets the number
-of kills (default 30). The same through the real agent CLIs is in `test_kill_real_agents.py`.
+of kills (default 20). The same through the real agent CLIs is in `test_kill_real_agents.py`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from tests.support.drive import avatar
 
 pytestmark = pytest.mark.slow  # about a minute: one agent start per kill
 
-KILLS = int(os.environ.get("AVATAR_KILLS", "30"))
+KILLS = int(os.environ.get("AVATAR_KILLS", "20"))
 PHASES = ("prompt", "load", "open")
 
 

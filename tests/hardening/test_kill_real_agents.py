@@ -7,7 +7,7 @@ reopens the same session id. And SIGKILL `avatar` itself mid-turn: no process of
 outlives it, and `chat --continue` finds the session.
 
 One engine per provider, driven in-process through the public API against the fake model
-server. `AVATAR_KILLS=N` sets the kills per provider (default 15); `AVATAR_KILL_SEED` the seed.
+server. `AVATAR_KILLS=N` sets the kills per provider (default 8); `AVATAR_KILL_SEED` the seed.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from tests.support.model_server import FakeModelServer, Reply
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900)]
 
-KILLS = int(os.environ.get("AVATAR_KILLS", "15"))
+KILLS = int(os.environ.get("AVATAR_KILLS", "8"))
 SEED = int(os.environ.get("AVATAR_KILL_SEED", "14"))
 # Gemini CLI wipes a session's history when it loads it in the minute its file was started,
 # so avatar waits for the minute to turn before reopening one (avatar/bridges/acp/quirks.py).
