@@ -577,7 +577,7 @@ class FakeAgent:
         status = await self.conn.wait_for_terminal_exit(session_id=session_id, terminal_id=tid)
         out = await self.conn.terminal_output(session_id=session_id, terminal_id=tid)
         await self.conn.release_terminal(session_id=session_id, terminal_id=tid)
-        return f"terminal exit {status.exit_code}: {out.output.strip()[:60]}"
+        return f"terminal exit {status.exit_code}: {out.output.strip()[:300]}"
 
     async def _rich(self, session_id: str) -> None:
         u = self._update
