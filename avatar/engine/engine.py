@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Unpack
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.core.config import Settings, avatar_home
 from avatar.core.errors import AvatarError
-from avatar.core.events import Notice
 from avatar.core.loading import load_class
 from avatar.engine.adopting import copy_replayed
 from avatar.engine.config_layers import project_config
@@ -221,6 +220,8 @@ class Engine(LibraryNames):
             listener(event)
 
     def _notice(self, message: str, level: str = "info") -> None:
+        from avatar.core.events import Notice  # (the event classes: not for a listing)
+
         self._emit(Notice(message=message, level=level))  # type: ignore[arg-type]
 
     def _open_id(self) -> str | None:

@@ -6,8 +6,10 @@ another kind (a session total for a turn's count, a process's cost for the sessi
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from avatar.core.events import BaseEvent, SessionStarted, TurnFinished, Usage
+if TYPE_CHECKING:
+    from avatar.core.events import BaseEvent, Usage
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,8 @@ class Meter:
 
     def observe(self, event: BaseEvent) -> None:
         """Take one event into account (replayed history counts for nothing)."""
+        from avatar.core.events import SessionStarted, TurnFinished, Usage  # (not for a listing)
+
         if event.replay:
             return
         if isinstance(event, SessionStarted):
