@@ -23,9 +23,8 @@ first and imports the SDK while the agent boots.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from avatar.bridges.acp import compat as acp_compat
@@ -47,7 +46,7 @@ from avatar.bridges.acp.session import SessionOpener
 from avatar.bridges.acp.setup import AgentSetup, session_capabilities
 from avatar.bridges.acp.stream import UpdateRouter
 from avatar.bridges.acp.terminal import TerminalManager
-from avatar.bridges.acp.turns import Asker, cancel_turn, run_turn
+from avatar.bridges.acp.turns import Asker, BackgroundTasks, cancel_turn, run_turn
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.bridges.turn import TurnSignal
 from avatar.core.errors import NotSupportedError, ProviderError
@@ -91,7 +90,7 @@ class ACPBridge(BaseBridge):
         #: Permission requests: the scope the agent is held to, then the policy.
         self.asker = Asker(self.router, ctx.permission)
         self._model: str | None = None  # set through session/set_model (no option to read)
-        self._background: set[asyncio.Future[Any]] = set()  # fire-and-forget, kept referenced
+        self._in_background = BackgroundTasks()  # fire-and-forget, kept referenced
 
     def notice(self, message: str, level: str = "info") -> None:
         """Tell the user something through the event sink."""
@@ -319,11 +318,6 @@ class ACPBridge(BaseBridge):
     async def cancel(self) -> None:
         """`session/cancel`; the turn ends `cancelled` within CANCEL_GRACE seconds regardless."""
         await cancel_turn(self.router, self.agent, self.session_id)
-
-    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.ensure_future(work)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
 
     def status(self) -> dict[str, Any]:
         """Agent name/version and pid for `/status`."""

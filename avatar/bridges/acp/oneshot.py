@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator
 from typing import Any
 
 from avatar.bridges.acp.connection import AUTH_REQUIRED, AgentConnection, auth_message
@@ -27,7 +27,7 @@ from avatar.bridges.acp.quirks import remove_companions
 from avatar.bridges.acp.setup import AgentSetup, session_capabilities
 from avatar.bridges.acp.stream import UpdateRouter
 from avatar.bridges.acp.terminal import ExitStatus, TerminalManager
-from avatar.bridges.acp.turns import Asker, cancel_turn, run_turn
+from avatar.bridges.acp.turns import Asker, BackgroundTasks, cancel_turn, run_turn
 from avatar.bridges.acp.wire import prompt_usage, translate
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest, not_supported
 from avatar.bridges.turn import TurnSignal
@@ -66,7 +66,7 @@ class OneShotBridge(BaseBridge):
         self._auth_ids: list[str] = []
         self._setup: AgentSetup | None = None
         self._model: str | None = None
-        self._background: set[asyncio.Future[Any]] = set()
+        self._in_background = BackgroundTasks()  # fire-and-forget, kept referenced
 
     @property
     def alive(self) -> bool:
@@ -281,11 +281,6 @@ class OneShotBridge(BaseBridge):
     async def cancel(self) -> None:
         """`session/cancel`; the turn ends `cancelled` within CANCEL_GRACE seconds regardless."""
         await cancel_turn(self.router, self.agent, self.session_id)
-
-    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.ensure_future(work)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
 
     # -- the agent's calls ------------------------------------------------------------------
 
