@@ -25,8 +25,15 @@ if TYPE_CHECKING:
 class DeleteHost(Protocol):
     """What deleting needs of the engine."""
 
-    catalog: SessionLibrary
-    current: OpenSession | None
+    @property
+    def catalog(self) -> SessionLibrary:
+        """The stores and records."""
+        ...
+
+    @property
+    def current(self) -> OpenSession | None:
+        """The open session."""
+        ...
 
     def bridge_for(self, provider: str) -> BaseBridge:
         """A bridge to `provider`, not started."""

@@ -5,44 +5,39 @@ It is built from nouns with their own state: `library` (every provider's session
 agent, model and conversation). The engine keeps which session is open, opens and switches,
 and offers the names of DESIGN §8 as thin delegates. Bridges load and start lazily: listing
 never spawns an agent. A session id is resolved once, to its provider, and the bridge receives
-the resolved session. Examples: `examples/`.
+the resolved session. The running half (the agent, the open session, opening, switching:
+`avatar.engine.agents`) is built when a session first needs an agent. Examples: `examples/`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Unpack
 
-from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.core.config import Settings, avatar_home
 from avatar.core.errors import AvatarError
-from avatar.core.loading import load_class
-from avatar.engine.adopting import copy_replayed
 from avatar.engine.config_layers import project_config
-from avatar.engine.conversation import Conversation
-from avatar.engine.deleting import delete_session
-from avatar.engine.forking import fork_session
 from avatar.engine.library_names import LibraryNames
-from avatar.engine.numbers import Meter
-from avatar.engine.open_session import OpenSession
-from avatar.engine.opening import open_with, plan_open
 from avatar.engine.settings import SettingsPolicy, SettingsSource
-from avatar.engine.status import EngineStatus, describe
-from avatar.engine.switching import Switcher, SwitchHow
 from avatar.library import worktrees
 from avatar.library.catalog import SessionLibrary
 from avatar.library.library import DeleteHow, Library
-from avatar.policy.permissions import PermissionGate, PermissionHandler
-from avatar.providers.facts import CapabilityCache, configured_model
+from avatar.providers.facts import configured_model
 from avatar.providers.registry import ProviderRegistry, ProviderSpec, shipped
 from avatar.sessions.types import SessionInfo, Transcript
 
 if TYPE_CHECKING:
+    from avatar.bridges.base import BaseBridge, OpenRequest
     from avatar.core.events import BaseEvent, Listener, OpenHow, SessionStarted
+    from avatar.engine.agents import Agents
+    from avatar.engine.numbers import Meter
+    from avatar.engine.open_session import OpenSession
+    from avatar.engine.status import EngineStatus
+    from avatar.engine.switching import SwitchHow
     from avatar.library.worktrees import Worktree
+    from avatar.policy.permissions import PermissionHandler
     from avatar.policy.secrets import SecretDetector
 
 
@@ -77,16 +72,13 @@ class Engine(LibraryNames):
         #: Only one turn on a new session will run (`chat`): a new session opens on the
         #: provider's `one_shot_bridge` (an ACP agent without the SDK).
         self.one_shot = False
-        #: The open session (its agent, model and conversation); None when none is open.
-        self.current: OpenSession | None = None
-        self._bridge: BaseBridge | None = None  # the running agent (open session or not)
         self._listeners: list[Listener] = []
         self.registry = ProviderRegistry(settings, self.env)
         self.catalog = SessionLibrary(self.registry, self.home)  #: the stores and records
         #: Every provider's sessions (DESIGN §8): see `avatar.library.library`.
         self.library = Library(self.catalog, self.cwd, self.home, self._open_id, self._delete)
-        self._gate = PermissionGate(self._emit, settings.permission)
-        self._walls_told: set[str] = set()
+        self._handler: PermissionHandler | None = None
+        self._running: Agents | None = None  # (built when a session first needs an agent)
         self._policy = SettingsPolicy(source, self.home)
         self._requested = self.spec(provider).name if provider else None
         self.untrusted_config = source.untrusted if source else None  #: keys ignored: `notice()`
@@ -95,11 +87,6 @@ class Engine(LibraryNames):
         self._models: dict[str, str | None] = {}
         self._unbound_model: str | None = settings.model
         self._native_default: str | None = None  # (resolved when first shown)
-        self._next = self._conversation()  # collects what an agent replays while opening
-        self._switch = Switcher(self, self._notice)
-        self._listeners.append(lambda event: self._next.replayed(event))
-        self.meter = Meter()  #: the status line's numbers (`status().numbers`)
-        self._listeners.append(self.meter.observe)
 
     @classmethod
     def from_config(
@@ -129,6 +116,28 @@ class Engine(LibraryNames):
         )
 
     project_config = staticmethod(project_config)
+
+    @property
+    def _agents(self) -> Agents:
+        """The running half, built on first need (a listing never needs it)."""
+        if self._running is None:
+            from avatar.engine.agents import Agents, EngineHooks  # bridges, handoff: not to list
+
+            hooks = EngineHooks(
+                self._emit, self._notice, self._adopt_settings, self._remember, self._move_to
+            )
+            self._running = Agents(self, hooks, self._handler)
+        return self._running
+
+    @property
+    def current(self) -> OpenSession | None:
+        """The open session (its agent, model and conversation); None when none is open."""
+        return self._running.current if self._running is not None else None
+
+    @property
+    def meter(self) -> Meter:
+        """The status line's numbers (`status().numbers`)."""
+        return self._agents.meter
 
     # ----- providers and models -----------------------------------------------------------
 
@@ -194,6 +203,13 @@ class Engine(LibraryNames):
         """The detector masking every output (made when first needed: listing never does)."""
         return self.registry.secrets()
 
+    def claim_model(self, provider: str) -> None:
+        """The model asked for before any provider opened (`-m`, a preset) becomes
+        `provider`'s, unless one was set there."""
+        name = self.spec(provider).name
+        if name not in self._models:
+            self.use_model(name, self._unbound_model)
+
     def use_model(self, provider: str, model: str | None) -> None:
         """Ask for `model` on `provider` from its next session on (None: its own choice)."""
         self._models[self.spec(provider).name] = model
@@ -213,7 +229,9 @@ class Engine(LibraryNames):
 
     def set_permission_handler(self, handler: PermissionHandler | None) -> None:
         """Who answers permission requests under `permission: ask` (None: they are denied)."""
-        self._gate.handler = handler
+        self._handler = handler
+        if self._running is not None:
+            self._running.gate.handler = handler
 
     def _emit(self, event: BaseEvent) -> None:
         for listener in list(self._listeners):
@@ -228,18 +246,13 @@ class Engine(LibraryNames):
         return self.current.session_id if self.current is not None else None
 
     async def _delete(self, info: SessionInfo, how: DeleteHow) -> SessionInfo:
-        return await delete_session(self, info, how)
+        return await self._agents.delete(info, how)
 
     async def refresh(self, provider: str) -> list[SessionInfo]:
         """`sessions(provider)`, after asking the agent itself (`session/list`, where it has
         it): sessions avatar did not open join its records, with what the agent replays of
         them as avatar's copy (`avatar.engine.adopting`)."""
-        name = self.spec(provider).name
-        listed = await (await self._start(name)).agent_sessions() or []
-        await copy_replayed(self, name, self.catalog.adopt(name, listed))
-        known = self.sessions(name)
-        ids = {s.id for s in known}
-        return known + [s for s in listed if s.id not in ids]
+        return await self._agents.refresh(self.spec(provider).name)
 
     # ----- opening ------------------------------------------------------------------------
 
@@ -259,35 +272,10 @@ class Engine(LibraryNames):
         into the provider's own store, where it can be). `provider` defaults to the engine's."""
         name = self.spec(provider).name if provider else self._requested
         if source:
-            return await self._switch.open_from(source, name or self.default_provider(), imported)
-        return await self._open(
+            return await self._agents.open_from(source, name or self.default_provider(), imported)
+        return await self._agents.open(
             name, resume=resume, continue_last=continue_last, session_id=session_id
         )
-
-    async def _open(
-        self,
-        name: str | None,
-        *,
-        resume: str | None = None,
-        continue_last: bool = False,
-        session_id: str | None = None,
-    ) -> OpenSession:
-        plan = plan_open(
-            self.catalog,
-            self.settings,
-            name,
-            self.default_provider,
-            resume=resume,
-            continue_last=continue_last,
-            session_id=session_id,
-        )
-        there = plan.request.info.worktree if plan.request.info else None
-        if there and Path(there) != self.cwd:  # a worktree's session resumes in its worktree
-            if Path(there).is_dir():
-                await self._move_to(Path(there))
-            else:
-                self._notice(f"its worktree {there} is gone: resuming in {self.cwd}", "warning")
-        return await self.open_on(plan.provider, plan.request)
 
     async def enter_worktree(self, name: str | None = None) -> Worktree:
         """Make a git worktree of this repository (`avatar.library.worktrees.create`; `name`:
@@ -303,16 +291,16 @@ class Engine(LibraryNames):
 
     async def new(self, provider: str | None = None) -> OpenSession:
         """A fresh session on `provider` (default: the current or chosen one)."""
-        return await self.open_on(provider or self.chosen_provider(), OpenRequest("new"))
+        return await self._agents.open_as(provider or self.chosen_provider(), "new")
 
     async def resume(self, ref: str, provider: str | None = None) -> OpenSession:
         """Resume a session by id or unique prefix, on whichever provider owns it (or on
         `provider`, when given: then another provider's session is a usage error)."""
-        return await self._open(self.spec(provider).name if provider else None, resume=ref)
+        return await self._agents.open(self.spec(provider).name if provider else None, resume=ref)
 
     async def continue_last(self, provider: str | None = None) -> OpenSession:
         """Open the newest session of `provider` in this project."""
-        return await self.open_on(provider or self.chosen_provider(), OpenRequest("continue"))
+        return await self._agents.open_as(provider or self.chosen_provider(), "continue")
 
     async def fork(
         self, ref: str | None = None, at: int | None = None, *, from_copy: bool = False
@@ -320,7 +308,7 @@ class Engine(LibraryNames):
         """Fork a session (default: the open one), whole or to message `at`; `from_copy`:
         where the agent cannot fork, a new session seeded with the whole history
         (`avatar.engine.forking`)."""
-        return await fork_session(self, ref, at, from_copy)
+        return await self._agents.fork(ref, at, from_copy)
 
     async def open_on(
         self, provider: str, request: OpenRequest, how: OpenHow | None = None
@@ -329,100 +317,20 @@ class Engine(LibraryNames):
         session with the settings it was started with, DESIGN §4). An unsupported reopen
         opens a new session, with a notice. Internal: `open()` and its siblings resolve
         what to open; the switcher and forks use this."""
-        name = self.spec(provider).name
-        if name not in self._models:  # the flag's model becomes this provider's
-            self.use_model(name, self._unbound_model)
-        if request.mode in ("resume", "continue", "fork"):
-            await self._adopt_settings(name, request.session_id)
-        bridge = await self._start(
-            name, one_shot=self.one_shot and request.mode == "new", replace=False
-        )
-        try:
-            started = await open_with(bridge, request, self._notice)
-        except BaseException:
-            if bridge is not self._bridge:  # a failed switch: the agent that ran runs on
-                with contextlib.suppress(Exception):
-                    await bridge.stop()
-            raise
-        if bridge is not self._bridge:
-            await self._stop_bridge()
-            self._bridge = bridge
-        if how and started.session_id == request.session_id:  # e.g. a fork opened as a resume
-            started.how = how
-        thread, self._next = self._next, self._conversation()
-        self.current = OpenSession(started, bridge, thread, self._models.get(name))
-        self._gate.session_id = started.session_id
-        self.catalog.opened(name, started.session_id, str(self.cwd), started.model)
-        if self.worktree is not None:
-            self.catalog.worktree(name, started.session_id, self.worktree)
-        resolved = request.opened(name, started.session_id)  # (its path, not a lookup)
-        thread.opened(resolved or SessionInfo(started.session_id, name, cwd=str(self.cwd)))
-        if request.mode == "resume" and request.session_id not in (None, started.session_id):
-            self._switch.recover(name, str(request.session_id), started, thread, request.info)
-        if started.how in ("new", "forked"):
-            self._remember(fresh=True)
-        self._emit(started)
-        return self.current
-
-    def _conversation(self) -> Conversation:
-        thread = Conversation(self.catalog)
-        thread.redact = lambda text: self.secrets().mask(text)  # no secret in copies
-        return thread
-
-    async def _start(
-        self, provider: str, *, one_shot: bool = False, replace: bool = True
-    ) -> BaseBridge:
-        """`provider`'s agent, started unless it runs (`one_shot`: its one-shot bridge).
-        Unless `replace`, another provider's agent that runs is not stopped: the caller puts
-        this one in its place when of use."""
-        old = self._bridge
-        if old is not None and old.name == provider and old.alive:
-            return old
-        if replace or old is None or old.name == provider or not old.alive:
-            await self._stop_bridge()
-        spec = self.registry.spec(provider)
-        bridge = self.bridge_for(provider, one_shot=one_shot)
-        await bridge.start()  # (a start that fails leaves nothing running)
-        if self._bridge is None:
-            self._bridge = bridge
-        if provider not in self._walls_told:  # what the kernel cannot confine here, once
-            from avatar.policy import sandbox  # asyncio and ctypes: not for a listing
-
-            self._walls_told.add(provider)
-            for message in sandbox.notices(self.settings.scope.sandbox):
-                self._notice(message, "warning")
-        if spec.transport != "native":  # what the agent says it can do, for `providers`
-            CapabilityCache(self.home).learned(spec, bridge.ctx.env, bridge.session_capabilities)
-        return bridge
+        return await self._agents.open_on(provider, request, how)
 
     async def running(self, provider: str) -> BaseBridge:
         """The bridge to `provider`, started when it is not running."""
-        return await self._start(provider)
+        return await self._agents.start(self.spec(provider).name)
 
     def bridge_for(self, provider: str, *, one_shot: bool = False) -> BaseBridge:
-        """A bridge to `provider`, not started (`_start` starts one and keeps it); `one_shot`:
-        the provider's one-shot bridge (`ProviderSpec.one_shot_bridge`)."""
-        spec = self.registry.spec(provider)
-        ctx = BridgeContext(
-            spec=spec,
-            cwd=self.cwd,
-            settings=self.settings,
-            avatar_home=self.home,
-            env=self.registry.env_for(spec),
-            additional_dirs=list(self.add_dirs),
-            store=self.catalog.store(provider),
-            model=self.model_for(provider) or spec.model,
-            system_prompt=self.settings.system_prompt,
-            permission=self._gate.decide,
-            emit=self._emit,
-            wait_busy=self.wait_busy,
-        )
-        path = spec.one_shot_bridge if one_shot else spec.bridge
-        return load_class(path, BaseBridge)(ctx)  # type: ignore[type-abstract]
+        """A bridge to `provider`, not started (`running` starts one and keeps it);
+        `one_shot`: the provider's one-shot bridge (`ProviderSpec.one_shot_bridge`)."""
+        return self._agents.bridge_for(provider, one_shot=one_shot)
 
     # ----- per-session settings (DESIGN §4) -----------------------------------------------
 
-    def _remember(self, *, fresh: bool = False) -> None:
+    def _remember(self, fresh: bool = False) -> None:
         if self.current is not None:
             self._policy.remember(
                 self.settings,
@@ -432,41 +340,35 @@ class Engine(LibraryNames):
                 fresh,
             )
 
-    async def _adopt_settings(self, provider: str, session_id: str | None) -> None:
+    def _adopt_settings(self, provider: str, session_id: str | None) -> bool:
         def newest() -> str | None:  # continue: the newest session is the one reopened
             found = self.catalog.sessions(provider, self.cwd)
             return found[0].id if found else None
 
         adopted = self._policy.adopt(self.settings, session_id or newest)
         if adopted is None:
-            return
+            return False
         if adopted.warning:
             self._notice(adopted.warning, "warning")
-        if adopted.settings != self.settings:
-            self._use_settings(adopted.settings, provider)
-            if self._bridge is not None and self._bridge.name == provider:
-                await self._stop_bridge()  # it was started with other settings
+        if adopted.settings == self.settings:
+            return False
+        self._use_settings(adopted.settings, provider)
+        return True
 
     def _use_settings(self, settings: Settings, provider: str) -> None:
         if settings.model != self.settings.model:  # (the flag's model stays where it is)
             self.use_model(provider, settings.model)
         self.settings = settings
         self._native_default = None  # (the settings may name another default)
-        self._gate.policy = settings.permission
+        if self._running is not None:
+            self._running.gate.policy = settings.permission
 
     # ----- turns (thin delegates of the open session) -------------------------------------
 
     async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
         """Run one turn on the open session, yielding its events; opens a new session on the
         chosen provider first when none is open, and reopens it when its agent died."""
-        if self.current is None:
-            await self.new()
-        elif self._bridge is not self.current.bridge or not self.current.alive:
-            await self._reopen_after_death()  # (listing another agent's sessions replaces it)
-        assert self.current is not None
-        self.meter.begin_turn()
-        async for event in self.current.send(prompt):
-            self.meter.observe(event)
+        async for event in self._agents.send(prompt):
             yield event
 
     async def steer(self, text: str) -> bool:
@@ -494,9 +396,7 @@ class Engine(LibraryNames):
         settings = self.settings.apply_preset(name)
         current = self.current.provider if self.current else None
         target = settings.provider if settings.provider != current else None
-        self.settings = settings
-        self._native_default = None  # (the settings may name another default)
-        self._gate.policy = settings.permission
+        self._use_settings(settings, target or self.chosen_provider())
         self.use_model(target or self.chosen_provider(), settings.model)
         if self.current is not None and target is None:
             self.current.model = settings.model
@@ -522,15 +422,7 @@ class Engine(LibraryNames):
             spec: ProviderSpec | None = self.registry.spec(self.chosen_provider())
         except AvatarError:
             spec = None
-        bridge = self._bridge if spec is not None and self._bridge is not None else None
-        if bridge is not None and spec is not None and bridge.name != spec.name:
-            bridge = None  # (an agent started to list or delete is not the chosen one)
-        walls = self.walls(spec.name) if spec is not None and bridge is not None else None
-        pending = self.current.conversation.pending if self.current is not None else None
-        model = self.model_for(spec.name) if spec is not None else None
-        if model is None and spec is not None and bridge is None:
-            model = self.default_model(spec.name)  # what the first prompt will run
-        return describe(spec, model, bridge, self.session, pending, walls, self.meter.numbers)
+        return self._agents.status(spec)
 
     def walls(self, provider: str) -> str:
         """What the kernel confines for `provider` here: `agent`, `commands`, `off` or
@@ -546,29 +438,11 @@ class Engine(LibraryNames):
         """Switch mid-project to `name`: back to the session left there (handed what happened
         since) unless `new`, else a new one seeded with a handoff (`SwitchHow` says how). The
         next session runs `name`'s own model unless `model` names one."""
-        return await self._switch.to(self.spec(name).name, **how)
-
-    async def _reopen_after_death(self) -> None:
-        assert self.current is not None
-        name, sid = self.current.provider, self.current.session_id
-        pending = self.current.conversation.pending
-        if self._bridge is None or not self._bridge.alive or self._bridge.name == name:
-            self._notice(f"{name} had stopped; restarting it and reopening session {sid}")
-        await self._stop_bridge()
-        reopened = await self.open_on(name, OpenRequest("resume", sid))
-        if pending:  # what was handed over and not sent yet still opens the next prompt
-            reopened.conversation.hand_over(pending)
+        return await self._agents.switch(self.spec(name).name, **how)
 
     # ----- shutting down ------------------------------------------------------------------
 
-    async def _stop_bridge(self) -> None:
-        bridge, self._bridge = self._bridge, None
-        if bridge is not None:
-            await bridge.stop()
-
     async def close(self) -> None:
         """Stop the active agent (flushing its session); the engine can open again later."""
-        await self._stop_bridge()
-        if self.current is not None:
-            self.current.conversation.closed()
-        self.current = None
+        if self._running is not None:
+            await self._running.close()

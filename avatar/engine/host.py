@@ -1,19 +1,21 @@
-"""What switching and forking need of the engine (`SessionHost`): a narrow interface, so
-they depend on these few names instead of the whole `Engine` (which implements it)."""
+"""What switching and forking need of the engine (`SessionHost`), and what its running half
+needs (`EngineCore`, `avatar.engine.agents`): narrow interfaces, so they depend on these few
+names instead of the whole `Engine` (which implements both)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from avatar.bridges.base import OpenRequest
     from avatar.core.config import Settings
-    from avatar.core.events import BaseEvent, OpenHow
+    from avatar.core.events import BaseEvent, Listener, OpenHow
     from avatar.engine.open_session import OpenSession
     from avatar.library.catalog import SessionLibrary
     from avatar.policy.secrets import SecretDetector
+    from avatar.providers.registry import ProviderRegistry, ProviderSpec
 
 
 class SessionHost(Protocol):
@@ -24,7 +26,11 @@ class SessionHost(Protocol):
     env: Mapping[str, str]
     settings: Settings
     catalog: SessionLibrary
-    current: OpenSession | None
+
+    @property
+    def current(self) -> OpenSession | None:
+        """The open session; None when none is."""
+        ...
 
     def model_for(self, provider: str) -> str | None:
         """The model asked for on `provider` (None: its own choice)."""
@@ -50,4 +56,39 @@ class SessionHost(Protocol):
 
     def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
         """Run one turn on the open session."""
+        ...
+
+
+class EngineCore(SessionHost, Protocol):
+    """What the running half of the engine (`avatar.engine.agents.Agents`) reads of it."""
+
+    home: Path
+    add_dirs: list[Path]
+    worktree: Path | None
+    registry: ProviderRegistry
+    one_shot: bool
+    wait_busy: bool
+
+    def spec(self, name: str) -> ProviderSpec:
+        """The provider called `name`."""
+        ...
+
+    def default_provider(self) -> str:
+        """The provider used when none is named."""
+        ...
+
+    def chosen_provider(self) -> str:
+        """The provider of the open session, else the one the next open will use."""
+        ...
+
+    def claim_model(self, provider: str) -> None:
+        """The model asked for before any provider opened becomes `provider`'s."""
+        ...
+
+    def walls(self, provider: str) -> str:
+        """What the kernel confines for `provider` here."""
+        ...
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call `listener` with every event."""
         ...
