@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.core.events import BaseEvent, Notice, SessionStarted
+from avatar.core.prompts import Prompt
 from avatar.native.store.manager import SessionManager, check_session_id
 from avatar.providers.capabilities import SessionCapabilities
 
@@ -213,12 +214,18 @@ class NativeBridge(BaseBridge):
 
     # -- turns ------------------------------------------------------------------------------
 
-    async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
+    @property
+    def takes_images(self) -> bool:
+        """Both APIs the native agent speaks (Anthropic, OpenAI) take images."""
+        return True
+
+    async def send(self, prompt: str | Prompt) -> AsyncIterator[BaseEvent]:
         """Run one turn; events end with `TurnFinished`."""
+        prompt = Prompt.of(prompt)
         if self.session is None:
             self.ctx.emit(await self._new(None))
         assert self.session is not None
-        async for event in self.session.send_message(prompt):
+        async for event in self.session.send_message(prompt.recorded, prompt.images):
             yield event
 
     async def cancel(self) -> None:

@@ -42,6 +42,7 @@ from avatar.sessions.types import SessionInfo, Transcript
 
 if TYPE_CHECKING:
     from avatar.core.events import BaseEvent, Listener, OpenHow, SessionStarted
+    from avatar.core.prompts import Prompt
     from avatar.library.worktrees import Worktree
     from avatar.policy.secrets import SecretDetector
 
@@ -456,9 +457,12 @@ class Engine(LibraryNames):
 
     # ----- turns (thin delegates of the open session) -------------------------------------
 
-    async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
+    async def send(self, prompt: str | Prompt) -> AsyncIterator[BaseEvent]:
         """Run one turn on the open session, yielding its events; opens a new session on the
-        chosen provider first when none is open, and reopens it when its agent died."""
+        chosen provider first when none is open, and reopens it when its agent died.
+
+        `prompt` is the text, or a `Prompt` with images attached (`avatar.core.prompts`);
+        an agent that takes no images refuses them with a `NotSupportedError`."""
         if self.current is None:
             await self.new()
         elif self._bridge is not self.current.bridge or not self.current.alive:

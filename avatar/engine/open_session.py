@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
+from avatar.core.errors import NotSupportedError
+from avatar.core.prompts import Prompt
+
 if TYPE_CHECKING:
     from avatar.bridges.base import BaseBridge
     from avatar.core.events import BaseEvent, OpenHow, SessionStarted
@@ -69,15 +72,19 @@ class OpenSession:
         after it was used for another session)."""
         return self.bridge.alive and self.bridge.session_id == self.session_id
 
-    async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
+    async def send(self, prompt: str | Prompt) -> AsyncIterator[BaseEvent]:
         """Run one turn, yielding its events. Handed-over context opens the prompt once: a
         turn that failed before the agent answered anything hands it over again, so the next
-        prompt carries it (the agent never saw it)."""
+        prompt carries it (the agent never saw it). Images go only to an agent that takes
+        them: otherwise a `NotSupportedError`, before anything is sent or recorded."""
         from avatar.core.events import Error, TextDelta, ToolCallStarted, TurnFinished
 
+        asked = Prompt.of(prompt)
+        if asked.images and not self.bridge.takes_images:
+            raise NotSupportedError(self.provider, "attaching images")
         thread = self.conversation
         handed, answered, failed = thread.pending, False, False
-        async for event in self.bridge.send(thread.outgoing(prompt)):
+        async for event in self.bridge.send(thread.outgoing(asked)):
             thread.observe(event)
             if isinstance(event, TextDelta | ToolCallStarted) and not event.replay:
                 answered = True

@@ -33,6 +33,7 @@ from avatar.core.events import (
     TurnFinished,
     Usage,
 )
+from avatar.core.prompts import Prompt
 from avatar.providers.registry import BUILTIN
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -190,7 +191,7 @@ def test_result_stop_reasons(result: dict[str, Any], stop: str) -> None:
 
 
 def test_user_message_line() -> None:
-    line = user_message("hi")
+    line = user_message(Prompt("hi"))
     assert line["type"] == "user"
     assert line["message"] == {"role": "user", "content": [{"type": "text", "text": "hi"}]}
 

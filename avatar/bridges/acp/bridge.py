@@ -34,6 +34,7 @@ from avatar.bridges.acp.connection import (
     sdk_connect,
     sdk_hello,
 )
+from avatar.bridges.acp.content import prompt_blocks, takes_images
 from avatar.bridges.acp.listing import list_pages
 from avatar.bridges.acp.options import (
     current_choice,
@@ -59,6 +60,7 @@ from avatar.core.events import (
     Usage,
 )
 from avatar.core.ids import is_valid_id
+from avatar.core.prompts import Prompt
 from avatar.sessions.types import SessionInfo
 
 if TYPE_CHECKING:
@@ -285,8 +287,14 @@ class ACPBridge(BaseBridge):
 
     # -- turns ------------------------------------------------------------------------------
 
-    async def send(self, text: str) -> AsyncIterator[BaseEvent]:
+    @property
+    def takes_images(self) -> bool:
+        """The agent said at initialize that it takes images."""
+        return self.agent is not None and takes_images(self.agent.agent_capabilities)
+
+    async def send(self, prompt: str | Prompt) -> AsyncIterator[BaseEvent]:
         """Run one turn: stream its events, end with TurnFinished (or Error)."""
+        prompt = Prompt.of(prompt)
         agent, session_id = self.agent, self.session_id
         if agent is None or not agent.alive or session_id is None:
             if agent is not None and not agent.alive:
@@ -299,19 +307,18 @@ class ACPBridge(BaseBridge):
         # Never prompt while a load's history is still streaming in (see acp_stream).
         await self.router.replay_settled()
         conn = agent.conn
-        text = self.asker.with_refusals(text)
+        blocks = prompt_blocks(prompt.with_text(self.asker.with_refusals(prompt.text)))
 
-        async def prompt() -> tuple[StopReason, Usage | None]:
-            from acp import text_block
-
+        async def ask() -> tuple[StopReason, Usage | None]:
             # The SDK was loaded while the agent booted; so is its translation by now.
             from avatar.bridges.acp.updates import prompt_usage
 
-            response = await conn.prompt(session_id=session_id, prompt=[text_block(text)])
+            # (the SDK validates the blocks' JSON into its content models)
+            response = await conn.prompt(session_id=session_id, prompt=blocks)  # type: ignore[arg-type]
             return response.stop_reason, prompt_usage(response)
 
         async for event in run_turn(
-            self.name, agent, self.router, session_id, prompt, self._in_background
+            self.name, agent, self.router, session_id, ask, self._in_background
         ):
             yield event
 

@@ -41,6 +41,7 @@ from avatar.bridges.turn import Turn, TurnSignal
 from avatar.core.errors import ProviderError, SessionNotFoundError, UsageError
 from avatar.core.events import BaseEvent, Error, Notice, OpenHow, SessionStarted, TurnFinished
 from avatar.core.ids import UUID_RE
+from avatar.core.prompts import Prompt
 from avatar.policy import sandbox
 from avatar.policy.scope import ScopePolicy
 from avatar.providers.capabilities import SessionCapabilities
@@ -311,8 +312,14 @@ class ClaudeBridge(BaseBridge):
 
     # ----- turns ------------------------------------------------------------------------------
 
-    async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
+    @property
+    def takes_images(self) -> bool:
+        """Claude Code takes image blocks in a stream-json user message."""
+        return True
+
+    async def send(self, prompt: str | Prompt) -> AsyncIterator[BaseEvent]:
         """Run one turn: write the user line, yield events until the turn's `result`."""
+        prompt = Prompt.of(prompt)
         await self._settle()
         await self._ensure_process()
         proc = self._proc

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from avatar.cli.repl import menu
-from avatar.cli.repl.attach import attach_files
+from avatar.cli.repl.attach import attach
 from avatar.cli.repl.held import keys_held
 from avatar.cli.repl.screen import Screen
 from avatar.cli.repl.slash import lookup
@@ -210,7 +210,10 @@ class Repl:
         try:
             self.screen.begin_turn()
             try:
-                async for event in self.engine.send(attach_files(prompt, self.engine.cwd)):
+                asked = attach(prompt, self.engine.cwd)
+                for image in asked.images:
+                    self.say(f"(attached image {image.summary})", "dim")
+                async for event in self.engine.send(asked):
                     self._on_event(event)
             except AvatarError as e:
                 self.screen.flush()
