@@ -5,8 +5,8 @@ text for the native agent); the text form reaches all of them the same way, so e
 that names a readable file inside the project is added after the prompt as a fenced block.
 
 An image (`@shot.png`, or the path of an image file pasted or dropped into the prompt, as a
-terminal types it: absolute or `~/`, maybe quoted or with `\ ` escapes) is attached as an
-image instead (`avatar.core.prompts`), for the agents that take images.
+terminal types it: absolute or `~/`, maybe quoted or with backslash-escaped spaces) is
+attached as an image instead (`avatar.core.prompts`), for the agents that take images.
 """
 
 from __future__ import annotations

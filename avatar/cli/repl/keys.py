@@ -31,7 +31,7 @@ SHORTCUTS = """\
   Ctrl-O        the handoff the next prompt sends, in full
   Ctrl-L        clear the screen
   Ctrl-D        leave (asks first while a turn runs)
-  /help         the commands;  @path attaches a file"""
+  /help         the commands;  @path attaches a file (@shot.png an image)"""
 
 
 def key_bindings(repl: ReplHost) -> KeyBindings:
