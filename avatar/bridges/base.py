@@ -153,6 +153,15 @@ class BaseBridge(ABC):
         """Inject text into the running turn; False when the provider cannot (caller queues)."""
         return False
 
+    @property
+    def can_plan(self) -> bool:
+        """True when the agent has a plan mode (it reads and plans, and changes nothing)."""
+        return False
+
+    async def set_plan(self, on: bool) -> None:
+        """Plan mode on or off from the next turn."""
+        raise NotSupportedError(self.name, "plan mode")
+
     async def set_model(self, model: str) -> None:
         """Switch model for the next turn."""
         raise NotSupportedError(self.name, "switching the model")

@@ -41,6 +41,7 @@ class NativeBridge(BaseBridge):
         self.resolver: ModelResolver | None = None
         self.model: ModelInfo | None = None
         self.session: AgentSession | None = None
+        self.plan = False  # plan mode (`set_plan`), kept for sessions opened later
         # Tests and embedders may set a factory making LLM clients (e.g. with a transport).
         self.client_factory: ClientFactory | None = None
 
@@ -225,8 +226,20 @@ class NativeBridge(BaseBridge):
         if self.session is None:
             self.ctx.emit(await self._new(None))
         assert self.session is not None
+        self.session.set_plan(self.plan)  # (a session opened since keeps the mode)
         async for event in self.session.send_message(prompt.recorded, prompt.images):
             yield event
+
+    @property
+    def can_plan(self) -> bool:
+        """The native agent's plan mode: read-only tools, and the model told to plan."""
+        return True
+
+    async def set_plan(self, on: bool) -> None:
+        """Plan mode on or off from the next model call."""
+        self.plan = on
+        if self.session is not None:
+            self.session.set_plan(on)
 
     async def cancel(self) -> None:
         """Abort the running turn (it ends with stop reason `cancelled`)."""

@@ -106,6 +106,17 @@ class OpenSession:
         """Interrupt the running turn (it ends with stop reason `cancelled`)."""
         await self.bridge.cancel()
 
+    @property
+    def can_plan(self) -> bool:
+        """True when its agent has a plan mode (claude, the native agent, ACP agents whose
+        mode option offers `plan`)."""
+        return self.bridge.can_plan
+
+    async def set_plan(self, on: bool) -> None:
+        """Plan mode on or off from the next turn: the agent reads and plans, and changes
+        nothing (`NotSupportedError` where it has no plan mode)."""
+        await self.bridge.set_plan(on)
+
     async def set_model(self, model: str) -> None:
         """Use `model` from the next turn on."""
         await self.bridge.set_model(model)

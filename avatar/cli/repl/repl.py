@@ -67,7 +67,7 @@ class Repl:
         self._keyed: tuple[str, float] | None = None  # a single-key answer: (key, when)
         self._leaving = 0.0  # when Ctrl-D was pressed mid-turn (a second one leaves)
         self._kept: set[asyncio.Future[Any]] = set()  # tasks keys started
-        self.mode = menu.MODES[0]  # Shift-Tab: ask, or accept edits without asking
+        self.mode = menu.MODES[0]  # Shift-Tab: ask, accept edits without asking, or plan
         self._reopened = False  # a session was resumed: show where it was, once opened
         self._commands: dict[str, list[str]] = {}  # each provider's own slash commands
 
@@ -113,9 +113,13 @@ class Repl:
 
     async def ask_permission(self, request: PermissionRequested) -> Answer | Refusal:
         """The permission menu: the action, its diff when it edits a file, three answers
-        (none in "accept edits" mode for a file edit: it is allowed)."""
+        (none in "accept edits" mode for a file edit: it is allowed; none in plan mode for an
+        action that changes something: the agent is told to plan instead)."""
         if self.mode == "accept edits" and request.kind == "edit":
             return "allow"
+        if self.mode == menu.PLAN and request.kind not in menu.PLAN_KINDS:
+            self.say(f"(plan mode: {request.title} refused)", "dim")
+            return menu.PLAN_REFUSAL
         # The tool call's own event may still be on its way to the screen: let it arrive,
         # so the menu can show what the call would change.
         for _ in range(20):
@@ -149,9 +153,24 @@ class Repl:
         return True
 
     def cycle_mode(self) -> None:
-        """Shift-Tab: the next permission mode, said on the screen."""
-        self.mode = menu.MODES[(menu.MODES.index(self.mode) + 1) % len(menu.MODES)]
+        """Shift-Tab: the next permission mode, said on the screen (plan where the open
+        session's agent has a plan mode; before the first prompt, checked when it opens)."""
+        current = self.engine.current
+        self.mode = menu.next_mode(self.mode, current is None or current.can_plan)
         self.say(f"(permission mode: {self.mode}; {menu.MODE_HELP[self.mode]})", "dim")
+
+    async def _apply_mode(self) -> None:
+        """Before a turn: the agent's own plan mode on or off as the REPL's mode says (the
+        session may have opened, or changed, since Shift-Tab)."""
+        current = self.engine.current
+        if current is None and self.mode == menu.PLAN:
+            current = await self.engine.new()
+        if current is None or not current.can_plan:
+            if self.mode == menu.PLAN:
+                self.mode = menu.MODES[0]
+                self.say(f"(plan mode: {self.engine.status().provider} has none; back to ask)")
+            return
+        await current.set_plan(self.mode == menu.PLAN)
 
     def answer_key(self, key: str) -> None:
         """Answer a pending permission question with a single key (`y`, `a`, `n`)."""
@@ -184,6 +203,8 @@ class Repl:
             Part(status.session_id[:12] if status.session_id else "no session yet", SESSION),
             *figures(status.numbers),
         ]
+        if self.mode != menu.MODES[0]:  # (ask, the default, goes without saying)
+            parts.append(Part(f"{self.mode} mode", HINT))
         if self.permission is not None:
             parts.append(Part("answer: y / a / n", HINT))
         elif self.busy:
@@ -211,6 +232,7 @@ class Repl:
             self.screen.begin_turn()
             try:
                 asked = attach(prompt, self.engine.cwd)
+                await self._apply_mode()
                 for image in asked.images:
                     self.say(f"(attached image {image.summary})", "dim")
                 async for event in self.engine.send(asked):

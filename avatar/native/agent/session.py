@@ -72,6 +72,7 @@ class AgentSession:
         self.state: SessionState | None = None
         self.writer: SessionWriter | None = None
         self.agent: Agent | None = None
+        self.plan = False  # plan mode: read-only tools (see `set_plan`)
         self._clients: list[LLMClient] = []
         self._sandbox: sandbox.Sandbox | None = None
         self._turn: asyncio.Task[None] | None = None
@@ -150,6 +151,7 @@ class AgentSession:
         self.agent = Agent(
             self._new_client(model), self.tools, tool_context, self.system_prompt, self
         )
+        self.agent.plan = self.plan
 
     def _new_client(self, model: ModelInfo) -> LLMClient:
         client = self.config.client_factory(model, self.config.env, self._retry_notice)
@@ -354,6 +356,12 @@ class AgentSession:
         return message
 
     # -- model ------------------------------------------------------------------------------
+
+    def set_plan(self, on: bool) -> None:
+        """Plan mode on or off from the next model call: read-only tools, the model told."""
+        self.plan = on
+        if self.agent is not None:
+            self.agent.plan = on
 
     def set_model(self, model: ModelInfo) -> None:
         """Use `model` from the next model call on (recorded as a model change)."""
