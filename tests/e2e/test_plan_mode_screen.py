@@ -75,3 +75,25 @@ def test_shift_tab_skips_plan_where_the_agent_has_none(
         term.keys("BTab")
         screen = term.wait_for(r"permission mode: ask;")
         assert "permission mode: plan" not in screen
+
+
+def test_claude_acp_leaving_plan_mode_by_its_plan_is_asked_and_followed(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    require_bridges("claude-agent-acp")
+    model_server.script(
+        "anthropic",
+        Reply.tool_call("ExitPlanMode", {"plan": "1. write plan.txt"}),
+        Reply.text("Leaving plan mode."),
+    )
+    with repl(agent_home, "-p", "claude-acp", "repl") as term:
+        term.keys("BTab")
+        term.wait_for("permission mode: accept edits")
+        term.keys("BTab")
+        term.wait_for(r"^\S+ · .* · plan mode · idle$")
+        term.type("plan it")
+        term.wait_for(MENU)  # the user decides whether the plan is carried out
+        term.keys("y")
+        screen = term.wait_for(r"Leaving plan mode\.(?s:.*)" + TURN_DONE)
+        assert "permission mode: ask)" in screen
+        assert "plan mode · idle" not in screen.splitlines()[-1]

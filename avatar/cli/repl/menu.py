@@ -45,8 +45,9 @@ MODE_HELP = {
 }
 #: What the agent is told when it tries to change something in plan mode.
 PLAN_REFUSAL = Refusal("plan mode is on: change nothing, answer with the plan")
-#: The kinds of action plan mode lets through (they change nothing).
-PLAN_KINDS = ("read", "search", "think", "fetch")
+#: The kinds of action plan mode still asks about: those that change nothing, and the agent
+#: leaving plan mode to carry the plan out (claude-acp's ExitPlanMode), which the user decides.
+PLAN_ASKED = ("read", "search", "think", "fetch", "switch_mode")
 
 
 def next_mode(mode: str, can_plan: bool) -> str:

@@ -38,7 +38,13 @@ from avatar.cli.repl.status_line import (
 )
 from avatar.cli.startup import settled
 from avatar.core.errors import AvatarError
-from avatar.core.events import BaseEvent, CommandsAvailable, PermissionRequested, SessionStarted
+from avatar.core.events import (
+    BaseEvent,
+    CommandsAvailable,
+    ModeChanged,
+    PermissionRequested,
+    SessionStarted,
+)
 
 if TYPE_CHECKING:
     from prompt_toolkit.application import Application
@@ -84,6 +90,16 @@ class Repl:
                 self._commands[provider] = [c.lstrip("/") for c in event.commands if c]
         self.screen.on_event(event)
 
+    def _follow_mode(self, mode: str) -> None:
+        """The agent entered or left its plan mode by itself during a turn (claude-acp's
+        plan approved): the REPL's mode follows, so the next turn does not undo it. (Modes
+        set outside turns are avatar's own: at an open, and plan mode before a turn.)"""
+        current = self.engine.current
+        if (mode == menu.PLAN) == (self.mode == menu.PLAN) or not (current and current.can_plan):
+            return
+        self.mode = menu.PLAN if mode == menu.PLAN else menu.MODES[0]
+        self.say(f"(the agent switched to {mode} mode; permission mode: {self.mode})", "dim")
+
     def agent_commands(self) -> list[str]:
         """The slash commands the current provider's agent offers (names without the `/`)."""
         return self._commands.get(self.engine.status().provider or "", [])
@@ -117,7 +133,7 @@ class Repl:
         action that changes something: the agent is told to plan instead)."""
         if self.mode == "accept edits" and request.kind == "edit":
             return "allow"
-        if self.mode == menu.PLAN and request.kind not in menu.PLAN_KINDS:
+        if self.mode == menu.PLAN and request.kind not in menu.PLAN_ASKED:
             self.say(f"(plan mode: {request.title} refused)", "dim")
             return menu.PLAN_REFUSAL
         # The tool call's own event may still be on its way to the screen: let it arrive,
@@ -236,6 +252,8 @@ class Repl:
                 for image in asked.images:
                     self.say(f"(attached image {image.summary})", "dim")
                 async for event in self.engine.send(asked):
+                    if isinstance(event, ModeChanged) and not event.replay:
+                        self._follow_mode(event.mode)
                     self._on_event(event)
             except AvatarError as e:
                 self.screen.flush()
