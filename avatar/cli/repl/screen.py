@@ -258,8 +258,13 @@ class Screen:
             self._tool_update(event)
         elif isinstance(event, ev.ToolCallFinished):
             self._tool_done(event)
-        elif isinstance(event, ev.PermissionRequested) and event.decision == "deny":
-            self.line(f"denied: {event.title}", "yellow")
+        elif isinstance(event, ev.PermissionRequested):
+            if event.id not in self._tools:  # a call announced only by its question (Gemini)
+                self._tools[event.id] = ev.ToolCallStarted(
+                    id=event.id, name=event.kind or "tool", title=event.title, kind=event.kind
+                )
+            if event.decision == "deny":
+                self.line(f"denied: {event.title}", "yellow")
         elif isinstance(event, ev.Notice):
             self.line(f"notice: {event.message}", "yellow" if event.level == "warning" else "dim")
         elif isinstance(event, ev.Error):
