@@ -174,6 +174,21 @@ def test_subagent_messages_are_ignored_and_system_notices() -> None:
     assert tr.feed({"type": "unknown-kind"}) == []
 
 
+def test_a_compaction_says_its_counts_and_the_context_is_what_it_kept() -> None:
+    tr = StreamTranslator()
+    tr.context_size = 200_000
+    meta = {"trigger": "manual", "pre_tokens": 91_000, "post_tokens": 2_547}
+    said, usage = tr.feed(
+        {"type": "system", "subtype": "compact_boundary", "compact_metadata": meta}
+    )
+    assert isinstance(said, Notice)
+    assert said.message == "claude compacted the conversation: 91,000 → 2,547 tokens"
+    assert usage == Usage(context_used=2_547, context_size=200_000)
+    assert usage.turn_tokens is None  # the turn's tokens are not a compaction's business
+    [bare] = tr.feed({"type": "system", "subtype": "compact_boundary"})
+    assert isinstance(bare, Notice) and bare.message == "claude compacted the conversation"
+
+
 @pytest.mark.parametrize(
     ("result", "stop"),
     [

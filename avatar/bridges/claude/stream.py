@@ -306,8 +306,20 @@ class StreamTranslator:
                 )
             ]
         elif subtype == "compact_boundary":
-            return [Notice(message="claude compacted the conversation")]
+            return self._compacted(msg.get("compact_metadata") or {})
         return []
+
+    def _compacted(self, meta: Mapping[str, Any]) -> list[BaseEvent]:
+        """Claude compacted the conversation: say so, with its counts, and the context is what
+        it kept (`post_tokens`) from now on, not the size the last model call reported."""
+        before, after = _count(meta.get("pre_tokens")), _count(meta.get("post_tokens"))
+        if before is None or after is None:
+            return [Notice(message="claude compacted the conversation")]
+        self._context_used = after
+        return [
+            Notice(message=f"claude compacted the conversation: {before:,} → {after:,} tokens"),
+            Usage(context_used=after, context_size=self.context_size),
+        ]
 
     def _stream_event(self, event: Mapping[str, Any]) -> list[BaseEvent]:
         kind = event.get("type")
