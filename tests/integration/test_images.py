@@ -1,8 +1,8 @@
 """Images attached to a prompt (issue 23): `avatar chat "what is this @shot.png"` sends the
 image itself to the model, through the real agents (the native agent, Claude Code, codex-acp,
-claude-agent-acp), and writes it down as `[image: shot.png]`, never its bytes; the Python API
-takes a `Prompt` with the image; an agent that takes no images, a file too large or not an
-image is refused with one line before anything is sent."""
+claude-agent-acp, Gemini CLI), and writes it down as `[image: shot.png]`, never its bytes;
+the Python API takes a `Prompt` with the image; an agent that takes no images, a file too
+large or not an image is refused with one line before anything is sent."""
 
 from __future__ import annotations
 
@@ -22,8 +22,19 @@ from tests.support.model_server import FakeModelServer, Reply
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
-API = {"native": "chat", "claude": "anthropic", "codex": "responses", "claude-acp": "anthropic"}
-BINARY = {"claude": "claude", "codex": "codex-acp", "claude-acp": "claude-agent-acp"}
+API = {
+    "native": "chat",
+    "claude": "anthropic",
+    "codex": "responses",
+    "claude-acp": "anthropic",
+    "gemini": "gemini",
+}
+BINARY = {
+    "claude": "claude",
+    "codex": "codex-acp",
+    "claude-acp": "claude-agent-acp",
+    "gemini": "gemini",
+}
 
 
 @pytest.fixture
@@ -41,7 +52,7 @@ def files_holding(root: Path, needle: str) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and needle.encode() in p.read_bytes()]
 
 
-@pytest.mark.parametrize("provider", ["native", "claude", "codex", "claude-acp"])
+@pytest.mark.parametrize("provider", list(API))
 def test_an_image_reaches_the_model_and_only_its_name_is_kept(
     avatar: Avatar, model_server: FakeModelServer, provider: str
 ) -> None:
