@@ -24,6 +24,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
 API = {
     "native": "chat",
+    "native/anthropic": "anthropic",  # the native agent on an Anthropic model
     "claude": "anthropic",
     "codex": "responses",
     "claude-acp": "anthropic",
@@ -60,7 +61,8 @@ def test_an_image_reaches_the_model_and_only_its_name_is_kept(
         require_bridges(BINARY[provider])
     png = write_png(avatar.home.workdir / "shot.png")
     model_server.script(API[provider], Reply.text("A red rectangle."))
-    said = avatar("-p", provider, "chat", "what is this @shot.png")
+    which = ["-p", "native", "-m", "anthropic/claude-sonnet-4-5"] if "/" in provider else []
+    said = avatar(*(which or ["-p", provider]), "chat", "what is this @shot.png")
     assert "A red rectangle." in said.stdout
     assert "attached image shot.png (image/png, 73 bytes)" in said.stderr
     assert images_sent(model_server, API[provider]) == [("image/png", png)]
@@ -79,7 +81,7 @@ def test_an_image_reaches_the_model_and_only_its_name_is_kept(
     for text in (shown, exported, handoff.all_text()):
         assert encoded not in text
     assert files_holding(Path(avatar.env["AVATAR_HOME"]), encoded) == []
-    if provider == "native":  # its store is avatar's own: the name stands for the image
+    if provider.startswith("native"):  # its store is avatar's own: the name stands for it
         assert "[image: shot.png]" in shown
         assert "[image: shot.png]" in handoff.all_text()
 
