@@ -37,11 +37,14 @@ def image_mime(data: bytes) -> str | None:
 
 @dataclass(frozen=True)
 class Attachment:
-    """An image attached to a prompt: its file name (for the record), MIME type and bytes."""
+    """An image attached to a prompt: its file name (for the record), MIME type and bytes.
+    `pasted`: found as a path in the text (a dropped file), not named with `@`; an agent
+    that takes no images then gets the path as text instead of a refusal."""
 
     name: str
     mime: str
     data: bytes
+    pasted: bool = False
 
     @property
     def base64(self) -> str:
@@ -64,7 +67,7 @@ class Attachment:
         return f"[image: {self.name}]"
 
 
-def read_image(path: Path, name: str | None = None) -> Attachment:
+def read_image(path: Path, name: str | None = None, *, pasted: bool = False) -> Attachment:
     """The image file at `path` as an `Attachment` (named `name`, else its file name); a
     `UsageError` saying why when it is too large, unreadable or not a png/jpeg/gif/webp."""
     shown = name or path.name
@@ -80,7 +83,7 @@ def read_image(path: Path, name: str | None = None) -> Attachment:
     mime = image_mime(data)
     if mime is None:
         raise UsageError(f"{shown}: not an image avatar can attach (png, jpeg, gif or webp)")
-    return Attachment(shown, mime, data)
+    return Attachment(shown, mime, data, pasted)
 
 
 @dataclass(frozen=True)

@@ -76,12 +76,17 @@ class OpenSession:
         """Run one turn, yielding its events. Handed-over context opens the prompt once: a
         turn that failed before the agent answered anything hands it over again, so the next
         prompt carries it (the agent never saw it). Images go only to an agent that takes
-        them: otherwise a `NotSupportedError`, before anything is sent or recorded."""
-        from avatar.core.events import Error, TextDelta, ToolCallStarted, TurnFinished
+        them: otherwise a `NotSupportedError`, before anything is sent or recorded (images
+        only pasted as paths go as those paths, with a notice)."""
+        from avatar.core.events import Error, Notice, TextDelta, ToolCallStarted, TurnFinished
 
         asked = Prompt.of(prompt)
         if asked.images and not self.bridge.takes_images:
-            raise NotSupportedError(self.provider, "attaching images")
+            if not all(image.pasted for image in asked.images):
+                raise NotSupportedError(self.provider, "attaching images")
+            names = ", ".join(image.name for image in asked.images)
+            yield Notice(message=f"{self.provider} takes no images: {names} sent as its path")
+            asked = Prompt(asked.text)
         thread = self.conversation
         handed, answered, failed = thread.pending, False, False
         async for event in self.bridge.send(thread.outgoing(asked)):

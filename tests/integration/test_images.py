@@ -160,3 +160,14 @@ def test_a_pasted_image_path_is_attached(
     quoted = avatar("-p", "native", "chat", f"and in '{dropped}'")
     assert quoted.returncode == 0
     assert len(images_sent(model_server, "chat")) == 2
+
+
+def test_a_pasted_image_path_goes_as_text_to_an_agent_that_takes_no_images(
+    avatar: Avatar, model_server: FakeModelServer
+) -> None:
+    write_fake_provider(avatar.home)
+    shot = avatar.home.workdir / "shot.png"
+    write_png(shot)
+    said = avatar("-p", "fake", "chat", f"optimise {shot}")  # the path, not `@`: no refusal
+    assert f"reply 1 to 'optimise {shot}'" in said.stdout
+    assert "notice: fake takes no images: shot.png sent as its path" in said.stderr

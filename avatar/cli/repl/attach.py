@@ -45,7 +45,7 @@ def attach(prompt: str, cwd: Path) -> Prompt:
             continue
         path = Path(words[0]).expanduser().resolve()
         if path not in images and path.is_file():
-            images[path] = read_image(path)
+            images[path] = read_image(path, pasted=True)
     text = attach_files(prompt, cwd, skip=set(images))
     return Prompt(text, tuple(images.values()))
 
