@@ -16,18 +16,20 @@ from tests.support.model_server import FakeModelServer, Reply
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
 MENU = r"\[y\] allow once\s+\[a\] allow always"
-API = {"native": "chat", "claude": "anthropic", "claude-acp": "anthropic"}
-BINARY = {"claude": "claude", "claude-acp": "claude-agent-acp"}
+API = {"native": "chat", "claude": "anthropic", "claude-acp": "anthropic", "gemini": "gemini"}
+BINARY = {"claude": "claude", "claude-acp": "claude-agent-acp", "gemini": "gemini"}
 
 
 def _write(provider: str, target: Path) -> Reply:
     """The model asks to write `target` with the provider's own write tool."""
     if provider == "native":
         return Reply.tool_call("write", {"path": target.name, "content": "x\n"})
+    if provider == "gemini":
+        return Reply.tool_call("write_file", {"file_path": str(target), "content": "x\n"})
     return Reply.tool_call("Write", {"file_path": str(target), "content": "x\n"})
 
 
-@pytest.mark.parametrize("provider", ["native", "claude-acp", "claude"])
+@pytest.mark.parametrize("provider", ["native", "claude-acp", "claude", "gemini"])
 def test_plan_mode_writes_nothing_and_ask_asks_again(
     agent_home: AgentHome, model_server: FakeModelServer, provider: str
 ) -> None:
@@ -51,6 +53,9 @@ def test_plan_mode_writes_nothing_and_ask_asks_again(
         if provider == "native":
             assert "write" not in planned[0].tool_names()
             assert "Plan mode is on" in planned[0].system_text()
+        elif provider == "gemini":
+            assert "# Active Approval Mode: Plan" in planned[0].system_text()
+            assert "[MODE_UPDATE]" not in screen  # Gemini's word for it is not its answer
         else:
             assert "Plan mode is active" in planned[0].all_text()
         term.keys("BTab")

@@ -37,13 +37,12 @@ from avatar.bridges.acp.connection import (
 from avatar.bridges.acp.content import prompt_blocks, takes_images
 from avatar.bridges.acp.listing import list_pages
 from avatar.bridges.acp.options import (
-    PLAN,
     current_choice,
-    option_values,
     select_option,
     set_model_unstable,
     set_option,
 )
+from avatar.bridges.acp.plan import PlanMode
 from avatar.bridges.acp.quirks import SameMinuteWait, remove_companions
 from avatar.bridges.acp.session import SessionOpener
 from avatar.bridges.acp.setup import AgentSetup, session_capabilities
@@ -87,7 +86,7 @@ class ACPBridge(BaseBridge):
         self.same_minute = SameMinuteWait()
         self.agent: AgentConnection[ClientSideConnection] | None = None
         self.config_options: list[Any] = []
-        self._left_mode: str | None = None  # the mode option's value before plan mode
+        self._plan = PlanMode()
         self._reported_model: str | None = None  # what the agent said it runs, at the open
         self._opener: SessionOpener | None = None
         self._terminals: TerminalManager | None = None
@@ -199,6 +198,7 @@ class ACPBridge(BaseBridge):
             )
         self.session_id, self.config_options = result.session_id, result.config_options
         self._reported_model = result.offered.model
+        self._plan.opened(result.offered.modes)
         fallback = result.fallback_notice()
         if fallback is not None:
             self.notice(*fallback)
@@ -275,28 +275,17 @@ class ACPBridge(BaseBridge):
 
     @property
     def can_plan(self) -> bool:
-        """The session's mode option offers `plan` (claude-acp's does)."""
-        option = select_option(self.config_options, "mode")
-        return option is not None and PLAN in option_values(option)
+        """The agent offers `plan` among its session's modes (claude-acp, Gemini)."""
+        return self._plan.offered(self.config_options)
 
     async def set_plan(self, on: bool) -> None:
-        """The session's mode option to `plan`, or back to the mode it had before."""
-        option = select_option(self.config_options, "mode")
-        current = getattr(option, "current_value", None)
-        target: str | None = None
-        if on and current != PLAN:
-            self._left_mode, target = current, PLAN
-        elif not on and current == PLAN:
-            target = self._left_mode or (self._setup.mode(self.ctx) if self._setup else None)
-        if target is None:
-            return
+        """The session's mode to `plan`, or back to the mode it had before."""
         if self.agent is None or self.session_id is None:
             raise ProviderError(f"{self.name}: no session open")
-        self.config_options, problem = await set_option(
-            self.agent, self.session_id, self.config_options, "mode", str(target)
+        usual = self._setup.mode(self.ctx) if self._setup is not None else None
+        self.config_options = await self._plan.set(
+            on, self.agent, self.session_id, self.config_options, usual
         )
-        if problem:
-            raise ProviderError(f"{self.name}: cannot switch to mode {target!r}: {problem}")
 
     async def set_model(self, model: str) -> None:
         """Switch model through the session's `model` config option (or `session/set_model`)."""

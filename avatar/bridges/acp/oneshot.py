@@ -44,8 +44,9 @@ CLIENT_CAPABILITIES = {"fs": {"readTextFile": True, "writeTextFile": True}, "ter
 INVALID_PARAMS = -32602
 
 
-def _refuse(message: str) -> RpcError:
-    return RpcError(INVALID_PARAMS, message, {"reason": message})
+def _refuse(refused: AccessDenied) -> RpcError:
+    message = str(refused)
+    return RpcError(refused.code, message, {"reason": message})
 
 
 def _exit_status(status: ExitStatus | None) -> dict[str, Any] | None:
@@ -319,7 +320,7 @@ class OneShotBridge(BaseBridge):
         try:
             return await self._answer(method, params)
         except AccessDenied as e:
-            raise _refuse(str(e)) from None
+            raise _refuse(e) from None
 
     async def _answer(self, method: str, p: dict[str, Any]) -> Any:
         if method == "session/request_permission":

@@ -27,10 +27,6 @@ def select_option(config_options: list[Any], category: str) -> Any | None:
     return None
 
 
-#: The mode value of an agent's plan mode (claude-acp's; `session/set_config_option`).
-PLAN = "plan"
-
-
 def option_values(option: Any) -> list[str]:
     """The values a selector accepts."""
     return [str(get(o, "value")) for o in get(option, "options") or [] if get(o, "value")]
