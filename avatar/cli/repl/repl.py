@@ -398,11 +398,15 @@ class Repl:
 
     async def keep_moving(self, app: Application[str]) -> None:
         """Redraw `app`'s input line and status line while busy (the spinner, the live tail,
-        the clock), a few times a second; an idle screen is left alone."""
+        the clock), a few times a second, and once more when the work ends (the status line
+        says idle even when nothing was printed last); an idle screen is left alone."""
+        moving = False
         while True:
             await asyncio.sleep(TICK)
-            if app.is_running and (self.busy or self.permission is not None):
+            busy = self.busy or self.permission is not None
+            if app.is_running and (busy or moving):
                 app.invalidate()
+            moving = busy
 
     def confirm_leaving(self) -> bool:
         """Ctrl-D: leave, unless a turn runs and this is the first Ctrl-D (then ask)."""
