@@ -17,6 +17,7 @@ from avatar.providers.capabilities import SessionCapabilities
 if TYPE_CHECKING:
     from avatar.core.config import Settings
     from avatar.core.events import BaseEvent, SessionStarted
+    from avatar.core.prompts import Prompt
     from avatar.providers.registry import ProviderSpec
     from avatar.sessions.store import SessionStore
     from avatar.sessions.types import SessionInfo
@@ -136,8 +137,14 @@ class BaseBridge(ABC):
         `not_supported(name, mode)`."""
 
     @abstractmethod
-    def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
-        """Run one turn; yields events and ends after `TurnFinished` (or `Error`)."""
+    def send(self, prompt: str | Prompt) -> AsyncIterator[BaseEvent]:
+        """Run one turn; yields events and ends after `TurnFinished` (or `Error`). Its
+        images are only ever given to a bridge whose `takes_images` is True."""
+
+    @property
+    def takes_images(self) -> bool:
+        """True when the agent accepts images in a prompt (ACP agents say so at initialize)."""
+        return False
 
     async def cancel(self) -> None:
         """Stop the running turn; the turn then ends with stop reason `cancelled`."""
@@ -145,6 +152,15 @@ class BaseBridge(ABC):
     async def steer(self, text: str) -> bool:
         """Inject text into the running turn; False when the provider cannot (caller queues)."""
         return False
+
+    @property
+    def can_plan(self) -> bool:
+        """True when the agent has a plan mode (it reads and plans, and changes nothing)."""
+        return False
+
+    async def set_plan(self, on: bool) -> None:
+        """Plan mode on or off from the next turn."""
+        raise NotSupportedError(self.name, "plan mode")
 
     async def set_model(self, model: str) -> None:
         """Switch model for the next turn."""

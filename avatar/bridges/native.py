@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.core.events import BaseEvent, Notice, SessionStarted
+from avatar.core.prompts import Prompt
 from avatar.native.store.manager import SessionManager, check_session_id
 from avatar.providers.capabilities import SessionCapabilities
 
@@ -40,6 +41,7 @@ class NativeBridge(BaseBridge):
         self.resolver: ModelResolver | None = None
         self.model: ModelInfo | None = None
         self.session: AgentSession | None = None
+        self.plan = False  # plan mode (`set_plan`), kept for sessions opened later
         # Tests and embedders may set a factory making LLM clients (e.g. with a transport).
         self.client_factory: ClientFactory | None = None
 
@@ -213,13 +215,31 @@ class NativeBridge(BaseBridge):
 
     # -- turns ------------------------------------------------------------------------------
 
-    async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
+    @property
+    def takes_images(self) -> bool:
+        """Both APIs the native agent speaks (Anthropic, OpenAI) take images."""
+        return True
+
+    async def send(self, prompt: str | Prompt) -> AsyncIterator[BaseEvent]:
         """Run one turn; events end with `TurnFinished`."""
+        prompt = Prompt.of(prompt)
         if self.session is None:
             self.ctx.emit(await self._new(None))
         assert self.session is not None
-        async for event in self.session.send_message(prompt):
+        self.session.set_plan(self.plan)  # (a session opened since keeps the mode)
+        async for event in self.session.send_message(prompt.recorded, prompt.images):
             yield event
+
+    @property
+    def can_plan(self) -> bool:
+        """The native agent's plan mode: read-only tools, and the model told to plan."""
+        return True
+
+    async def set_plan(self, on: bool) -> None:
+        """Plan mode on or off from the next model call."""
+        self.plan = on
+        if self.session is not None:
+            self.session.set_plan(on)
 
     async def cancel(self) -> None:
         """Abort the running turn (it ends with stop reason `cancelled`)."""

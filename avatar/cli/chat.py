@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from avatar.cli.output.render import LineRenderer
+from avatar.cli.repl.attach import attach
 from avatar.cli.startup import settled
 
 if TYPE_CHECKING:
     from avatar.cli.state import AppState
+    from avatar.core.prompts import Prompt
     from avatar.engine.engine import Engine
 
 
@@ -37,6 +39,9 @@ def run_chat(
     `worktree` (not None): the session runs in a new git worktree (`""`: its name generated).
     """
     engine = state.engine(permission=permission, add_dirs=add_dirs)
+    asked = attach(prompt, engine.cwd)  # (a bad image fails before any agent starts)
+    for image in asked.images:
+        sys.stderr.write(f"attached image {image.summary}\n")
     engine.wait_busy = wait
     engine.one_shot = not (resume or cont or session_id or source)
     renderer = LineRenderer(json_out)
@@ -50,14 +55,14 @@ def run_chat(
 
     from avatar.cli.signals import run_until_hangup
 
-    return run_until_hangup(_turn(engine, renderer, opened, prompt))
+    return run_until_hangup(_turn(engine, renderer, opened, asked))
 
 
 async def _turn(
     engine: Engine,
     renderer: LineRenderer,
     open_session: Callable[[], Awaitable[None]],
-    prompt: str,
+    prompt: Prompt,
 ) -> int:
     interrupted = False
     loop = asyncio.get_running_loop()

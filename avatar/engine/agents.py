@@ -33,6 +33,7 @@ from avatar.sessions.types import SessionInfo
 
 if TYPE_CHECKING:
     from avatar.core.events import BaseEvent, OpenHow
+    from avatar.core.prompts import Prompt
     from avatar.engine.host import EngineCore
     from avatar.library.catalog import SessionLibrary
     from avatar.library.library import DeleteHow
@@ -244,7 +245,7 @@ class Agents:
 
     # ----- turns --------------------------------------------------------------------------
 
-    async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
+    async def send(self, prompt: str | Prompt) -> AsyncIterator[BaseEvent]:
         """`Engine.send`: one turn on the open session, opening or reopening it first."""
         if self.current is None:
             await self.open_as(self.host.chosen_provider(), "new")

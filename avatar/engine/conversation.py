@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from avatar.core.events import BaseEvent
+    from avatar.core.prompts import Prompt
     from avatar.library.catalog import SessionLibrary
     from avatar.policy.secrets import SecretDetector
 
@@ -171,17 +172,20 @@ class Conversation:
         """The handed-over context that will open the next prompt, if any."""
         return self._seed
 
-    def outgoing(self, prompt: str) -> str:
-        """What to send for the user's `prompt` (with handed-over context, once)."""
-        utf8_text(prompt)
-        text, self._seed = (seed_prompt(self._seed, prompt) if self._seed else prompt), None
+    def outgoing(self, prompt: Prompt) -> Prompt:
+        """What to send for the user's `prompt` (with handed-over context, once). Its images
+        are written down as `[image: name]`, never as their bytes."""
+        utf8_text(prompt.text)
+        seed, self._seed = self._seed, None
+        sent = prompt.with_text(seed_prompt(seed, prompt.text) if seed else prompt.text)
         # The copy keeps what was sent, handed-over context included: a later handoff of
         # this session finds the original goal in it (titles take only the user's words).
         if self.live is not None:
+            text = sent.recorded
             self.live.prompt(text)
             info = self.live.info
             self.library.turn_ended(info.provider, info.id, self.redact(text), "", [])
-        return text
+        return sent
 
     def observe(self, event: BaseEvent) -> None:
         """An event of the running turn."""

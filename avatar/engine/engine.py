@@ -31,6 +31,7 @@ from avatar.sessions.types import SessionInfo, Transcript
 if TYPE_CHECKING:
     from avatar.bridges.base import BaseBridge, OpenRequest
     from avatar.core.events import BaseEvent, Listener, OpenHow, SessionStarted
+    from avatar.core.prompts import Prompt
     from avatar.engine.agents import Agents
     from avatar.engine.numbers import Meter
     from avatar.engine.open_session import OpenSession
@@ -365,9 +366,12 @@ class Engine(LibraryNames):
 
     # ----- turns (thin delegates of the open session) -------------------------------------
 
-    async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
+    async def send(self, prompt: str | Prompt) -> AsyncIterator[BaseEvent]:
         """Run one turn on the open session, yielding its events; opens a new session on the
-        chosen provider first when none is open, and reopens it when its agent died."""
+        chosen provider first when none is open, and reopens it when its agent died.
+
+        `prompt` is the text, or a `Prompt` with images attached (`avatar.core.prompts`);
+        an agent that takes no images refuses them with a `NotSupportedError`."""
         async for event in self._agents.send(prompt):
             yield event
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
+from avatar.core.errors import NotSupportedError
+from avatar.core.prompts import Prompt
+
 if TYPE_CHECKING:
     from avatar.bridges.base import BaseBridge
     from avatar.core.events import BaseEvent, OpenHow, SessionStarted
@@ -69,15 +72,24 @@ class OpenSession:
         after it was used for another session)."""
         return self.bridge.alive and self.bridge.session_id == self.session_id
 
-    async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
+    async def send(self, prompt: str | Prompt) -> AsyncIterator[BaseEvent]:
         """Run one turn, yielding its events. Handed-over context opens the prompt once: a
         turn that failed before the agent answered anything hands it over again, so the next
-        prompt carries it (the agent never saw it)."""
-        from avatar.core.events import Error, TextDelta, ToolCallStarted, TurnFinished
+        prompt carries it (the agent never saw it). Images go only to an agent that takes
+        them: otherwise a `NotSupportedError`, before anything is sent or recorded (images
+        only pasted as paths go as those paths, with a notice)."""
+        from avatar.core.events import Error, Notice, TextDelta, ToolCallStarted, TurnFinished
 
+        asked = Prompt.of(prompt)
+        if asked.images and not self.bridge.takes_images:
+            if not all(image.pasted for image in asked.images):
+                raise NotSupportedError(self.provider, "attaching images")
+            names = ", ".join(image.name for image in asked.images)
+            yield Notice(message=f"{self.provider} takes no images: {names} sent as its path")
+            asked = Prompt(asked.text)
         thread = self.conversation
         handed, answered, failed = thread.pending, False, False
-        async for event in self.bridge.send(thread.outgoing(prompt)):
+        async for event in self.bridge.send(thread.outgoing(asked)):
             thread.observe(event)
             if isinstance(event, TextDelta | ToolCallStarted) and not event.replay:
                 answered = True
@@ -98,6 +110,17 @@ class OpenSession:
     async def cancel(self) -> None:
         """Interrupt the running turn (it ends with stop reason `cancelled`)."""
         await self.bridge.cancel()
+
+    @property
+    def can_plan(self) -> bool:
+        """True when its agent has a plan mode (claude, the native agent, ACP agents whose
+        mode option offers `plan`)."""
+        return self.bridge.can_plan
+
+    async def set_plan(self, on: bool) -> None:
+        """Plan mode on or off from the next turn: the agent reads and plans, and changes
+        nothing (`NotSupportedError` where it has no plan mode)."""
+        await self.bridge.set_plan(on)
 
     async def set_model(self, model: str) -> None:
         """Use `model` from the next turn on."""

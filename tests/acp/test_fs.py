@@ -104,7 +104,12 @@ def test_custom_deny_patterns(tree: Path) -> None:
 
 def test_missing_file_and_directory(tree: Path) -> None:
     files = FileAccess(tree, [], Scope())
-    with pytest.raises(AccessDenied, match="no such file"):
+    with pytest.raises(AccessDenied, match=r"^Resource not found: .*no such file") as missing:
         files.read("nope.txt")
+    assert missing.value.code == -32002  # ACP's "Resource not found", not a refusal
+    # Gemini reads a file before creating it, and only an empty read lets it (its quirk).
+    assert FileAccess(tree, [], Scope(), missing_reads_empty=True).read("nope.txt") == ""
+    with pytest.raises(AccessDenied, match="outside"):
+        FileAccess(tree, [], Scope(), missing_reads_empty=True).read("/etc/nope.txt")
     with pytest.raises(AccessDenied, match="is a directory"):
         files.read("src")

@@ -32,6 +32,7 @@ from acp.schema import (
 from avatar.bridges.acp.updates import prompt_usage, translate
 from avatar.core.events import (
     FileDiff,
+    ModeChanged,
     Plan,
     TextDelta,
     ToolCallFinished,
@@ -54,6 +55,11 @@ def test_message_chunks() -> None:
         type="resource", resource=TextResourceContents(uri="file:///a", text="body")
     )
     assert translate(acp.update_user_message(embedded)) == [UserMessage(text="body")]
+    # Gemini says its approval mode changed as a chunk of its own: a mode change, not text.
+    gemini = acp.update_agent_message_text("[MODE_UPDATE] plan")
+    assert translate(gemini) == [ModeChanged(mode="plan")]
+    said = acp.update_agent_message_text("see [MODE_UPDATE] plan")
+    assert translate(said) == [TextDelta(text="see [MODE_UPDATE] plan")]
 
 
 def test_tool_calls() -> None:

@@ -33,6 +33,7 @@ from avatar.core.events import (
     TurnFinished,
     Usage,
 )
+from avatar.core.prompts import Prompt
 from avatar.providers.registry import BUILTIN
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -173,6 +174,21 @@ def test_subagent_messages_are_ignored_and_system_notices() -> None:
     assert tr.feed({"type": "unknown-kind"}) == []
 
 
+def test_a_compaction_says_its_counts_and_the_context_is_what_it_kept() -> None:
+    tr = StreamTranslator()
+    tr.context_size = 200_000
+    meta = {"trigger": "manual", "pre_tokens": 91_000, "post_tokens": 2_547}
+    said, usage = tr.feed(
+        {"type": "system", "subtype": "compact_boundary", "compact_metadata": meta}
+    )
+    assert isinstance(said, Notice)
+    assert said.message == "claude compacted the conversation: 91,000 → 2,547 tokens"
+    assert usage == Usage(context_used=2_547, context_size=200_000)
+    assert usage.turn_tokens is None  # the turn's tokens are not a compaction's business
+    [bare] = tr.feed({"type": "system", "subtype": "compact_boundary"})
+    assert isinstance(bare, Notice) and bare.message == "claude compacted the conversation"
+
+
 @pytest.mark.parametrize(
     ("result", "stop"),
     [
@@ -190,7 +206,7 @@ def test_result_stop_reasons(result: dict[str, Any], stop: str) -> None:
 
 
 def test_user_message_line() -> None:
-    line = user_message("hi")
+    line = user_message(Prompt("hi"))
     assert line["type"] == "user"
     assert line["message"] == {"role": "user", "content": [{"type": "text", "text": "hi"}]}
 

@@ -8,6 +8,7 @@ from typing import ClassVar
 
 from avatar.bridges.base import BaseBridge, OpenRequest, SessionCapabilities, not_supported
 from avatar.core.events import BaseEvent, SessionStarted, TextDelta, TurnFinished
+from avatar.core.prompts import Prompt
 
 _ids = itertools.count(1)
 
@@ -44,7 +45,8 @@ class FakeBridge(BaseBridge):
         self.session_id = session_id
         return SessionStarted(session_id=session_id, provider=self.name, how="resumed")
 
-    async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
+    async def send(self, prompt: str | Prompt) -> AsyncIterator[BaseEvent]:
+        prompt = Prompt.of(prompt).text
         FakeBridge.prompts.append(prompt)
         yield TextDelta(text=f"echo: {prompt[-20:]}")
         yield TurnFinished()

@@ -57,6 +57,7 @@ Use it as a context manager (``with FakeModelServer() as server: ...``), through
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
 import gzip
 import itertools
@@ -439,9 +440,52 @@ class RecordedRequest:
         """Names of the tools/functions offered to the model."""
         return _extract_tool_names(self.api, self.body)
 
+    def images(self) -> list[tuple[str, bytes]]:
+        """Every image the request carries, as (MIME type, bytes), in any API's form:
+        Anthropic ``image`` blocks (base64 source), chat ``image_url`` and Responses
+        ``input_image`` data URLs, Gemini ``inlineData``."""
+        found: list[tuple[str, bytes]] = []
+        _find_images(self.body, found)
+        return found
+
     def wait_finished(self, timeout: float = 10.0) -> bool:
         """Block until the server has finished answering this request."""
         return self.finished.wait(timeout)
+
+
+def _data_url(url: Any) -> tuple[str, bytes] | None:
+    match = (
+        re.fullmatch(r"data:([\w/+.-]+);base64,(.*)", url, re.S) if isinstance(url, str) else None
+    )
+    return (match.group(1), base64.b64decode(match.group(2))) if match else None
+
+
+def _find_images(node: Any, found: list[tuple[str, bytes]]) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _find_images(item, found)
+        return
+    if not isinstance(node, dict):
+        return
+    source = node.get("source")
+    url = node.get("image_url")
+    inline = node.get("inlineData") or node.get("inline_data")
+    if node.get("type") == "image" and isinstance(source, dict) and source.get("data"):
+        found.append((str(source.get("media_type")), base64.b64decode(source["data"])))
+    elif node.get("type") in ("image_url", "input_image") and url is not None:
+        image = _data_url(url.get("url") if isinstance(url, dict) else url)
+        if image:
+            found.append(image)
+    elif isinstance(inline, dict) and inline.get("data"):
+        found.append(
+            (
+                str(inline.get("mimeType") or inline.get("mime_type")),
+                base64.b64decode(inline["data"]),
+            )
+        )
+    else:
+        for value in node.values():
+            _find_images(value, found)
 
 
 def _block_text(block: Any) -> str:

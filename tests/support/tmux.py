@@ -71,6 +71,11 @@ class Terminal:
         if enter:
             self._tmux("send-keys", "-t", "t", "Enter")
 
+    def paste(self, text: str) -> None:
+        """Paste `text` as a terminal does when a file is dropped on it (bracketed paste)."""
+        self._tmux("set-buffer", "--", text)
+        self._tmux("paste-buffer", "-p", "-t", "t")
+
     def keys(self, *keys: str) -> None:
         """Press keys by tmux name: `C-c`, `Escape`, `Enter`, `Up`, `Tab` …"""
         self._tmux("send-keys", "-t", "t", *keys)

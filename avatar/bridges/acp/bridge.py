@@ -34,6 +34,7 @@ from avatar.bridges.acp.connection import (
     sdk_connect,
     sdk_hello,
 )
+from avatar.bridges.acp.content import prompt_blocks, takes_images
 from avatar.bridges.acp.listing import list_pages
 from avatar.bridges.acp.options import (
     current_choice,
@@ -41,6 +42,7 @@ from avatar.bridges.acp.options import (
     set_model_unstable,
     set_option,
 )
+from avatar.bridges.acp.plan import PlanMode
 from avatar.bridges.acp.quirks import SameMinuteWait, remove_companions
 from avatar.bridges.acp.session import SessionOpener
 from avatar.bridges.acp.setup import AgentSetup, session_capabilities
@@ -59,6 +61,7 @@ from avatar.core.events import (
     Usage,
 )
 from avatar.core.ids import is_valid_id
+from avatar.core.prompts import Prompt
 from avatar.sessions.types import SessionInfo
 
 if TYPE_CHECKING:
@@ -83,6 +86,7 @@ class ACPBridge(BaseBridge):
         self.same_minute = SameMinuteWait()
         self.agent: AgentConnection[ClientSideConnection] | None = None
         self.config_options: list[Any] = []
+        self._plan = PlanMode()
         self._reported_model: str | None = None  # what the agent said it runs, at the open
         self._opener: SessionOpener | None = None
         self._terminals: TerminalManager | None = None
@@ -194,6 +198,7 @@ class ACPBridge(BaseBridge):
             )
         self.session_id, self.config_options = result.session_id, result.config_options
         self._reported_model = result.offered.model
+        self._plan.opened(result.offered.modes)
         fallback = result.fallback_notice()
         if fallback is not None:
             self.notice(*fallback)
@@ -268,6 +273,20 @@ class ACPBridge(BaseBridge):
             except (ProviderError, NotSupportedError) as e:
                 self.notice(f"model {self.ctx.model!r} not set: {e}", "warning")
 
+    @property
+    def can_plan(self) -> bool:
+        """The agent offers `plan` among its session's modes (claude-acp, Gemini)."""
+        return self._plan.offered(self.config_options)
+
+    async def set_plan(self, on: bool) -> None:
+        """The session's mode to `plan`, or back to the mode it had before."""
+        if self.agent is None or self.session_id is None:
+            raise ProviderError(f"{self.name}: no session open")
+        usual = self._setup.mode(self.ctx) if self._setup is not None else None
+        self.config_options = await self._plan.set(
+            on, self.agent, self.session_id, self.config_options, usual
+        )
+
     async def set_model(self, model: str) -> None:
         """Switch model through the session's `model` config option (or `session/set_model`)."""
         if self.agent is None or self.session_id is None:
@@ -285,8 +304,14 @@ class ACPBridge(BaseBridge):
 
     # -- turns ------------------------------------------------------------------------------
 
-    async def send(self, text: str) -> AsyncIterator[BaseEvent]:
+    @property
+    def takes_images(self) -> bool:
+        """The agent said at initialize that it takes images."""
+        return self.agent is not None and takes_images(self.agent.agent_capabilities)
+
+    async def send(self, prompt: str | Prompt) -> AsyncIterator[BaseEvent]:
         """Run one turn: stream its events, end with TurnFinished (or Error)."""
+        prompt = Prompt.of(prompt)
         agent, session_id = self.agent, self.session_id
         if agent is None or not agent.alive or session_id is None:
             if agent is not None and not agent.alive:
@@ -299,19 +324,18 @@ class ACPBridge(BaseBridge):
         # Never prompt while a load's history is still streaming in (see acp_stream).
         await self.router.replay_settled()
         conn = agent.conn
-        text = self.asker.with_refusals(text)
+        blocks = prompt_blocks(prompt.with_text(self.asker.with_refusals(prompt.text)))
 
-        async def prompt() -> tuple[StopReason, Usage | None]:
-            from acp import text_block
-
+        async def ask() -> tuple[StopReason, Usage | None]:
             # The SDK was loaded while the agent booted; so is its translation by now.
             from avatar.bridges.acp.updates import prompt_usage
 
-            response = await conn.prompt(session_id=session_id, prompt=[text_block(text)])
+            # (the SDK validates the blocks' JSON into its content models)
+            response = await conn.prompt(session_id=session_id, prompt=blocks)  # type: ignore[arg-type]
             return response.stop_reason, prompt_usage(response)
 
         async for event in run_turn(
-            self.name, agent, self.router, session_id, prompt, self._in_background
+            self.name, agent, self.router, session_id, ask, self._in_background
         ):
             yield event
 

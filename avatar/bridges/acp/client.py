@@ -48,8 +48,9 @@ PermissionDecider = Callable[[str, ToolCallUpdate], Awaitable[bool | None]]
 """Returns True (allow), False (deny) or None (the turn was cancelled while asking)."""
 
 
-def _refuse(message: str) -> RequestError:
-    return RequestError(-32602, message, {"reason": message})
+def _refuse(refused: AccessDenied) -> RequestError:
+    message = str(refused)
+    return RequestError(refused.code, message, {"reason": message})
 
 
 def _exit_status(status: ExitStatus | None) -> TerminalExitStatus | None:
@@ -123,7 +124,7 @@ class AvatarClient:
         try:
             return ReadTextFileResponse(content=self.files.read(path, line, limit))
         except AccessDenied as e:
-            raise _refuse(str(e)) from None
+            raise _refuse(e) from None
 
     async def write_text_file(
         self, session_id: str, path: str, content: str, **kwargs: Any
@@ -132,7 +133,7 @@ class AvatarClient:
         try:
             self.files.write(path, content)
         except AccessDenied as e:
-            raise _refuse(str(e)) from None
+            raise _refuse(e) from None
         return WriteTextFileResponse()
 
     # -- terminals --------------------------------------------------------------------------
@@ -157,7 +158,7 @@ class AvatarClient:
                 output_byte_limit,
             )
         except AccessDenied as e:
-            raise _refuse(str(e)) from None
+            raise _refuse(e) from None
         return CreateTerminalResponse(terminal_id=terminal_id)
 
     async def terminal_output(
@@ -167,7 +168,7 @@ class AvatarClient:
         try:
             text, truncated, status = self.terminals.output(terminal_id)
         except AccessDenied as e:
-            raise _refuse(str(e)) from None
+            raise _refuse(e) from None
         return TerminalOutputResponse(
             output=text, truncated=truncated, exit_status=_exit_status(status)
         )
@@ -179,7 +180,7 @@ class AvatarClient:
         try:
             status = await self.terminals.wait(terminal_id)
         except AccessDenied as e:
-            raise _refuse(str(e)) from None
+            raise _refuse(e) from None
         return WaitForTerminalExitResponse(exit_code=status.exit_code, signal=status.signal)
 
     async def kill_terminal(
@@ -189,7 +190,7 @@ class AvatarClient:
         try:
             await self.terminals.kill(terminal_id)
         except AccessDenied as e:
-            raise _refuse(str(e)) from None
+            raise _refuse(e) from None
         return KillTerminalResponse()
 
     async def release_terminal(
@@ -199,7 +200,7 @@ class AvatarClient:
         try:
             await self.terminals.release(terminal_id)
         except AccessDenied as e:
-            raise _refuse(str(e)) from None
+            raise _refuse(e) from None
         return ReleaseTerminalResponse()
 
     # -- extensions -------------------------------------------------------------------------

@@ -22,17 +22,37 @@ Access = Literal["read", "write"]
 
 
 class AccessDenied(Exception):
-    """A path the agent may not touch; the message is what the agent gets to read."""
+    """A path the agent may not touch; the message is what the agent gets to read, and
+    `code` the JSON-RPC error's (invalid params)."""
+
+    code = -32602
+
+
+class NotFound(AccessDenied):
+    """A file that is not there: ACP's "Resource not found" (-32002), which agents read as
+    ENOENT (Gemini's write_file of a new file checks it first, and fails on anything else)."""
+
+    code = -32002
 
 
 class FileAccess:
     """Decides and performs the agent's `fs/read_text_file` and `fs/write_text_file` calls."""
 
-    def __init__(self, cwd: Path, additional_dirs: Sequence[Path], scope: Scope) -> None:
+    def __init__(
+        self,
+        cwd: Path,
+        additional_dirs: Sequence[Path],
+        scope: Scope,
+        *,
+        missing_reads_empty: bool = False,
+    ) -> None:
         self.policy = ScopePolicy(scope, cwd, additional_dirs)
         self.cwd = self.policy.root
         self.extra = self.policy.extra_roots
         self.scope = scope
+        #: A file that is not there reads as empty instead of "Resource not found" (the
+        #: `missing_file_empty` quirk: Gemini's write_file cannot create a file otherwise).
+        self.missing_reads_empty = missing_reads_empty
 
     def check(self, path: str, access: Access) -> Path:
         """The resolved path when `access` to it is allowed; AccessDenied otherwise."""
@@ -49,7 +69,9 @@ class FileAccess:
             with io.TextIOWrapper(open_regular(target), encoding="utf-8", errors="replace") as f:
                 text = f.read()
         except FileNotFoundError:
-            raise AccessDenied(f"{path}: no such file") from None
+            if self.missing_reads_empty:
+                return ""
+            raise NotFound(f"Resource not found: {path} (no such file)") from None
         except IsADirectoryError:
             raise AccessDenied(f"{path}: is a directory") from None
         except OSError as e:

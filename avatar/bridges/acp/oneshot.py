@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from avatar.bridges.acp.connection import AUTH_REQUIRED, AgentConnection, auth_message
+from avatar.bridges.acp.content import prompt_blocks, takes_images
 from avatar.bridges.acp.fs import AccessDenied, FileAccess
 from avatar.bridges.acp.jsonrpc import METHOD_NOT_FOUND, JsonRpc, RpcError
 from avatar.bridges.acp.options import select_option
@@ -34,6 +35,7 @@ from avatar.bridges.turn import TurnSignal
 from avatar.core.errors import ProviderError
 from avatar.core.events import BaseEvent, Error, Notice, SessionStarted, StopReason, Usage
 from avatar.core.ids import is_valid_id
+from avatar.core.prompts import Prompt
 from avatar.core.version import __version__
 
 #: The ACP protocol version avatar speaks (the SDK's `PROTOCOL_VERSION`).
@@ -42,8 +44,9 @@ CLIENT_CAPABILITIES = {"fs": {"readTextFile": True, "writeTextFile": True}, "ter
 INVALID_PARAMS = -32602
 
 
-def _refuse(message: str) -> RpcError:
-    return RpcError(INVALID_PARAMS, message, {"reason": message})
+def _refuse(refused: AccessDenied) -> RpcError:
+    message = str(refused)
+    return RpcError(refused.code, message, {"reason": message})
 
 
 def _exit_status(status: ExitStatus | None) -> dict[str, Any] | None:
@@ -254,27 +257,30 @@ class OneShotBridge(BaseBridge):
 
     # -- turns ------------------------------------------------------------------------------
 
-    async def send(self, text: str) -> AsyncIterator[BaseEvent]:
+    @property
+    def takes_images(self) -> bool:
+        """The agent said at initialize that it takes images."""
+        return takes_images(self._agent_caps)
+
+    async def send(self, prompt: str | Prompt) -> AsyncIterator[BaseEvent]:
         """Run one turn: stream its events, end with TurnFinished (or Error)."""
+        prompt = Prompt.of(prompt)
         agent, session_id = self.agent, self.session_id
         if agent is None or not agent.alive or session_id is None:
             gone = agent.not_running() if agent is not None else None
             yield Error(message=str(gone or f"{self.name}: no session is open"))
             return
         conn = agent.conn
-        text = self.asker.with_refusals(text)
+        blocks = prompt_blocks(prompt.with_text(self.asker.with_refusals(prompt.text)))
 
-        async def prompt() -> tuple[StopReason, Usage | None]:
-            block = {"type": "text", "text": text}
-            resp = await conn.request(
-                "session/prompt", {"sessionId": session_id, "prompt": [block]}
-            )
+        async def ask() -> tuple[StopReason, Usage | None]:
+            resp = await conn.request("session/prompt", {"sessionId": session_id, "prompt": blocks})
             return get(resp, "stopReason") or "end_turn", prompt_usage(
                 get(resp, "usage"), get(resp, "_meta")
             )
 
         async for event in run_turn(
-            self.name, agent, self.router, session_id, prompt, self._in_background
+            self.name, agent, self.router, session_id, ask, self._in_background
         ):
             yield event
 
@@ -314,7 +320,7 @@ class OneShotBridge(BaseBridge):
         try:
             return await self._answer(method, params)
         except AccessDenied as e:
-            raise _refuse(str(e)) from None
+            raise _refuse(e) from None
 
     async def _answer(self, method: str, p: dict[str, Any]) -> Any:
         if method == "session/request_permission":

@@ -27,6 +27,11 @@ def select_option(config_options: list[Any], category: str) -> Any | None:
     return None
 
 
+def option_values(option: Any) -> list[str]:
+    """The values a selector accepts."""
+    return [str(get(o, "value")) for o in get(option, "options") or [] if get(o, "value")]
+
+
 def current_choice(option: Any) -> str | None:
     """The selector's current value, said as the agent explains it: a value that stands for
     another (claude-acp's `default`) with the short description of its choice ("default
@@ -63,7 +68,7 @@ async def set_option(
         return config_options, f"the agent has no {category} option"
     if option.current_value == value:
         return config_options, None
-    values = [getattr(o, "value", None) for o in getattr(option, "options", None) or []]
+    values = option_values(option)
     if values and value not in values and category != "model":
         return config_options, f"the agent offers {', '.join(map(str, values))}"
     try:

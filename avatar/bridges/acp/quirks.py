@@ -20,6 +20,10 @@
 - `list_from_disk`: do not trust `session/list`; continue-last lists through the provider's
   store (the engine's reader, `BridgeContext.store`), as for agents that cannot list.
 - `cli_delete`: the agent deletes a session through its own command line (`own_cli`).
+- `missing_file_empty`: Gemini's write_file reads the file through `fs/read_text_file` first
+  and takes only a thrown Error with code ENOENT as "not there"; the JSON-RPC error of a
+  missing file reaches it as a plain object, so it could never create a file. A missing file
+  inside the agent's directories reads as empty for it (`FileAccess.missing_reads_empty`).
 """
 
 from __future__ import annotations

@@ -57,11 +57,13 @@ ANY_SESSION = "*"  # `opening` while the agent has yet to name the new session
 
 @dataclass(frozen=True)
 class Offered:
-    """What an agent's answer to an open offers: the session's config options, and the model
-    it runs where the agent says so outside them (`models.currentModelId`)."""
+    """What an agent's answer to an open offers: the session's config options, the model it
+    runs where the agent says so outside them (`models.currentModelId`), and its session
+    modes where it offers them outside them too (`modes`: Gemini's)."""
 
     config_options: list[Any]
     model: str | None = None
+    modes: Any = None
 
 
 @dataclass(frozen=True)
@@ -405,7 +407,7 @@ def _options(
     resp: NewSessionResponse | LoadSessionResponse | ResumeSessionResponse | ForkSessionResponse,
     model: str | None = None,
 ) -> Offered:
-    return Offered(list(resp.config_options or []), model)
+    return Offered(list(resp.config_options or []), model, getattr(resp, "modes", None))
 
 
 def _fell_back(result: OpenResult, why: list[str]) -> OpenResult:

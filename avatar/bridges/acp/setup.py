@@ -36,7 +36,12 @@ class AgentSetup:
         """The setup of `ctx`'s agent (a ProviderError when its program is missing)."""
         env = agent_env(ctx)
         argv = agent_argv(ctx.spec, env)
-        files = FileAccess(ctx.cwd, ctx.additional_dirs, ctx.settings.scope)
+        files = FileAccess(
+            ctx.cwd,
+            ctx.additional_dirs,
+            ctx.settings.scope,
+            missing_reads_empty="missing_file_empty" in ctx.spec.quirks,
+        )
         terminals = TerminalManager(
             files,
             env,

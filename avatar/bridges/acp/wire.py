@@ -11,6 +11,7 @@ is not an update at all.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -37,6 +38,10 @@ TerminalReader = Callable[[str], str | None]
 """Returns the current output of a client terminal by id (tool content may reference one)."""
 
 _DONE = {"completed", "failed"}
+#: How Gemini reports its approval mode's change: as a message chunk of its own, not as a
+#: `current_mode_update` (it is not the model's answer).
+_MODE_SAID = re.compile(r"\[MODE_UPDATE\] ([\w-]+)")
+
 _CHUNKS: dict[str, type[TextDelta] | type[ThinkingDelta] | type[UserMessage]] = {
     "agent_message_chunk": TextDelta,
     "agent_thought_chunk": ThinkingDelta,
@@ -142,6 +147,9 @@ def translate(update: Json, terminal: TerminalReader | None = None) -> list[Base
     kind = update.get("sessionUpdate")
     if kind in _CHUNKS:
         text = escape_surrogates(block_text(_dict(update.get("content"))))
+        said = _MODE_SAID.fullmatch(text) if kind == "agent_message_chunk" else None
+        if said is not None:
+            return [ModeChanged(mode=said.group(1))]
         return [_CHUNKS[kind](text=text)] if text else []
     if kind == "tool_call":
         raw_input = update.get("rawInput")

@@ -36,11 +36,18 @@ from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.bridges.claude.permission import PermissionDesk
 from avatar.bridges.claude.process import ClaudeProcess
 from avatar.bridges.claude.state import ClaudeSession, Fresh, OnDisk, PendingFork
-from avatar.bridges.claude.stream import StreamTranslator, build_argv, mcp_env, user_message
+from avatar.bridges.claude.stream import (
+    StreamTranslator,
+    build_argv,
+    mcp_env,
+    permission_mode,
+    user_message,
+)
 from avatar.bridges.turn import Turn, TurnSignal
 from avatar.core.errors import ProviderError, SessionNotFoundError, UsageError
 from avatar.core.events import BaseEvent, Error, Notice, OpenHow, SessionStarted, TurnFinished
 from avatar.core.ids import UUID_RE
+from avatar.core.prompts import Prompt
 from avatar.policy import sandbox
 from avatar.policy.scope import ScopePolicy
 from avatar.providers.capabilities import SessionCapabilities
@@ -68,6 +75,7 @@ class ClaudeBridge(BaseBridge):
         self.executable: str | None = None
         #: The model asked for (`--model` of the next process, `set_model` of the running one).
         self.model = ctx.model
+        self.plan = False  # plan mode, applied before the next turn (`set_plan`)
         self._cwd = ctx.cwd  # where claude runs: the session's own project directory
         self._proc: ClaudeProcess | None = None
         self._translator = StreamTranslator()  # the latest process's (for status after it)
@@ -301,22 +309,33 @@ class ClaudeBridge(BaseBridge):
         if not model:
             return
         proc.model = model  # one attempt per switch, whatever the CLI answers
+        await self._switch(proc, model, "set_model", model=model)
+
+    async def _switch(self, proc: ClaudeProcess, to: str, subtype: str, **fields: str) -> None:
+        """Send a control request that switches something; a notice when it fails."""
         try:
-            answer = await proc.control("set_model", model=model)
+            answer = await proc.control(subtype, **fields)
             failure = answer.get("error") if answer.get("subtype") != "success" else None
         except (ProviderError, TimeoutError) as e:
             failure = str(e) or "no answer"
         if failure:
-            self._notice(f"claude did not switch to {model}: {failure}", "warning")
+            self._notice(f"claude did not switch to {to}: {failure}", "warning")
 
     # ----- turns ------------------------------------------------------------------------------
 
-    async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
+    @property
+    def takes_images(self) -> bool:
+        """Claude Code takes image blocks in a stream-json user message."""
+        return True
+
+    async def send(self, prompt: str | Prompt) -> AsyncIterator[BaseEvent]:
         """Run one turn: write the user line, yield events until the turn's `result`."""
+        prompt = Prompt.of(prompt)
         await self._settle()
         await self._ensure_process()
         proc = self._proc
         assert proc is not None
+        await self._apply_plan(proc)
         turn = self._turn = proc.begin_turn()
         try:
             await proc.write(user_message(prompt))
@@ -333,6 +352,22 @@ class ClaudeBridge(BaseBridge):
             # stops reading right here has not abandoned it.
             if isinstance(item, TurnFinished) or self._turn is not turn:
                 return  # done, or a later turn took over from this abandoned one
+
+    @property
+    def can_plan(self) -> bool:
+        """Claude Code has a plan mode (`--permission-mode plan`)."""
+        return True
+
+    async def set_plan(self, on: bool) -> None:
+        """Plan mode on or off from the next turn (sent before it, to the running process)."""
+        self.plan = on
+
+    async def _apply_plan(self, proc: ClaudeProcess) -> None:
+        if proc.plan == self.plan:
+            return
+        proc.plan = self.plan  # one attempt per change, whatever the CLI answers
+        mode = "plan" if self.plan else permission_mode(self.ctx.settings, self.name)
+        await self._switch(proc, f"{mode} mode", "set_permission_mode", mode=mode)
 
     async def _settle(self) -> None:
         """Before a turn: end one left unread and apply a model switch made during it."""

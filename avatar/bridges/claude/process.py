@@ -61,6 +61,7 @@ class ClaudeProcess:
         self.agent = agent
         self.cwd = cwd
         self.model = model
+        self.plan = False  # in plan mode (`set_permission_mode` sent); starts in the argv's
         self.translator = StreamTranslator()
         self.turn: Turn | None = None
         self.turns_done = 0

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from avatar.bridges.mcp import server_kind, stdio_command
 from avatar.core.config import McpServer, Settings
@@ -30,6 +30,9 @@ from avatar.core.events import (
     TurnFinished,
     Usage,
 )
+
+if TYPE_CHECKING:
+    from avatar.core.prompts import Prompt
 
 # Flags the bridge depends on; added when a configured `args:` left them out.
 REQUIRED_FLAGS: tuple[tuple[str, ...], ...] = (
@@ -164,11 +167,16 @@ def build_argv(
     return argv + session_args
 
 
-def user_message(text: str) -> dict[str, Any]:
-    """One user turn as a stream-json input line."""
+def user_message(prompt: Prompt) -> dict[str, Any]:
+    """One user turn as a stream-json input line: its text, then its images (base64)."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": prompt.text}]
+    content += [
+        {"type": "image", "source": {"type": "base64", "media_type": i.mime, "data": i.base64}}
+        for i in prompt.images
+    ]
     return {
         "type": "user",
-        "message": {"role": "user", "content": [{"type": "text", "text": text}]},
+        "message": {"role": "user", "content": content},
         "parent_tool_use_id": None,
     }
 
@@ -298,8 +306,20 @@ class StreamTranslator:
                 )
             ]
         elif subtype == "compact_boundary":
-            return [Notice(message="claude compacted the conversation")]
+            return self._compacted(msg.get("compact_metadata") or {})
         return []
+
+    def _compacted(self, meta: Mapping[str, Any]) -> list[BaseEvent]:
+        """Claude compacted the conversation: say so, with its counts, and the context is what
+        it kept (`post_tokens`) from now on, not the size the last model call reported."""
+        before, after = _count(meta.get("pre_tokens")), _count(meta.get("post_tokens"))
+        if before is None or after is None:
+            return [Notice(message="claude compacted the conversation")]
+        self._context_used = after
+        return [
+            Notice(message=f"claude compacted the conversation: {before:,} → {after:,} tokens"),
+            Usage(context_used=after, context_size=self.context_size),
+        ]
 
     def _stream_event(self, event: Mapping[str, Any]) -> list[BaseEvent]:
         kind = event.get("type")

@@ -1,24 +1,74 @@
-"""`@path` in a prompt: the named file of the project is attached to the message.
+"""`@path` in a prompt: the named file is attached to the message (REPL and `avatar chat`).
 
 Providers differ in how they take files (ACP resource blocks, Claude's own `@` syntax, plain
 text for the native agent); the text form reaches all of them the same way, so each `@path`
 that names a readable file inside the project is added after the prompt as a fenced block.
+
+An image (`@shot.png`, or the path of an image file pasted or dropped into the prompt, as a
+terminal types it: absolute or `~/`, maybe quoted or with backslash-escaped spaces) is
+attached as an image instead (`avatar.core.prompts`), for the agents that take images.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
+
+from avatar.core.prompts import IMAGE_SUFFIXES, Attachment, Prompt, image_mime, read_image
 
 MAX_BYTES = 200_000  # a larger file is named, not inlined
 _REF = re.compile(r"(?:^|(?<=\s))@([\w./-]+)")
+#: A pasted path of an image: absolute or under ~, quoted or with escaped spaces.
+_PASTED = re.compile(
+    r"""(?:^|(?<=\s))('(?:~|/)[^'\n]+'|"(?:~|/)[^"\n]+"|(?:~|/)(?:\\.|[^\s'"])+)"""
+)
 
 
-def attach_files(prompt: str, cwd: Path) -> str:
-    """`prompt` with the content of every `@path` it names appended (once each)."""
+def attach(prompt: str, cwd: Path) -> Prompt:
+    """`prompt` with its images attached (each `@image` and pasted image path, once) and the
+    content of every other `@path` appended; a `UsageError` for an image too large or not
+    png/jpeg/gif/webp."""
+    images: dict[Path, Attachment] = {}
+    root = cwd.resolve()
+    for match in _REF.finditer(prompt):
+        path = (root / match.group(1)).resolve()
+        if path not in images and _is_image(path):
+            images[path] = read_image(path, match.group(1))
+    for match in _PASTED.finditer(prompt):
+        token = match.group(1)
+        try:
+            words = shlex.split(token)
+        except ValueError:
+            continue
+        if len(words) != 1 or Path(words[0]).suffix.lower() not in IMAGE_SUFFIXES:
+            continue
+        path = Path(words[0]).expanduser().resolve()
+        if path not in images and path.is_file():
+            images[path] = read_image(path, pasted=True)
+    text = attach_files(prompt, cwd, skip=set(images))
+    return Prompt(text, tuple(images.values()))
+
+
+def _is_image(path: Path) -> bool:
+    """A file named as an image, or whose first bytes say it is one."""
+    if not path.is_file():
+        return False
+    if path.suffix.lower() in IMAGE_SUFFIXES:
+        return True
+    try:
+        with path.open("rb") as f:
+            return image_mime(f.read(16)) is not None
+    except OSError:
+        return False
+
+
+def attach_files(prompt: str, cwd: Path, skip: set[Path] | None = None) -> str:
+    """`prompt` with the content of every `@path` it names appended (once each; not the
+    files in `skip`, attached otherwise)."""
     root = cwd.resolve()
     blocks: list[str] = []
-    seen: set[Path] = set()
+    seen: set[Path] = set(skip or ())
     for match in _REF.finditer(prompt):
         path = (root / match.group(1)).resolve()
         if path in seen or not path.is_file() or not path.is_relative_to(root):

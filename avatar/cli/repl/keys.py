@@ -26,12 +26,12 @@ SHORTCUTS = """\
   Enter         send; while a turn or command runs, steer it or queue the line
   Alt-Enter     new line (Esc Enter too)
   Ctrl-R        search prompt history;  ↑ / ↓  walk it
-  Shift-Tab     permission mode: ask / accept edits
+  Shift-Tab     permission mode: ask / accept edits / plan
   Ctrl-T        thinking in full / folded to one line
   Ctrl-O        the handoff the next prompt sends, in full
   Ctrl-L        clear the screen
   Ctrl-D        leave (asks first while a turn runs)
-  /help         the commands;  @path attaches a file"""
+  /help         the commands;  @path attaches a file (@shot.png an image)"""
 
 
 def key_bindings(repl: ReplHost) -> KeyBindings:

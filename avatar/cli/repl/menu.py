@@ -1,4 +1,4 @@
-"""The permission menu's answers and modes (Shift-Tab: ask, accept edits). Answers as typed:
+"""The permission menu's answers and modes (Shift-Tab: ask, accept edits, plan). Answers as typed:
 `y`, `a` or `n` alone (or the words they start), and any other text is "no, and tell the agent
 this" (`Refusal`), as in Claude Code.
 
@@ -35,12 +35,29 @@ OPTIONS = (
     "  [y] allow once   [a] allow always (this session)   [n] deny   or type what to do instead"
 )
 PROMPT = "allow? [y/a/n, or say what instead] › "
-#: The permission modes Shift-Tab cycles through (the agents' plan modes are not offered yet).
-MODES = ("ask", "accept edits")
+#: The permission modes Shift-Tab cycles through (plan where the agent has a plan mode).
+MODES = ("ask", "accept edits", "plan")
+PLAN = "plan"
 MODE_HELP = {
-    "ask": "every action is asked; Shift-Tab: accept edits",
-    "accept edits": "file edits are allowed without asking, the rest is asked; Shift-Tab: ask",
+    "ask": "every action is asked",
+    "accept edits": "file edits are allowed without asking, the rest is asked",
+    "plan": "the agent reads and plans, and changes nothing",
 }
+#: What the agent is told when it tries to change something in plan mode.
+PLAN_REFUSAL = Refusal("plan mode is on: change nothing, answer with the plan")
+#: The kinds of action plan mode still asks about: those that change nothing, and the agent
+#: leaving plan mode to carry the plan out (claude-acp's ExitPlanMode), which the user decides.
+PLAN_ASKED = ("read", "search", "think", "fetch", "switch_mode")
+
+
+def next_mode(mode: str, can_plan: bool) -> str:
+    """The mode after `mode` (Shift-Tab); plan only where the agent has one."""
+    at = MODES.index(mode)
+    for step in range(1, len(MODES) + 1):
+        following = MODES[(at + step) % len(MODES)]
+        if following != PLAN or can_plan:
+            return following
+    return mode
 
 
 def read_answer(text: str) -> Answer | Refusal | None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from avatar.cli.repl import menu
-from avatar.cli.repl.attach import attach_files
+from avatar.cli.repl.attach import attach
 from avatar.cli.repl.held import keys_held
 from avatar.cli.repl.screen import Screen
 from avatar.cli.repl.slash import lookup
@@ -38,7 +38,13 @@ from avatar.cli.repl.status_line import (
 )
 from avatar.cli.startup import settled
 from avatar.core.errors import AvatarError
-from avatar.core.events import BaseEvent, CommandsAvailable, PermissionRequested, SessionStarted
+from avatar.core.events import (
+    BaseEvent,
+    CommandsAvailable,
+    ModeChanged,
+    PermissionRequested,
+    SessionStarted,
+)
 
 if TYPE_CHECKING:
     from prompt_toolkit.application import Application
@@ -67,7 +73,7 @@ class Repl:
         self._keyed: tuple[str, float] | None = None  # a single-key answer: (key, when)
         self._leaving = 0.0  # when Ctrl-D was pressed mid-turn (a second one leaves)
         self._kept: set[asyncio.Future[Any]] = set()  # tasks keys started
-        self.mode = menu.MODES[0]  # Shift-Tab: ask, or accept edits without asking
+        self.mode = menu.MODES[0]  # Shift-Tab: ask, accept edits without asking, or plan
         self._reopened = False  # a session was resumed: show where it was, once opened
         self._commands: dict[str, list[str]] = {}  # each provider's own slash commands
 
@@ -83,6 +89,16 @@ class Repl:
             if provider is not None:
                 self._commands[provider] = [c.lstrip("/") for c in event.commands if c]
         self.screen.on_event(event)
+
+    def _follow_mode(self, mode: str) -> None:
+        """The agent entered or left its plan mode by itself during a turn (claude-acp's
+        plan approved): the REPL's mode follows, so the next turn does not undo it. (Modes
+        set outside turns are avatar's own: at an open, and plan mode before a turn.)"""
+        current = self.engine.current
+        if (mode == menu.PLAN) == (self.mode == menu.PLAN) or not (current and current.can_plan):
+            return
+        self.mode = menu.PLAN if mode == menu.PLAN else menu.MODES[0]
+        self.say(f"(the agent switched to {mode} mode; permission mode: {self.mode})", "dim")
 
     def agent_commands(self) -> list[str]:
         """The slash commands the current provider's agent offers (names without the `/`)."""
@@ -113,9 +129,13 @@ class Repl:
 
     async def ask_permission(self, request: PermissionRequested) -> Answer | Refusal:
         """The permission menu: the action, its diff when it edits a file, three answers
-        (none in "accept edits" mode for a file edit: it is allowed)."""
+        (none in "accept edits" mode for a file edit: it is allowed; none in plan mode for an
+        action that changes something: the agent is told to plan instead)."""
         if self.mode == "accept edits" and request.kind == "edit":
             return "allow"
+        if self.mode == menu.PLAN and request.kind not in menu.PLAN_ASKED:
+            self.say(f"(plan mode: {request.title} refused)", "dim")
+            return menu.PLAN_REFUSAL
         # The tool call's own event may still be on its way to the screen: let it arrive,
         # so the menu can show what the call would change.
         for _ in range(20):
@@ -149,9 +169,24 @@ class Repl:
         return True
 
     def cycle_mode(self) -> None:
-        """Shift-Tab: the next permission mode, said on the screen."""
-        self.mode = menu.MODES[(menu.MODES.index(self.mode) + 1) % len(menu.MODES)]
+        """Shift-Tab: the next permission mode, said on the screen (plan where the open
+        session's agent has a plan mode; before the first prompt, checked when it opens)."""
+        current = self.engine.current
+        self.mode = menu.next_mode(self.mode, current is None or current.can_plan)
         self.say(f"(permission mode: {self.mode}; {menu.MODE_HELP[self.mode]})", "dim")
+
+    async def _apply_mode(self) -> None:
+        """Before a turn: the agent's own plan mode on or off as the REPL's mode says (the
+        session may have opened, or changed, since Shift-Tab)."""
+        current = self.engine.current
+        if current is None and self.mode == menu.PLAN:
+            current = await self.engine.new()
+        if current is None or not current.can_plan:
+            if self.mode == menu.PLAN:
+                self.mode = menu.MODES[0]
+                self.say(f"(plan mode: {self.engine.status().provider} has none; back to ask)")
+            return
+        await current.set_plan(self.mode == menu.PLAN)
 
     def answer_key(self, key: str) -> None:
         """Answer a pending permission question with a single key (`y`, `a`, `n`)."""
@@ -184,6 +219,8 @@ class Repl:
             Part(status.session_id[:12] if status.session_id else "no session yet", SESSION),
             *figures(status.numbers),
         ]
+        if self.mode != menu.MODES[0]:  # (ask, the default, goes without saying)
+            parts.append(Part(f"{self.mode} mode", HINT))
         if self.permission is not None:
             parts.append(Part("answer: y / a / n", HINT))
         elif self.busy:
@@ -210,7 +247,13 @@ class Repl:
         try:
             self.screen.begin_turn()
             try:
-                async for event in self.engine.send(attach_files(prompt, self.engine.cwd)):
+                asked = attach(prompt, self.engine.cwd)
+                await self._apply_mode()
+                for image in asked.images:
+                    self.say(f"(attached image {image.summary})", "dim")
+                async for event in self.engine.send(asked):
+                    if isinstance(event, ModeChanged) and not event.replay:
+                        self._follow_mode(event.mode)
                     self._on_event(event)
             except AvatarError as e:
                 self.screen.flush()
@@ -355,11 +398,15 @@ class Repl:
 
     async def keep_moving(self, app: Application[str]) -> None:
         """Redraw `app`'s input line and status line while busy (the spinner, the live tail,
-        the clock), a few times a second; an idle screen is left alone."""
+        the clock), a few times a second, and once more when the work ends (the status line
+        says idle even when nothing was printed last); an idle screen is left alone."""
+        moving = False
         while True:
             await asyncio.sleep(TICK)
-            if app.is_running and (self.busy or self.permission is not None):
+            busy = self.busy or self.permission is not None
+            if app.is_running and (busy or moving):
                 app.invalidate()
+            moving = busy
 
     def confirm_leaving(self) -> bool:
         """Ctrl-D: leave, unless a turn runs and this is the first Ctrl-D (then ask)."""

@@ -144,6 +144,7 @@ class Screen:
         self.last_output = time.monotonic()
         self.activity = ""  # what is happening now, for the spinner
         self.tokens = 0
+        self._answered = False
 
     # -- output primitives ------------------------------------------------------------------
 
@@ -233,6 +234,14 @@ class Screen:
 
         if event.replay:
             return
+        answers = (
+            ev.TextDelta,
+            ev.ThinkingDelta,
+            ev.ToolCallStarted,
+            ev.ToolCallFinished,
+            ev.Error,
+        )
+        self._answered = self._answered or isinstance(event, answers)
         if isinstance(event, ev.TextDelta):
             self._text(event.text)
             return
@@ -258,8 +267,13 @@ class Screen:
             self._tool_update(event)
         elif isinstance(event, ev.ToolCallFinished):
             self._tool_done(event)
-        elif isinstance(event, ev.PermissionRequested) and event.decision == "deny":
-            self.line(f"denied: {event.title}", "yellow")
+        elif isinstance(event, ev.PermissionRequested):
+            if event.id not in self._tools:  # a call announced only by its question (Gemini)
+                self._tools[event.id] = ev.ToolCallStarted(
+                    id=event.id, name=event.kind or "tool", title=event.title, kind=event.kind
+                )
+            if event.decision == "deny":
+                self.line(f"denied: {event.title}", "yellow")
         elif isinstance(event, ev.Notice):
             self.line(f"notice: {event.message}", "yellow" if event.level == "warning" else "dim")
         elif isinstance(event, ev.Error):
@@ -332,6 +346,8 @@ class Screen:
             parts.append(f"{self.tokens:,} tokens")
         if stop_reason not in ("end_turn",):
             parts.append(stop_reason.replace("_", " "))
+        elif not self._answered and not self.tokens:
+            parts = []  # nothing but notices (claude's /compact): no empty turn shown
         if parts:
             self.line("─ " + " · ".join(parts), "dim")
         self.turn_started = None
@@ -342,6 +358,7 @@ class Screen:
         self.turn_started = self.last_output = time.monotonic()
         self.activity = "waiting for the model"
         self.tokens = 0
+        self._answered = False  # text, thinking, a tool call or an error was shown
 
     # -- history ----------------------------------------------------------------------------
 

@@ -102,6 +102,14 @@ class _Partial:
     running: ToolCall | None = None
 
 
+#: The kinds of tool plan mode keeps: those that change nothing.
+PLAN_KINDS = frozenset({"read", "search"})
+PLAN_NOTE = (
+    "Plan mode is on: the user wants a plan, not changes. Read and search as needed, then"
+    " answer with the plan; do not edit, write or run anything until plan mode is off."
+)
+
+
 class Agent:
     """Runs turns for one session: a client, a tool set, a system prompt, a steering queue."""
 
@@ -124,10 +132,17 @@ class Agent:
         self.steering: deque[str] = deque()
         self._partial = _Partial()
         self.current_call: ToolCall | None = None
+        #: Plan mode: only the tools that change nothing are offered (and run), and the
+        #: model is told to plan instead of acting.
+        self.plan = False
+
+    def _offered(self) -> list[AgentTool]:
+        tools = self.tools.values()
+        return [t for t in tools if t.kind in PLAN_KINDS] if self.plan else list(tools)
 
     def tool_specs(self) -> list[ToolSpec]:
         """The tools as offered to the model."""
-        return [ToolSpec(t.name, t.description, t.parameters()) for t in self.tools.values()]
+        return [ToolSpec(t.name, t.description, t.parameters()) for t in self._offered()]
 
     async def run(self, emit: Emit) -> StopReason | str:
         """Run model calls and tools until the model stops calling tools; returns why it stopped.
@@ -176,7 +191,8 @@ class Agent:
     async def _call_model(
         self, specs: list[ToolSpec], emit: Emit
     ) -> tuple[list[ToolCall], StopReason]:
-        request = ChatRequest(system=self.system_prompt, messages=self.hooks.context(), tools=specs)
+        system = f"{self.system_prompt}\n\n{PLAN_NOTE}" if self.plan else self.system_prompt
+        request = ChatRequest(system=system, messages=self.hooks.context(), tools=specs)
         partial = self._partial
         partial.text, partial.thinking = [], []
         partial.streaming = True
@@ -232,8 +248,10 @@ class Agent:
     async def _execute(self, tool: AgentTool | None, call: ToolCall) -> AgentToolResult:
         if call.error:
             return AgentToolResult(f"{call.name}: {call.error}", True)
+        if tool is not None and self.plan and tool.kind not in PLAN_KINDS:
+            return AgentToolResult(f"{call.name}: not available in plan mode; {PLAN_NOTE}", True)
         if tool is None:
-            known = ", ".join(self.tools)
+            known = ", ".join(t.name for t in self._offered())
             return AgentToolResult(f"unknown tool {call.name!r}; available: {known}", True)
         return await tool(call.arguments, self.tool_context)
 

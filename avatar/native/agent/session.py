@@ -53,6 +53,7 @@ from avatar.policy import sandbox
 from avatar.policy.permissions import Refusal, allows
 
 if TYPE_CHECKING:
+    from avatar.core.prompts import Attachment
     from avatar.native.llm.base import LLMClient
     from avatar.native.models import ModelInfo
     from avatar.native.store.writer import SessionWriter
@@ -71,6 +72,7 @@ class AgentSession:
         self.state: SessionState | None = None
         self.writer: SessionWriter | None = None
         self.agent: Agent | None = None
+        self.plan = False  # plan mode: read-only tools (see `set_plan`)
         self._clients: list[LLMClient] = []
         self._sandbox: sandbox.Sandbox | None = None
         self._turn: asyncio.Task[None] | None = None
@@ -149,6 +151,7 @@ class AgentSession:
         self.agent = Agent(
             self._new_client(model), self.tools, tool_context, self.system_prompt, self
         )
+        self.agent.plan = self.plan
 
     def _new_client(self, model: ModelInfo) -> LLMClient:
         client = self.config.client_factory(model, self.config.env, self._retry_notice)
@@ -162,8 +165,11 @@ class AgentSession:
         """True while a turn runs."""
         return self._turn is not None and not self._turn.done()
 
-    async def send_message(self, text: str) -> AsyncIterator[BaseEvent]:
-        """Run one turn; yields avatar events, the last one `TurnFinished`."""
+    async def send_message(
+        self, text: str, images: tuple[Attachment, ...] = ()
+    ) -> AsyncIterator[BaseEvent]:
+        """Run one turn; yields avatar events, the last one `TurnFinished`. `images` go to the
+        model with the message; the session file has only their `[image: name]` in `text`."""
         if self.agent is None:
             raise RuntimeError("no session is open")
         if self.running:
@@ -171,7 +177,7 @@ class AgentSession:
         queue: asyncio.Queue[Any] = asyncio.Queue()
         self._emit_to = queue.put_nowait
         self._aborting = False
-        self._turn = asyncio.create_task(self._run_turn(text, queue.put_nowait))
+        self._turn = asyncio.create_task(self._run_turn(text, images, queue.put_nowait))
         try:
             while True:
                 event = await queue.get()
@@ -183,7 +189,7 @@ class AgentSession:
                 await self.abort()
             self._emit_to = None
 
-    async def _run_turn(self, text: str, emit: Emit) -> None:
+    async def _run_turn(self, text: str, images: tuple[Attachment, ...], emit: Emit) -> None:
         assert self.agent is not None
         assert self.state is not None
         self._turn_base = (self.state.input_tokens, self.state.output_tokens)
@@ -193,6 +199,7 @@ class AgentSession:
                 self.record_steering(pending)
             self._pending_steering.clear()
             self.record_entry(MessageEntry(role="user", text=text))
+            self.state.messages[-1].images = images  # (for this run's calls only)
             reason = await self.agent.run(emit)
             stop = reason if reason in _TURN_STOPS else "end_turn"
         except asyncio.CancelledError:
@@ -349,6 +356,12 @@ class AgentSession:
         return message
 
     # -- model ------------------------------------------------------------------------------
+
+    def set_plan(self, on: bool) -> None:
+        """Plan mode on or off from the next model call: read-only tools, the model told."""
+        self.plan = on
+        if self.agent is not None:
+            self.agent.plan = on
 
     def set_model(self, model: ModelInfo) -> None:
         """Use `model` from the next model call on (recorded as a model change)."""

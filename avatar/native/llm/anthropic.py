@@ -64,6 +64,13 @@ def to_anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:
             role = m.role
             if m.text:
                 blocks.append({"type": "text", "text": m.text})
+            blocks.extend(
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": i.mime, "data": i.base64},
+                }
+                for i in m.images
+            )
             for c in m.tool_calls or ():
                 blocks.append(
                     {"type": "tool_use", "id": _tool_id(c.id), "name": c.name, "input": c.arguments}

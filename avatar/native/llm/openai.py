@@ -41,7 +41,14 @@ def to_openai_messages(system: str, messages: list[Message]) -> list[dict[str, A
     if system:
         out.append({"role": "system", "content": system})
     for m in messages:
-        if m.role == "user":
+        if m.role == "user" and m.images:
+            parts: list[dict[str, Any]] = [{"type": "text", "text": m.text}] if m.text else []
+            parts.extend(
+                {"type": "image_url", "image_url": {"url": f"data:{i.mime};base64,{i.base64}"}}
+                for i in m.images
+            )
+            out.append({"role": "user", "content": parts})
+        elif m.role == "user":
             out.append({"role": "user", "content": m.text})
         elif m.role == "assistant":
             item: dict[str, Any] = {"role": "assistant", "content": m.text or None}

@@ -8,9 +8,15 @@ back into `StreamPart`s.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from avatar.core.prompts import Attachment
 
 Role = Literal["user", "assistant", "tool"]
+
+#: What an image counts as in chars/4 estimates (~1,600 tokens, a screenshot's usual cost).
+IMAGE_CHARS = 6400
 
 
 @dataclass(slots=True)
@@ -28,7 +34,8 @@ class Message:
     """One conversation message.
 
     `entry_id` is the session entry it came from (compaction cuts by entry id); `tool_call_id`
-    and `name` are set on tool results.
+    and `name` are set on tool results. `images` (user messages) are sent with the text; the
+    session file keeps only their names, in the text.
     """
 
     role: Role
@@ -38,10 +45,11 @@ class Message:
     name: str | None = None
     is_error: bool = False
     entry_id: str | None = None
+    images: tuple[Attachment, ...] = ()
 
     def chars(self) -> int:
         """Characters the message occupies (for chars/4 token estimates)."""
-        n = len(self.text)
+        n = len(self.text) + IMAGE_CHARS * len(self.images)
         if self.tool_calls:
             for call in self.tool_calls:
                 n += len(call.name) + len(str(call.arguments))
