@@ -169,6 +169,9 @@ class _Fold(FileFold):
                         )
                     )
                 continue
+            if isinstance(block, dict) and block.get("type") == "image":
+                texts.append("[image]")  # its bytes stay in Claude Code's file alone
+                continue
             text = blocks_text([block])
             if text and not is_injected(text, INJECTED_PREFIXES):
                 texts.append(text)

@@ -312,3 +312,22 @@ def test_a_tampered_cache_entry_is_read_again_from_the_file(
     [info] = homes.claude().find(ONE)
     assert (info.title, info.messages, info.id) == ("turn one", 4, ONE)
     assert info.updated is not None and info.cwd == "/home/dev/proj"
+
+
+def test_an_image_the_user_sent_is_named_not_copied(homes: Homes) -> None:
+    data = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}
+    write(
+        homes,
+        NEW,
+        [
+            entry("user", [{"type": "text", "text": "what is this"}, image]),
+            entry("assistant", [{"type": "text", "text": "A pixel."}]),
+        ],
+    )
+    t = homes.claude().transcript(NEW)
+    assert [(m.role, m.text) for m in t.messages] == [
+        ("user", "what is this\n[image]"),
+        ("assistant", "A pixel."),
+    ]
+    assert data not in repr(t)
