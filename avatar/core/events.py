@@ -56,12 +56,15 @@ class BaseEvent:
 
     replay: bool = False
 
+    def to_dict(self) -> dict[str, Any]:
+        """The event as `to_json` writes it, before serialising: a dict, `v` first."""
+        return {"v": SCHEMA_VERSION, **asdict(self)}
+
     def to_json(self) -> str:
         """One JSON object, with the schema version `v` first."""
         import json
 
-        data = {"v": SCHEMA_VERSION, **asdict(self)}
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+        return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 @dataclass(kw_only=True)
