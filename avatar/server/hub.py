@@ -445,6 +445,8 @@ class Hub:
             except BaseException:
                 await live.close()
                 raise
+            finally:
+                self.warm.refill()
             self._live.append(live)
             return live
 

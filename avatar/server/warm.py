@@ -39,7 +39,12 @@ class _Warm:
         self.key, self.engine = key, engine
         self.said: list[BaseEvent] = []  # what starting it said (a sandbox notice, say)
         self.unsubscribe = engine.subscribe(self.said.append)
-        self.started = asyncio.ensure_future(engine.running(key[0]))
+        self.task: asyncio.Task[object] | None = None
+
+    def start(self) -> asyncio.Task[object]:
+        if self.task is None:
+            self.task = asyncio.ensure_future(self.engine.running(self.key[0]))
+        return self.task
 
 
 class WarmAgents:
@@ -52,16 +57,19 @@ class WarmAgents:
     async def take(self, engine: Engine) -> tuple[Engine, list[BaseEvent]]:
         """The engine a new live session runs on, and what its start said: the warm one of
         `engine`'s key when there is one (its start awaited if it is under way; `engine`,
-        never started, is dropped), else `engine` itself. Either way another one starts
-        warming for the next session of this key."""
+        never started, is dropped), else `engine` itself. Either way another one is made for
+        the next session of this key, to start once this one's session is open (`refill`):
+        two agents starting at once would slow the one waited for, and some (codex on a new
+        home) trip over each other."""
         key = warm_key(engine)
         slot = key[:2]
         warm = self._slots.pop(slot, None)
         chosen, said = engine, []
         if warm is not None and warm.key == key:
+            started = warm.start()
             with contextlib.suppress(Exception):
-                await warm.started
-            if warm.started.exception() is None and warm.engine.status().provider == key[0]:
+                await started
+            if started.exception() is None and warm.engine.status().provider == key[0]:
                 warm.unsubscribe()
                 chosen, said = warm.engine, warm.said
             else:
@@ -71,10 +79,16 @@ class WarmAgents:
         self._slots[slot] = _Warm(key, engine.twin())
         return chosen, said
 
+    def refill(self) -> None:
+        """Start the agents made by `take()` (a session has opened, or failed to)."""
+        for warm in self._slots.values():
+            warm.start()
+
     def _stop(self, warm: _Warm) -> None:
         async def stop() -> None:
-            with contextlib.suppress(BaseException):
-                await warm.started
+            if warm.task is not None:  # (a start under way ends first: then it is stopped)
+                with contextlib.suppress(BaseException):
+                    await warm.task
             await warm.engine.close()
 
         task = asyncio.ensure_future(stop())
