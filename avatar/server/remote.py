@@ -17,7 +17,7 @@ import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from avatar.core.errors import AvatarError
+from avatar.core.errors import AvatarError, UsageError
 from avatar.core.events import (
     BaseEvent,
     Notice,
@@ -39,6 +39,13 @@ if TYPE_CHECKING:
 _END = object()
 
 
+def _error(message: str, code: int) -> AvatarError:
+    """The error the server said, with its exit code."""
+    error = UsageError(message) if code == 2 else AvatarError(message)
+    error.exit_code = code
+    return error
+
+
 class RemoteEngine(Engine):
     """See the module docstring; `attach()` connects it to a live session."""
 
@@ -56,7 +63,7 @@ class RemoteEngine(Engine):
         self._send({"op": "attach", "ref": ref, "client": client})
         first = decode(await reader.readline() or b"{}")
         if "ok" not in first:
-            raise AvatarError(first.get("error", "the server refused"), first.get("exit", 1))
+            raise _error(first.get("error", "the server refused"), int(first.get("exit", 1)))
         self.client = client or f"attach:{os.getpid()}"
         if first.get("started"):
             started = event_from_dict(first["started"])
@@ -182,7 +189,7 @@ class RemoteEngine(Engine):
                 return
             if isinstance(item, dict):  # its `turn_ended`
                 if item.get("error"):
-                    raise AvatarError(item["error"], int(item.get("exit", 1)))
+                    raise _error(item["error"], int(item.get("exit", 1)))
                 return
             self.meter.observe(item)
             yield item
