@@ -96,8 +96,8 @@ class Hub:
         engine: Engine | None = None,
         entered: Callable[[Worktree], None] | None = None,
     ) -> LiveSession:
-        """A live session for `client`: the live one `resume` (or `session_id`) names when
-        one is live, else a session opened as `Engine.open` opens it (`worktree`: in a new
+        """A live session for `client`: the live one `resume` (or `session_id`, or with
+        `continue_last` the newest session here) names when one is live, else a session opened as `Engine.open` opens it (`worktree`: in a new
         git worktree, `""` a generated name; `one_shot`: a new session that will run one
         turn, `Engine.one_shot`; `wait`: wait for a session another process holds).
 
@@ -108,13 +108,16 @@ class Hub:
         `entered`: told the worktree made for the session, before it opens."""
         ref = resume or session_id
         async with self._opening:
+            engine = engine or self.make_engine(options)
+            if continue_last and not ref:  # the newest session here: it may be live already
+                newest = engine.library.sessions(engine.chosen_provider())
+                ref = newest[0].id if newest else None
             live = self.get(ref) if ref else None
             if live is not None:
                 if on_events is not None:
                     on_events(live.subscribe(client, replay=replay, answers=answers))
                 return live
             said: list[BaseEvent] = []
-            engine = engine or self.make_engine(options)
             if worktree is None and self.keep_warm:  # (a worktree is a project of its own)
                 engine, said = await self.warm.take(engine)
             engine.wait_busy = wait

@@ -204,3 +204,23 @@ async def test_the_next_session_runs_on_an_agent_started_before_it_and_a_new_con
     finally:
         await hub.close()
     assert await _agents(state, 0) == []
+
+
+async def test_continue_joins_the_newest_session_when_it_is_live(tmp_path: Path) -> None:
+    hub = _hub(tmp_path, chunk_delay=0.05)
+    options = OpenOptions(cwd=tmp_path / "work", provider="fake")
+    events: list[Event] = []
+    tasks: list[asyncio.Task[None]] = []
+    try:
+        live = await hub.open(
+            options, client="a", on_events=lambda s: tasks.append(_collect(s, events))
+        )
+        assert (await live.prompt("one", "a"))["exit"] == 0
+        # (alone, a second engine on the same session would wait for the first one's lock)
+        joined = await asyncio.wait_for(hub.open(options, client="b", continue_last=True), 20)
+        assert joined is live
+        assert [i.session_id for i in hub.live()] == [live.session_id]
+    finally:
+        await hub.close()
+        for task in tasks:
+            await task
