@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -229,3 +230,26 @@ def test_a_chat_through_the_server_loads_no_sdk_pydantic_or_click(
         timeout=60,
     )
     assert "reply 1 to 'hello'" in cold.stdout and "'click'" in cold.stdout  # (alone, it does)
+
+
+def test_ctrl_c_on_a_chat_through_the_server_cancels_its_turn(
+    agent_home: AgentHome, avatar_env: dict[str, str]
+) -> None:
+    write_fake_provider(agent_home, chunk_delay=1.0)
+    cwd = agent_home.workdir
+    with serving(avatar_env, cwd):
+        chat = start(avatar_env, cwd, "-p", "fake", "chat", "take your time")
+        _wait_for(
+            lambda: (
+                [s["state"] for s in json.loads(avatar(avatar_env, cwd, "ps", "--json").stdout)]
+                == ["turn"]
+            )
+        )
+        chat.send_signal(signal.SIGINT)
+        _, err = chat.communicate(timeout=30)
+        assert chat.returncode == 130, err  # as without a server
+        log = (agent_home.root / "fake-state" / "requests.jsonl").read_text()
+        assert '"session/cancel"' in log  # the agent was told to stop
+        _wait_for(lambda: json.loads(avatar(avatar_env, cwd, "ps", "--json").stdout) == [])
+        again = avatar(avatar_env, cwd, "-p", "fake", "chat", "still there?")
+        assert again.returncode == 0 and "reply 1 to 'still there?'" in again.stdout
