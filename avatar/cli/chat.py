@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from avatar.cli.output.render import LineRenderer
 from avatar.cli.repl.attach import attach
+from avatar.cli.served_run import SERVING
 from avatar.cli.startup import settled
 
 if TYPE_CHECKING:
@@ -42,6 +43,14 @@ def run_chat(
     asked = attach(prompt, engine.cwd)  # (a bad image fails before any agent starts)
     for image in asked.images:
         sys.stderr.write(f"attached image {image.summary}\n")
+    served = SERVING.get()
+    if served is not None:  # in the server, for a client: the session is the hub's
+        from avatar.cli.chat_served import served_chat
+
+        how = {"resume": resume, "continue_last": cont, "session_id": session_id}
+        how |= {"source": source, "worktree": worktree, "wait": wait, "json_out": json_out}
+        served.later = lambda: served_chat(served, engine, asked, **how)
+        return 0
     engine.wait_busy = wait
     engine.one_shot = not (resume or cont or session_id or source)
     renderer = LineRenderer(json_out)

@@ -3,7 +3,8 @@
 has no cycle and no arrow from a lower layer up to a higher one.
 
 The layers, from the ground up (a module's layer is the folder right under `avatar/`):
-core < policy < sessions < native < providers < bridges < handoff < library < engine < cli.
+core < policy < sessions < native < providers < bridges < handoff < library < engine < server
+< cli.
 The modules at the top of the package (`avatar`, `avatar.events`, `avatar.permissions`, the
 public names) sit above them all, and nothing inside imports them.
 """
@@ -25,6 +26,7 @@ LAYERS = (
     "handoff",
     "library",
     "engine",
+    "server",
     "cli",
 )
 

@@ -16,6 +16,7 @@ CLI_FILES = sorted((AVATAR / "cli").rglob("*.py"))
 CLI_MAY_IMPORT = (
     "avatar.cli",
     "avatar.engine.engine",
+    "avatar.server",  # the server's hub, client and remote engine (over the engine's API)
     "avatar.events",  # the public names
     "avatar.permissions",
     "avatar.core.events",

@@ -1,0 +1,197 @@
+"""The hub: every live session of the server (DESIGN §11), in-process.
+
+The socket server (`avatar.server.serving`) and the web page both drive sessions through this
+API only; the `Engine` is the only thing the hub calls, one engine per live session
+(`avatar.server.live`: subscribing, prompts queued in order, permission questions answered
+from any client, the events). New sessions run on agents kept warm (`avatar.server.warm`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from avatar.core.errors import UsageError
+from avatar.server.live import Event, LiveInfo, LiveSession, State
+from avatar.server.warm import WarmAgents
+
+if TYPE_CHECKING:
+    from avatar.core.events import BaseEvent
+    from avatar.engine.engine import Engine
+    from avatar.library.library import Library
+    from avatar.library.worktrees import Worktree
+
+__all__ = ["Event", "Hub", "LiveInfo", "LiveSession", "OpenOptions", "State", "build_engine"]
+
+
+@dataclass(frozen=True)
+class OpenOptions:
+    """What a client asks an engine to be built with: the global options and the command's
+    own (the same as `avatar`'s flags, DESIGN §3)."""
+
+    cwd: Path
+    provider: str | None = None
+    model: str | None = None
+    preset: str | None = None
+    config: Path | None = None
+    trust: bool = False
+    permission: str | None = None
+    add_dirs: tuple[Path, ...] = ()
+
+
+def build_engine(options: OpenOptions) -> Engine:
+    """The engine `avatar` would build for these options (`Engine.from_config`)."""
+    from avatar.engine.engine import Engine
+
+    return Engine.from_config(
+        options.cwd,
+        provider=options.provider,
+        model=options.model,
+        preset=options.preset,
+        config_file=options.config,
+        permission=options.permission,
+        add_dirs=options.add_dirs,
+        trust=options.trust,
+    )
+
+
+class Hub:
+    """Every live session of this server; see the module docstring.
+
+    `make_engine` builds the engine of a new live session from the client's options
+    (default: `build_engine`, as the `avatar` command does); `keep_warm`: a new session's
+    agent is one started beforehand (`avatar.server.warm`), and another starts for the next.
+    """
+
+    def __init__(
+        self, make_engine: Callable[[OpenOptions], Engine] = build_engine, *, keep_warm: bool = True
+    ) -> None:
+        self.make_engine = make_engine
+        #: Keep an agent started for the next session of each provider and project.
+        self.keep_warm = keep_warm
+        self.warm = WarmAgents()
+        self._live: list[LiveSession] = []
+        self._opening = asyncio.Lock()  # two clients resuming one session share it
+        self._libraries: dict[Path, Engine] = {}
+        self._closing: set[asyncio.Task[None]] = set()
+
+    async def open(
+        self,
+        options: OpenOptions,
+        *,
+        client: str,
+        resume: str | None = None,
+        continue_last: bool = False,
+        session_id: str | None = None,
+        source: str | None = None,
+        worktree: str | None = None,
+        one_shot: bool = False,
+        wait: bool = True,
+        replay: bool = True,
+        answers: bool = False,
+        on_events: Callable[[AsyncIterator[Event]], None] | None = None,
+        engine: Engine | None = None,
+        entered: Callable[[Worktree], None] | None = None,
+    ) -> LiveSession:
+        """A live session for `client`: the live one `resume` (or `session_id`, or with
+        `continue_last` the newest session here) names when one is live, else a session
+        opened as `Engine.open` opens it (`worktree`: in a new git worktree, `""` a generated
+        name; `one_shot`: a new session that will run one turn, `Engine.one_shot`; `wait`:
+        wait for a session another process holds).
+
+        `on_events` receives the client's subscription (`LiveSession.subscribe` with
+        `replay` and `answers`) before the session opens, so that the events of opening it
+        (`session`, notices) reach the client too; without it the caller subscribes.
+        `engine`: one the caller built (its config notices said), instead of `make_engine`;
+        `entered`: told the worktree made for the session, before it opens."""
+        ref = resume or session_id
+        async with self._opening:
+            engine = engine or self.make_engine(options)
+            if continue_last and not ref:  # the newest session here: it may be live already
+                newest = engine.library.sessions(engine.chosen_provider())
+                ref = newest[0].id if newest else None
+            live = self.get(ref) if ref else None
+            if live is not None:
+                if on_events is not None:
+                    on_events(live.subscribe(client, replay=replay, answers=answers))
+                return live
+            said: list[BaseEvent] = []
+            if worktree is None and self.keep_warm:  # (a worktree is a project of its own)
+                engine, said = await self.warm.take(engine)
+            engine.wait_busy = wait
+            engine.one_shot = one_shot
+            live = LiveSession(engine, self._forget)
+            live.opener = client
+            live.started_with(said)
+            if on_events is not None:
+                on_events(live.subscribe(client, replay=replay, answers=answers))
+            try:
+                if worktree is not None:
+                    made = await engine.enter_worktree(worktree or None)
+                    if entered is not None:
+                        entered(made)
+                await engine.open(
+                    resume=resume,
+                    continue_last=continue_last,
+                    session_id=session_id,
+                    source=source,
+                )
+            except BaseException:
+                await live.close()
+                raise
+            finally:
+                self.warm.refill()
+            self._live.append(live)
+            return live
+
+    def live(self) -> list[LiveInfo]:
+        """Every live session, oldest first (`avatar ps`)."""
+        return [live.info() for live in self._live if not live.closed]
+
+    def get(self, ref: str) -> LiveSession | None:
+        """The live session whose id is `ref` or starts with it; None when none is live; a
+        UsageError when the prefix names more than one."""
+        exact = [s for s in self._live if s.session_id == ref]
+        if exact:
+            return exact[0]
+        found = [s for s in self._live if ref and s.session_id.startswith(ref)]
+        if len(found) > 1:
+            ids = ", ".join(s.session_id for s in found)
+            raise UsageError(f"session prefix '{ref}' names more than one live session: {ids}")
+        return found[0] if found else None
+
+    def library(self, cwd: Path, options: OpenOptions | None = None) -> Library:
+        """The session library of the project at `cwd` (`Engine.library`), kept between
+        calls."""
+        root = cwd.resolve()
+        engine = self._libraries.get(root)
+        if engine is None:
+            engine = self.make_engine(options or OpenOptions(cwd=root))
+            self._libraries[root] = engine
+        return engine.library
+
+    def _forget(self, live: LiveSession) -> None:
+        if live in self._live:
+            self._live.remove(live)
+        task = asyncio.ensure_future(live.close())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def close(self) -> None:
+        """Close every live session (their agents stop) and the engines kept for listing."""
+        live, self._live = self._live, []
+        for session in live:
+            await session.close()
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
+        for engine in self._libraries.values():
+            await engine.close()
+        self._libraries.clear()
+        await self.warm.close()
+
+    def sessions(self) -> Sequence[LiveSession]:
+        """The live sessions themselves, oldest first."""
+        return [s for s in self._live if not s.closed]

@@ -1,0 +1,225 @@
+"""The hub's live sessions (DESIGN §11), on the fake ACP agent: prompts of several clients
+queue in order, every client sees every event (a late one gets the history first), a
+permission question reaches every client that can answer and the first answer wins, a session
+nobody can answer for denies as `chat` does, and a resume of a live session joins it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from avatar.core.config import parse_settings
+from avatar.engine.engine import Engine
+from avatar.server.hub import Event, Hub, OpenOptions
+from tests.support.acp_agent import provider_entry
+from tests.support.served import processes_with
+
+
+def _hub(tmp_path: Path, **agent: Any) -> Hub:
+    settings = parse_settings(
+        {"providers": {"fake": provider_entry(tmp_path / "state", **agent)}, "provider": "fake"}
+    )
+    (tmp_path / "work").mkdir(exist_ok=True)
+
+    def make(options: OpenOptions) -> Engine:
+        return Engine(
+            settings,
+            options.cwd,
+            provider=options.provider,
+            home=tmp_path / "home",
+            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        )
+
+    return Hub(make)
+
+
+@pytest.fixture
+async def hub(tmp_path: Path) -> AsyncIterator[Hub]:
+    made = _hub(tmp_path, chunk_delay=0.05, permission=False)
+    yield made
+    await made.close()
+
+
+def _collect(stream: AsyncIterator[Event], into: list[Event]) -> asyncio.Task[None]:
+    async def run() -> None:
+        async for event in stream:
+            into.append(event)
+
+    return asyncio.ensure_future(run())
+
+
+def _answers(events: list[Event]) -> list[str]:
+    """The answer text of each turn, in the order the turns ran."""
+    texts: list[str] = []
+    for event in events:
+        if event["type"] == "turn_started":
+            texts.append("")
+        elif event["type"] == "text" and not event["replay"]:
+            texts[-1] += event["text"]
+    return texts
+
+
+async def test_prompts_from_several_clients_queue_in_order_and_all_see_every_event(
+    hub: Hub, tmp_path: Path
+) -> None:
+    seen: dict[str, list[Event]] = {"a": [], "b": []}
+    tasks: list[asyncio.Task[None]] = []
+    options = OpenOptions(cwd=tmp_path / "work", provider="fake")
+    live = await hub.open(
+        options, client="a", on_events=lambda s: tasks.append(_collect(s, seen["a"]))
+    )
+    joined = await hub.open(
+        options,
+        client="b",
+        resume=live.session_id,
+        on_events=lambda s: tasks.append(_collect(s, seen["b"])),
+    )
+    assert joined is live  # a resume of a live session joins it
+    ends = await asyncio.gather(
+        live.prompt("one", "a"), live.prompt("two", "b"), live.prompt("three", "a")
+    )
+    assert [e["turn"] for e in ends] == [1, 2, 3] and {e["exit"] for e in ends} == {0}
+    await asyncio.sleep(0.05)
+    for client in ("a", "b"):
+        answers = _answers(seen[client])
+        assert [a.split(" to ")[1].split(" (")[0] for a in answers] == ["'one'", "'two'", "'three'"]
+        # each turn saw the ones before it: they ran one after the other on one session
+        assert [a.split("(history ")[1] for a in answers] == ["0)", "2)", "4)"]
+    assert seen["a"] == seen["b"]
+    late: list[Event] = []
+    tasks.append(_collect(live.subscribe("c"), late))
+    await asyncio.sleep(0.05)
+    assert late == seen["a"]  # a late client sees the history first
+    assert [i.clients for i in hub.live()] == [["a", "b", "c"]]
+    for client in ("a", "b", "c"):
+        live.detach(client)
+    await asyncio.gather(*tasks)
+    await asyncio.sleep(0.05)
+    assert hub.live() == []  # the last client gone, the session closed
+
+
+async def test_a_permission_question_reaches_every_client_and_the_first_answer_wins(
+    tmp_path: Path,
+) -> None:
+    hub = _hub(tmp_path, permission=True)
+    seen: dict[str, list[Event]] = {"a": [], "b": []}
+    tasks: list[asyncio.Task[None]] = []
+    options = OpenOptions(cwd=tmp_path / "work", provider="fake")
+    try:
+        live = await hub.open(options, client="a", answers=True)
+        tasks.append(_collect(live.subscribe("a", answers=True), seen["a"]))
+        tasks.append(_collect(live.subscribe("b", answers=True), seen["b"]))
+        turn = asyncio.ensure_future(live.prompt("risky", "a"))
+        for _ in range(200):
+            if live.state == "permission":
+                break
+            await asyncio.sleep(0.02)
+        assert [i.state for i in hub.live()] == ["permission"]
+        await asyncio.sleep(0.02)
+        for client in ("a", "b"):
+            asked = [e for e in seen[client] if e["type"] == "permission_asked"]
+            assert len(asked) == 1
+        request = asked[0]["id"]
+        assert live.answer(request, "allow", "b")
+        assert not live.answer(request, "deny", "a")  # answered already: the first wins
+        ended = await turn
+        assert ended["exit"] == 0
+        await asyncio.sleep(0.05)
+        for client in ("a", "b"):
+            said = [e for e in seen[client] if e["type"] == "permission_answered"]
+            assert [(e["answer"], e["client"]) for e in said] == [("allow", "b")]
+            assert "[permission: yes]" in _answers(seen[client])[0]
+        assert seen["a"] == seen["b"]
+        assert [i.state for i in hub.live()] == ["idle"]
+    finally:
+        await hub.close()
+        for task in tasks:
+            await task
+
+
+async def test_nobody_to_answer_denies_as_chat_does(tmp_path: Path) -> None:
+    hub = _hub(tmp_path, permission=True)
+    events: list[Event] = []
+    tasks: list[asyncio.Task[None]] = []
+    try:
+        live = await hub.open(
+            OpenOptions(cwd=tmp_path / "work", provider="fake"),
+            client="chat",
+            on_events=lambda s: tasks.append(_collect(s, events)),
+        )
+        ended = await asyncio.wait_for(live.prompt("risky", "chat"), 30)
+        assert ended["exit"] == 0
+        await asyncio.sleep(0.05)
+        assert "[permission: no]" in _answers(events)[0]
+        notices = [e["message"] for e in events if e["type"] == "notice"]
+        assert any("nobody can answer a permission prompt here" in n for n in notices)
+    finally:
+        await hub.close()
+        for task in tasks:
+            await task
+
+
+async def _agents(state: Path, count: int, gone: int = 0) -> list[int]:
+    """The fake agents running on `state`, once there are `count` of them (and `gone` is not
+    one of them)."""
+    for _ in range(300):
+        found = processes_with(str(state))
+        if len(found) == count and gone not in found:
+            return found
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{processes_with(str(state))} fake agents, not {count}")
+
+
+async def test_the_next_session_runs_on_an_agent_started_before_it_and_a_new_config_restarts_it(
+    tmp_path: Path,
+) -> None:
+    hub = _hub(tmp_path)
+    options = OpenOptions(cwd=tmp_path / "work", provider="fake")
+    state = tmp_path / "state"
+    try:
+        first = await hub.open(options, client="a")
+        assert (await first.prompt("one", "a"))["exit"] == 0
+        mine = first.engine.status().facts["pid"]
+        first.detach("a")  # its session closes (its agent stops); the warm agent stays
+        [warm] = await _agents(state, 1, gone=mine)
+        second = await hub.open(options, client="b")
+        assert second.engine.status().facts["pid"] == warm  # started before it was asked for
+        assert (await second.prompt("two", "b"))["exit"] == 0
+        second.detach("b")
+        [next_warm] = await _agents(state, 1, gone=warm)
+        # Another config (here: the permission policy) is another key: a new agent, and the
+        # one kept warm for the old config stops.
+        changed = hub.make_engine(options)
+        changed.settings = replace(changed.settings, permission="allow")
+        third = await hub.open(options, client="c", engine=changed)
+        assert third.engine.status().facts["pid"] != next_warm
+        await _agents(state, 2, gone=next_warm)  # the third's own, and the next warm one
+        third.detach("c")
+    finally:
+        await hub.close()
+    assert await _agents(state, 0) == []
+
+
+async def test_continue_joins_the_newest_session_when_it_is_live(tmp_path: Path) -> None:
+    hub = _hub(tmp_path, chunk_delay=0.05)
+    options = OpenOptions(cwd=tmp_path / "work", provider="fake")
+    events: list[Event] = []
+    tasks: list[asyncio.Task[None]] = []
+    try:
+        live = await hub.open(
+            options, client="a", on_events=lambda s: tasks.append(_collect(s, events))
+        )
+        assert (await live.prompt("one", "a"))["exit"] == 0
+        # (alone, a second engine on the same session would wait for the first one's lock)
+        joined = await asyncio.wait_for(hub.open(options, client="b", continue_last=True), 20)
+        assert joined is live
+        assert [i.session_id for i in hub.live()] == [live.session_id]
+    finally:
+        await hub.close()
+        for task in tasks:
+            await task
