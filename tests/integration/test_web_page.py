@@ -50,9 +50,9 @@ def test_chat_streams_asks_switches_and_searches(
         Reply.text("Understood, not writing."),
     )
     model_server.script("responses", Reply.text("Codex took over."))
-    with web_server(avatar_env(agent_home), work) as url, chromium() as browser:
+    with web_server(avatar_env(agent_home), work) as served, chromium() as browser:
         page = browser.new_page()  # type: ignore[attr-defined]
-        open_chat(page, url, "native")
+        open_chat(page, served.url, "native")
 
         send(page, "tell me about the pelican")
         # The answer streams: plain text first, then shown rendered, its code highlighted.

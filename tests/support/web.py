@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from tests.support.browser import find_browser
@@ -18,9 +19,27 @@ from tests.support.browser import find_browser
 URL_LINE = re.compile(r"(http://127\.0\.0\.1:(\d+)/\?token=([\w-]+))")
 
 
+@dataclass(frozen=True)
+class Served:
+    """A running web server: the URL it printed (token included), and its process id."""
+
+    url: str
+    pid: int
+
+    @property
+    def base(self) -> str:
+        """The address without the token."""
+        return self.url.split("/?")[0]
+
+    @property
+    def token(self) -> str:
+        """The token of the printed URL."""
+        return self.url.rsplit("=", 1)[1]
+
+
 @contextlib.contextmanager
-def web_server(env: dict[str, str], cwd: Path, log: Path | None = None) -> Iterator[str]:
-    """Start the web server in `cwd` with `env`; its URL (token included) while it runs.
+def web_server(env: dict[str, str], cwd: Path, log: Path | None = None) -> Iterator[Served]:
+    """Start the web server in `cwd` with `env`; what it printed while it runs.
     Its stderr goes to `log` (default: `web-server.log` beside `cwd`), shown on failure."""
     log = log or cwd.parent / "web-server.log"
     errors = log.open("w")
@@ -39,7 +58,7 @@ def web_server(env: dict[str, str], cwd: Path, log: Path | None = None) -> Itera
         found = URL_LINE.search(line)
         assert found, f"no URL: {line!r}\n{log.read_text()}"
         try:
-            yield found.group(1)
+            yield Served(found.group(1), proc.pid)
         except BaseException:
             print(f"web server's stderr:\n{log.read_text()}")
             raise

@@ -53,7 +53,8 @@ class TokenGate:
             await _refuse(send, "not this server's address")
         elif given is not None and self._ok(given) and scope["method"] == "GET":
             rest = urlencode([(k, v) for k, v in query if k != PARAM])
-            await _redirect(send, scope["path"] + (f"?{rest}" if rest else ""), self.token)
+            path = scope.get("raw_path") or scope["path"].encode()
+            await _redirect(send, path + (f"?{rest}".encode() if rest else b""), self.token)
         elif self._ok(given) or self._ok(_cookie(headers.get("cookie", ""))):
             await self.app(scope, receive, send)
         else:
@@ -94,14 +95,14 @@ async def _refuse(send: Send, why: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-async def _redirect(send: Send, location: str, token: str) -> None:
+async def _redirect(send: Send, location: bytes, token: str) -> None:
     cookie = f"{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/"
     await send(
         {
             "type": "http.response.start",
             "status": 303,
             "headers": [
-                (b"location", location.encode("latin-1")),
+                (b"location", location),
                 (b"set-cookie", cookie.encode("latin-1")),
                 (b"content-length", b"0"),
             ],
