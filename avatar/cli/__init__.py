@@ -27,6 +27,13 @@ def main(argv: list[str] | None = None) -> None:
         # JSON): it is printed as that escape, never an error that ends the command.
         if stream is not None and hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
+    # A running server runs the command in its warm process (`avatar.server.client`): asked
+    # before click, pydantic or the ACP SDK load, so that this costs little more than Python.
+    from avatar.server.client import served
+
+    code = served(args)
+    if code is not None:
+        raise SystemExit(code)
     import gc
 
     from avatar.cli.startup import settled, without_pydantic_plugins

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from avatar.cli.output.render import LineRenderer
+from avatar.cli.served_run import SERVING
 from avatar.cli.startup import settled
 
 if TYPE_CHECKING:
@@ -37,6 +38,14 @@ def run_chat(
     `worktree` (not None): the session runs in a new git worktree (`""`: its name generated).
     """
     engine = state.engine(permission=permission, add_dirs=add_dirs)
+    served = SERVING.get()
+    if served is not None:  # in the server, for a client: the session is the hub's
+        from avatar.cli.chat_served import served_chat
+
+        how = {"resume": resume, "continue_last": cont, "session_id": session_id}
+        how |= {"source": source, "worktree": worktree, "wait": wait, "json_out": json_out}
+        served.later = lambda: served_chat(served, engine, prompt, **how)
+        return 0
     engine.wait_busy = wait
     engine.one_shot = not (resume or cont or session_id or source)
     renderer = LineRenderer(json_out)

@@ -438,4 +438,8 @@ def providers(state: AppState, json_out: bool) -> int:
     return show_providers(state, json_out=json_out)
 
 
-cli.lazy = {"trust": "avatar.cli.trust:trust_command"}
+cli.lazy = {
+    "trust": "avatar.cli.trust:trust_command",
+    "serve": "avatar.cli.serve_command:serve_command",
+    "ps": "avatar.cli.serve_command:ps_command",
+}

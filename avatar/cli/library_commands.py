@@ -26,13 +26,20 @@ if TYPE_CHECKING:
     from avatar.engine.engine import Engine
     from avatar.sessions.types import SessionInfo
 
-_AGE = re.compile(r"(\d+)([hdw])")
-_UNITS = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
+_AGE = re.compile(r"(\d+)([smhdw])")
+_UNITS = {
+    "s": timedelta(seconds=1),
+    "m": timedelta(minutes=1),
+    "h": timedelta(hours=1),
+    "d": timedelta(days=1),
+    "w": timedelta(weeks=1),
+}
 _BOLD, _PLAIN = "\x1b[1m", "\x1b[22m"
 
 
 def parse_age(text: str, flag: str) -> timedelta:
-    """AGE as DESIGN §3 writes it (`30d`, `12h`, `2w`); a usage error naming `flag` else."""
+    """AGE as DESIGN §3 writes it (`30d`, `12h`, `2w`; `30m`, `90s` too); a usage error
+    naming `flag` else."""
     found = _AGE.fullmatch(text.strip().lower())
     if not found:
         raise UsageError(f"{flag}: not an age: {text!r} (use e.g. 30d, 12h or 2w)")

@@ -38,6 +38,7 @@ __all__ = [
     "TurnFinished",
     "Usage",
     "UserMessage",
+    "event_from_dict",
     "parse_event",
 ]
 
@@ -292,6 +293,20 @@ Event = (
 """Any one event (its `type` tells which)."""
 
 _adapter: Any = None
+
+
+def event_from_dict(data: dict[str, Any]) -> BaseEvent:
+    """The event a trusted `to_dict()` made (avatar's own server): rebuilt without pydantic,
+    which a client of the server does not load; `parse_event` checks untrusted input."""
+    classes = {c.__dataclass_fields__["type"].default: c for c in Event.__args__}
+    fields = {k: v for k, v in data.items() if k != "v"}
+    cls = classes[fields["type"]]
+    if "diffs" in fields:
+        fields["diffs"] = [FileDiff(**d) for d in fields["diffs"]]
+    if "entries" in fields:
+        fields["entries"] = [PlanEntry(**e) for e in fields["entries"]]
+    event: BaseEvent = cls(**fields)
+    return event
 
 
 def parse_event(data: str | bytes | dict[str, Any]) -> BaseEvent:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from avatar.core.events import BaseEvent, PermissionRequested
     from avatar.engine.engine import Engine
     from avatar.library.library import Library
+    from avatar.library.worktrees import Worktree
     from avatar.policy.permissions import Answer, Refusal
 
 State = Literal["idle", "turn", "permission"]
@@ -137,6 +138,11 @@ class LiveSession:
     def clients(self) -> list[str]:
         """The clients subscribed now, in the order they came."""
         return list(self._queues)
+
+    @property
+    def running_client(self) -> str | None:
+        """The client whose prompt is the running turn; None between turns."""
+        return self._running.client if self._running is not None else None
 
     @property
     def busy(self) -> bool:
@@ -381,6 +387,8 @@ class Hub:
         replay: bool = True,
         answers: bool = False,
         on_events: Callable[[AsyncIterator[Event]], None] | None = None,
+        engine: Engine | None = None,
+        entered: Callable[[Worktree], None] | None = None,
     ) -> LiveSession:
         """A live session for `client`: the live one `resume` (or `session_id`) names when
         one is live, else a session opened as `Engine.open` opens it (`worktree`: in a new
@@ -389,7 +397,9 @@ class Hub:
 
         `on_events` receives the client's subscription (`LiveSession.subscribe` with
         `replay` and `answers`) before the session opens, so that the events of opening it
-        (`session`, notices) reach the client too; without it the caller subscribes."""
+        (`session`, notices) reach the client too; without it the caller subscribes.
+        `engine`: one the caller built (its config notices said), instead of `make_engine`;
+        `entered`: told the worktree made for the session, before it opens."""
         ref = resume or session_id
         async with self._opening:
             live = self.get(ref) if ref else None
@@ -397,7 +407,7 @@ class Hub:
                 if on_events is not None:
                     on_events(live.subscribe(client, replay=replay, answers=answers))
                 return live
-            engine = self.make_engine(options)
+            engine = engine or self.make_engine(options)
             engine.wait_busy = wait
             engine.one_shot = one_shot
             live = LiveSession(engine, self._forget)
@@ -405,7 +415,9 @@ class Hub:
                 on_events(live.subscribe(client, replay=replay, answers=answers))
             try:
                 if worktree is not None:
-                    await engine.enter_worktree(worktree or None)
+                    made = await engine.enter_worktree(worktree or None)
+                    if entered is not None:
+                        entered(made)
                 await engine.open(
                     resume=resume,
                     continue_last=continue_last,

@@ -316,5 +316,10 @@ def avatar_env(
     env["OPENAI_BASE_URL"] = home.server.openai_base_url
     env["OPENAI_API_KEY"] = "test"
     env["PYTHONUNBUFFERED"] = "1"
+    # The server's socket dir (`avatar serve`) is the test's own: a server one test starts is
+    # never another's, nor the developer's.
+    runtime = home.root / "run"
+    runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
+    env["XDG_RUNTIME_DIR"] = str(runtime)
     env.update(extra)
     return env

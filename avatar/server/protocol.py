@@ -1,0 +1,78 @@
+"""Where the server listens and what travels on its socket (stdlib only: every client loads it).
+
+The socket is `$XDG_RUNTIME_DIR/avatar/server.sock`, else `/tmp/avatar-<uid>/server.sock`: a
+directory of the user's, 0700, and the socket in it 0600. A directory found there that is not
+the user's own, or open to others, is refused (someone else could listen in its place).
+
+Frames are JSON objects, one per line (UTF-8). A client opens with a request naming its `op`:
+
+- `{"op": "run", "argv": [...], "cwd": ..., "env": {...}, "tty": [in, out, err],
+  "columns": N}`: run an `avatar` command in the server as this process would have. The
+  server answers with `{"out": text}` / `{"err": text}` chunks and ends with `{"exit": code}`,
+  or at once `{"fallback": true}`: the command is not one it runs, the client runs it itself.
+  While it runs the client may send `{"op": "cancel"}` (Ctrl-C);
+- `{"op": "ps"}`: `{"live": [LiveInfo dict, ...]}`;
+- `{"op": "attach", "ref": id, "client": name}`: `{"ok": {...LiveInfo}}` or `{"error": ...}`,
+  then `{"event": {...}}` frames (the hub's, `avatar.server.hub`); the client sends
+  `{"op": "prompt", "text": ...}`, `{"op": "answer", "id": ..., "answer": ...}` or
+  `{"op": "cancel"}` at any time;
+- `{"op": "stop"}`: `{"ok": pid}`, then the server ends (with every agent it started).
+
+An error is `{"error": message, "exit": code}`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+SOCKET_NAME = "server.sock"
+
+
+def socket_dir(env: dict[str, str] | None = None) -> Path:
+    """The directory of the user's server socket (not created)."""
+    environ = os.environ if env is None else env
+    runtime = environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isabs(runtime):
+        return Path(runtime) / "avatar"
+    return Path("/tmp") / f"avatar-{os.getuid()}"
+
+
+def socket_path(env: dict[str, str] | None = None) -> Path:
+    """The user's server socket."""
+    return socket_dir(env) / SOCKET_NAME
+
+
+class UnsafeDirectory(OSError):
+    """The socket's directory is another user's, or open to others."""
+
+
+def private_dir(path: Path) -> Path:
+    """`path`, made 0700 if it does not exist; UnsafeDirectory when it is not the user's own
+    or others can enter it."""
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise UnsafeDirectory(f"{path} is not a directory of this user's")
+    if info.st_mode & 0o077:
+        raise UnsafeDirectory(f"{path} is open to other users (mode {info.st_mode & 0o777:o})")
+    return path
+
+
+def encode(frame: dict[str, Any]) -> bytes:
+    """One frame as the line that carries it."""
+    text = json.dumps(frame, ensure_ascii=False, separators=(",", ":"), default=str)
+    return text.encode("utf-8", "surrogateescape") + b"\n"
+
+
+def decode(line: bytes) -> dict[str, Any]:
+    """The frame a line carries; ValueError when it is not a JSON object."""
+    frame = json.loads(line.decode("utf-8", "surrogateescape"))
+    if not isinstance(frame, dict):
+        raise ValueError("a frame is a JSON object")
+    return frame

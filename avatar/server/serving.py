@@ -1,0 +1,201 @@
+"""The engine server's Unix socket (DESIGN §11): one per user, serving the hub.
+
+The socket is created 0600 in a 0700 directory of the user's (`avatar.server.protocol`), and
+every connection's peer is checked (SO_PEERCRED): another user's is refused, even where the
+file modes would let it through (root, a loosened directory). A lock file held for the
+server's life makes it one per user. Nothing listens on TCP.
+
+What a `run` request runs is the CLI's business: the CLI hands its runner in (`Server.runner`),
+the server knows nothing of commands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import signal
+import socket
+import struct
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from avatar.core.errors import AvatarError
+from avatar.server.hub import Hub
+from avatar.server.protocol import decode, encode, private_dir, socket_path
+
+
+class AlreadyRunning(AvatarError):
+    """Another server of this user's runs."""
+
+
+class Peer:
+    """One client connection, as the server's handlers see it."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.gone = False
+        self.pid = 0  #: the client's process id (SO_PEERCRED)
+
+    def send(self, frame: dict[str, Any]) -> None:
+        """Send one frame (dropped once the client has gone)."""
+        if self.gone or self.writer.is_closing():
+            self.gone = True
+            return
+        self.writer.write(encode(frame))
+
+    async def frames(self) -> Any:
+        """The frames the client sends, until it closes its end."""
+        while True:
+            line = await self.reader.readline()
+            if not line:
+                self.gone = True
+                return
+            try:
+                yield decode(line)
+            except ValueError:
+                self.send({"error": "not a JSON object", "exit": 2})
+
+
+#: What runs a `run` request: the request and the peer; streams its output to the peer and
+#: sends the `exit` frame (or `fallback`).
+Runner = Callable[[Hub, dict[str, Any], Peer], Awaitable[None]]
+
+
+def peer_creds(sock: socket.socket) -> tuple[int, int]:
+    """The pid and uid of the process at the other end of a Unix socket."""
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    pid, uid, _ = struct.unpack("3i", creds)
+    return int(pid), int(uid)
+
+
+class Server:
+    """The user's server: the hub, on the socket; `serve()` runs it until stopped."""
+
+    def __init__(
+        self,
+        hub: Hub,
+        *,
+        runner: Runner | None = None,
+        idle_exit: float | None = None,
+        path: Path | None = None,
+    ) -> None:
+        self.hub = hub
+        self.runner = runner
+        self.idle_exit = idle_exit
+        self.path = path or socket_path()
+        self._stop = asyncio.Event()
+        self._connections = 0
+        self._idle_since = time.monotonic()
+        self._lock_fd: int | None = None
+
+    def claim(self) -> None:
+        """Become the user's one server: the lock, the directory, a stale socket removed.
+        AlreadyRunning when another server holds the lock."""
+        private_dir(self.path.parent)
+        fd = os.open(self.path.parent / "server.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            pid = (self.path.parent / "server.pid").read_text().strip() or "?"
+            raise AlreadyRunning(f"a server runs already (pid {pid}, {self.path})") from None
+        self._lock_fd = fd
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()  # (a server that was killed left it)
+        (self.path.parent / "server.pid").write_text(f"{os.getpid()}\n")
+
+    async def serve(self, ready: Callable[[], None] | None = None) -> None:
+        """Listen until `stop()`, a `stop` request, SIGTERM/SIGINT/SIGHUP or `idle_exit`
+        seconds without a client or a running turn; then close every live session (their
+        agents stop) and remove the socket."""
+        if self._lock_fd is None:
+            self.claim()
+        old = os.umask(0o177)  # the socket is born 0600: no moment when others could connect
+        try:
+            server = await asyncio.start_unix_server(self._accept, path=str(self.path))
+        finally:
+            os.umask(old)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            loop.add_signal_handler(sig, self._stop.set)
+        watcher = asyncio.ensure_future(self._watch_idle())
+        try:
+            if ready is not None:
+                ready()
+            await self._stop.wait()
+        finally:
+            watcher.cancel()
+            server.close()
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()
+            await self.hub.close()
+            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                loop.remove_signal_handler(sig)
+            with contextlib.suppress(FileNotFoundError):
+                (self.path.parent / "server.pid").unlink()
+            if self._lock_fd is not None:
+                os.close(self._lock_fd)
+
+    def stop(self) -> None:
+        """End the server (as `avatar serve --stop` does)."""
+        self._stop.set()
+
+    @property
+    def idle(self) -> bool:
+        """No client connected and no live session busy."""
+        return self._connections == 0 and not any(s.busy for s in self.hub.sessions())
+
+    async def _watch_idle(self) -> None:
+        if self.idle_exit is None:
+            return
+        while True:
+            await asyncio.sleep(min(1.0, self.idle_exit / 4))
+            if not self.idle:
+                self._idle_since = time.monotonic()
+            elif time.monotonic() - self._idle_since >= self.idle_exit:
+                self._stop.set()
+                return
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock = writer.get_extra_info("socket")
+        peer = Peer(reader, writer)
+        peer.pid, uid = peer_creds(sock) if sock is not None else (0, -1)
+        if uid != os.getuid():
+            peer.send({"error": "this server is another user's", "exit": 2})
+            await self._close(writer)
+            return
+        self._connections += 1
+        try:
+            first = await reader.readline()
+            if first:
+                await self._handle(decode(first), peer)
+        except (ConnectionError, ValueError):
+            pass
+        finally:
+            self._connections -= 1
+            self._idle_since = time.monotonic()
+            await self._close(writer)
+
+    async def _close(self, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError):
+            await writer.drain()
+        writer.close()
+        with contextlib.suppress(ConnectionError):
+            await writer.wait_closed()
+
+    async def _handle(self, frame: dict[str, Any], peer: Peer) -> None:
+        op = frame.get("op")
+        if op == "ps":
+            peer.send({"live": [info.to_dict() for info in self.hub.live()]})
+        elif op == "stop":
+            peer.send({"ok": os.getpid()})
+            self._stop.set()
+        elif op == "run" and self.runner is not None:
+            await self.runner(self.hub, frame, peer)
+        else:
+            peer.send({"error": f"unknown request {op!r}", "exit": 2})

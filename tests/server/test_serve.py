@@ -1,0 +1,225 @@
+"""`avatar serve` as a user runs it (DESIGN §11), on the fake ACP agent: one server per user on
+a private socket (0600 in a 0700 directory, another user refused even where the modes would let
+them in, nothing on TCP); `--stop`, SIGTERM and `--idle-exit` end it with every agent it started;
+`chat` and the session listings print through it exactly what they print without it, and a
+chat through it loads neither the ACP SDK nor pydantic (nor click)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_acp_cli import write_fake_provider
+from tests.support.drive import avatar, start
+from tests.support.homes import AgentHome
+from tests.support.served import (
+    alive,
+    processes_with,
+    serving,
+    socket_inodes,
+    socket_of,
+    tcp_listening_inodes,
+    terminate,
+)
+
+pytestmark = pytest.mark.timeout(120)
+NOBODY = 65534
+
+
+def _wait_for(predicate: object, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def _as_nobody_connect(path: Path) -> str:
+    """Connect to `path` from a child process running as `nobody`; what it got."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: another user
+        os.close(read)
+        try:
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(10)
+            sock.connect(str(path))
+            got = b""  # (the server speaks first to a user it refuses, then hangs up)
+            while chunk := sock.recv(4096):
+                got += chunk
+            said = "answered: " + got.decode()
+        except OSError as e:
+            said = f"refused: {type(e).__name__}"
+        os.write(write, said.encode())
+        os._exit(0)
+    os.close(write)
+    said = b""
+    while chunk := os.read(read, 4096):
+        said += chunk
+    os.close(read)
+    os.waitpid(pid, 0)
+    return said.decode()
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="becoming another user needs root")
+def test_the_socket_is_private_and_other_users_are_refused(
+    agent_home: AgentHome, avatar_env: dict[str, str]
+) -> None:
+    # (a runtime dir right under /tmp: the test's own tmp_path is closed to others anyway)
+    avatar_env = {**avatar_env, "XDG_RUNTIME_DIR": tempfile.mkdtemp(prefix="avatar-run-")}
+    path = socket_of(avatar_env)
+    with serving(avatar_env, agent_home.workdir) as server:
+        assert path.stat().st_mode & 0o777 == 0o600
+        assert path.parent.stat().st_mode & 0o777 == 0o700
+        assert _as_nobody_connect(path) == "refused: PermissionError"
+        # Where the modes let another user through, the server itself refuses them.
+        path.parent.parent.chmod(0o711)
+        path.parent.chmod(0o711)
+        path.chmod(0o666)
+        said = _as_nobody_connect(path)
+        assert said.startswith("answered: "), said
+        assert json.loads(said.removeprefix("answered: ")) == {
+            "error": "this server is another user's",
+            "exit": 2,
+        }
+        assert not socket_inodes(server.pid) & tcp_listening_inodes()  # nothing on TCP
+    shutil.rmtree(path.parent.parent)
+
+
+def test_one_server_per_user(agent_home: AgentHome, avatar_env: dict[str, str]) -> None:
+    with serving(avatar_env, agent_home.workdir) as server:
+        second = avatar(avatar_env, agent_home.workdir, "serve")
+        assert second.returncode == 1
+        assert second.stderr == (
+            f"avatar: a server runs already (pid {server.pid}, {socket_of(avatar_env)})\n"
+        )
+        assert server.poll() is None
+
+
+def test_stop_ends_the_server_and_every_agent_it_started(
+    agent_home: AgentHome, avatar_env: dict[str, str]
+) -> None:
+    write_fake_provider(agent_home, chunk_delay=1.0)
+    state = str(agent_home.root / "fake-state")
+    with serving(avatar_env, agent_home.workdir) as server:
+        chat = start(avatar_env, agent_home.workdir, "-p", "fake", "chat", "take your time")
+
+        def in_a_turn() -> bool:
+            ps = avatar(avatar_env, agent_home.workdir, "ps", "--json")
+            return [s["state"] for s in json.loads(ps.stdout)] == ["turn"]
+
+        _wait_for(in_a_turn)
+        agents = processes_with(state)
+        assert agents, "the fake agent runs"
+        stopped = avatar(avatar_env, agent_home.workdir, "serve", "--stop")
+        assert stopped.returncode == 0, stopped.stderr
+        assert stopped.stderr == f"stopped the server (pid {server.pid})\n"
+        assert server.wait(10) == 0
+        assert not any(alive(pid) for pid in agents)
+        assert processes_with(state) == []
+        assert not socket_of(avatar_env).exists()
+        chat.wait(10)
+    assert avatar(avatar_env, agent_home.workdir, "serve", "--stop").stderr == (
+        "avatar: no server is running\n"
+    )
+
+
+def test_sigterm_and_idle_exit_end_it_cleanly(
+    agent_home: AgentHome, avatar_env: dict[str, str]
+) -> None:
+    write_fake_provider(agent_home)
+    with serving(avatar_env, agent_home.workdir) as server:
+        assert avatar(avatar_env, agent_home.workdir, "-p", "fake", "chat", "hi").returncode == 0
+        terminate(server)
+        assert server.wait(10) == 0
+        assert not socket_of(avatar_env).exists()
+    with serving(avatar_env, agent_home.workdir, "--idle-exit", "2s") as server:
+        began = time.monotonic()
+        done = avatar(avatar_env, agent_home.workdir, "-p", "fake", "chat", "hi")
+        assert done.returncode == 0
+        assert server.wait(15) == 0  # two seconds after the chat ended, it ended itself
+        assert time.monotonic() - began >= 2
+        assert processes_with(str(agent_home.root / "fake-state")) == []
+
+
+def _same(text: str) -> str:
+    """Output with session ids and ages made comparable."""
+    text = re.sub(r"[0-9a-f]{8}-[0-9a-f-]{27}", "<id>", text)
+    return re.sub(r"\d+[smhd] ago|just now", "<age>", text)
+
+
+def test_chat_and_listings_print_the_same_through_the_server(
+    agent_home: AgentHome, avatar_env: dict[str, str]
+) -> None:
+    write_fake_provider(agent_home, rich=True)
+    cold_env = {**avatar_env, "AVATAR_NO_SERVER": "1"}
+    cwd = agent_home.workdir
+    runs = [
+        ("-p", "fake", "chat", "hello"),
+        ("-p", "fake", "chat", "--json", "hello"),
+        ("-p", "fake", "chat", "--permission", "nope", "hello"),
+        ("-p", "nope", "chat", "hello"),
+    ]
+    cold = [avatar(cold_env, cwd, *args) for args in runs]
+    ids = re.findall(r"session: (\S+)", cold[0].stderr)
+    listings = [("session", "list"), ("session", "list", "--json"), ("session", "show", ids[0])]
+    cold += [avatar(cold_env, cwd, *args) for args in listings]
+    with serving(avatar_env, cwd):
+        warm = [avatar(avatar_env, cwd, *args) for args in runs]
+        warm_ids = re.findall(r"session: (\S+)", warm[0].stderr)
+        warm += [avatar(avatar_env, cwd, *args) for args in listings[:2]]
+        warm.append(avatar(avatar_env, cwd, "session", "show", warm_ids[0]))
+    for before, after in zip(cold, warm, strict=True):
+        assert after.returncode == before.returncode, after.args
+        assert _same(after.stdout).count("<id>") >= _same(before.stdout).count("<id>")
+        if "list" in after.args:  # the served run listed the cold runs' sessions too
+            continue
+        assert _same(after.stdout) == _same(before.stdout), after.args
+        assert _same(after.stderr) == _same(before.stderr), after.args
+    assert "reply 1 to 'hello'" in warm[0].stdout
+
+
+def test_a_chat_through_the_server_loads_no_sdk_pydantic_or_click(
+    agent_home: AgentHome, avatar_env: dict[str, str]
+) -> None:
+    write_fake_provider(agent_home)
+    code = (
+        "import sys\n"
+        "from avatar.cli import main\n"
+        "try:\n    main(sys.argv[1:])\n"
+        "except SystemExit as e:\n    code = e.code\n"
+        "heavy = ('acp', 'pydantic', 'click', 'rich', 'prompt_toolkit', 'yaml')\n"
+        "print('LOADED', sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    with serving(avatar_env, agent_home.workdir):
+        for args in (["-p", "fake", "chat", "hello"], ["session", "list"], ["ps"]):
+            proc = subprocess.run(
+                [sys.executable, "-c", code, *args],
+                capture_output=True,
+                text=True,
+                env=avatar_env,
+                cwd=agent_home.workdir,
+                timeout=60,
+            )
+            assert "LOADED []" in proc.stdout, (args, proc.stdout, proc.stderr)
+    cold = subprocess.run(
+        [sys.executable, "-c", code, "-p", "fake", "chat", "hello"],
+        capture_output=True,
+        text=True,
+        env=avatar_env,
+        cwd=agent_home.workdir,
+        timeout=60,
+    )
+    assert "reply 1 to 'hello'" in cold.stdout and "'click'" in cold.stdout  # (alone, it does)

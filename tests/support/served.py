@@ -1,0 +1,105 @@
+"""`avatar serve` in tests: started in the background on the test's own runtime dir, stopped
+afterwards; and the process and socket facts the server's tests read from /proc."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from tests.support.drive import avatar, start
+
+
+def socket_of(env: dict[str, str]) -> Path:
+    """Where the server of `env` listens (its XDG_RUNTIME_DIR: see `avatar_env`)."""
+    return Path(env["XDG_RUNTIME_DIR"]) / "avatar" / "server.sock"
+
+
+@contextlib.contextmanager
+def serving(env: dict[str, str], cwd: Path, *args: str) -> Iterator[subprocess.Popen[str]]:
+    """`avatar serve ARGS` running until the block ends (then `serve --stop`, and a kill if
+    that did not end it)."""
+    proc = start(env, cwd, "serve", *args)
+    deadline = time.monotonic() + 30
+    while not socket_of(env).exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.02)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            avatar(env, cwd, "serve", "--stop")
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def descendants(pid: int) -> set[int]:
+    """The pids of every process below `pid` (from /proc)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                stat = (entry / "stat").read_text()
+                parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {p for p, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def processes_with(text: str) -> list[int]:
+    """Pids whose command line holds `text` (an agent's state dir, say)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            with contextlib.suppress(OSError):
+                if text in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                    found.append(int(entry.name))
+    return [pid for pid in found if alive(pid)]
+
+
+def tcp_listening_inodes() -> set[str]:
+    """Socket inodes listening on TCP (v4 and v6), from /proc/net."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A":  # LISTEN
+                    inodes.add(fields[9])
+    return inodes
+
+
+def socket_inodes(pid: int) -> set[str]:
+    """The inodes of the sockets `pid` holds open."""
+    found = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                found.add(target[8:-1])
+    return found
+
+
+def terminate(proc: subprocess.Popen[str]) -> None:
+    """SIGTERM, as a supervisor stops it."""
+    proc.send_signal(signal.SIGTERM)
