@@ -7,8 +7,6 @@ only (its sockets, read from /proc/net/tcp and tcp6)."""
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +14,7 @@ import httpx
 import pytest
 
 from tests.support.homes import AgentHome, avatar_env
+from tests.support.served import socket_inodes
 from tests.support.web import Served, web_server
 
 PATHS = [
@@ -103,18 +102,13 @@ def test_another_host_or_origin_is_refused_even_with_the_token(
 
 def _listening(pid: int) -> list[tuple[str, str, int]]:
     """(table, local address in hex, port) of every listening TCP socket of process `pid`."""
-    inodes = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        target = os.readlink(fd)
-        if match := re.fullmatch(r"socket:\[(\d+)\]", target):
-            inodes.add(match.group(1))
+    mine = socket_inodes(pid)
     found = []
     for table in ("tcp", "tcp6"):
         for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
             fields = line.split()
-            local, state, inode = fields[1], fields[3], fields[9]
-            if state == "0A" and inode in inodes:  # 0A: LISTEN
-                address, port = local.split(":")
+            if fields[3] == "0A" and fields[9] in mine:  # 0A: LISTEN
+                address, port = fields[1].split(":")
                 found.append((table, address, int(port, 16)))
     return found
 

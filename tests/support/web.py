@@ -1,19 +1,17 @@
-"""The web page in tests: the server started as `avatar serve --web` would start it, its URL
-read off its output, and a real headless Chromium (tests/support/browser.py) driven by
-Playwright's Python API with that executable (no browser download)."""
+"""The web page in tests: `avatar serve --web` started, its URL read off its output, and a
+real headless Chromium (tests/support/browser.py) driven by Playwright's Python API with
+that executable (no browser download)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from tests.support.browser import find_browser
+from tests.support.served import serving, terminate
 
 #: The line the server prints: the page's address with its token.
 URL_LINE = re.compile(r"(http://127\.0\.0\.1:(\d+)/\?token=([\w-]+))")
@@ -38,38 +36,20 @@ class Served:
 
 
 @contextlib.contextmanager
-def web_server(env: dict[str, str], cwd: Path, log: Path | None = None) -> Iterator[Served]:
-    """Start the web server in `cwd` with `env`; what it printed while it runs.
-    Its stderr goes to `log` (default: `web-server.log` beside `cwd`), shown on failure."""
-    log = log or cwd.parent / "web-server.log"
-    errors = log.open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.web", "serve"],
-        env={**env, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=errors,
-        text=True,
-    )
-    try:
+def web_server(env: dict[str, str], cwd: Path) -> Iterator[Served]:
+    """`avatar serve --web` in `cwd` with `env`; what it printed while it runs. Stopped by
+    SIGTERM, as a supervisor stops it (`serve --stop` would wait for the pid to go, and a
+    child of this process stays a zombie until it is waited for)."""
+    with serving(env, cwd, "--web") as proc:
         assert proc.stdout is not None
         line = proc.stdout.readline()
         found = URL_LINE.search(line)
-        assert found, f"no URL: {line!r}\n{log.read_text()}"
+        assert found, f"no URL: {line!r}"
         try:
             yield Served(found.group(1), proc.pid)
-        except BaseException:
-            print(f"web server's stderr:\n{log.read_text()}")
-            raise
-    finally:
-        errors.close()
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        finally:
+            terminate(proc)
+            proc.wait(20)
 
 
 @contextlib.contextmanager
@@ -97,22 +77,3 @@ def chromium() -> Iterator[object]:
             yield browser
         finally:
             browser.close()
-
-
-async def _serve() -> None:
-    from avatar.server.hub import Hub
-    from avatar.server.web.run import start
-
-    hub = Hub()
-    server = await start(hub, Path.cwd())
-    print(server.url, flush=True)
-    try:
-        await asyncio.Event().wait()
-    finally:
-        await server.stop()
-        await hub.close()
-
-
-if __name__ == "__main__" and sys.argv[1:] == ["serve"]:
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve())
