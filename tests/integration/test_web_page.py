@@ -67,7 +67,9 @@ def test_chat_streams_asks_switches_and_searches(
         page.click(".ask button.allow")
         page.wait_for_selector("#log .answer:has-text('Wrote it.')", timeout=WAIT)
         assert (work / "yes.txt").read_text() == "allowed\n"
-        assert page.locator("#log .tool .diff .add").first.inner_text().endswith("+ allowed")
+        added = page.locator("#log .tool .diff .add").first
+        assert added.inner_text().endswith("+ allowed")
+        assert added.locator("i").inner_text() == "1"  # the file's line
 
         send(page, "write no.txt")
         page.wait_for_selector(".ask .title:has-text('no.txt')", timeout=WAIT)

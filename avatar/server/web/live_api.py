@@ -55,7 +55,7 @@ async def events(request: Request) -> Response:
 
     async def stream() -> AsyncIterator[str]:
         try:
-            async for chunk in frames(subscription):
+            async for chunk in frames(subscription, live.engine.cwd):
                 yield chunk
         finally:
             live.detach(client)

@@ -3,7 +3,7 @@ dicts as they are, plus what the page cannot make itself. A run of streamed text
 by the same text rendered as the HTML export renders a message (`rendered`: code fenced in
 it highlighted), so the page streams plain text and then shows it finished; a tool call that
 writes or edits a file carries its change as a diff (`diff_html`, from `avatar.core.diffs`,
-the REPL's reading of it)."""
+the REPL's reading of it: numbered by the file's lines, named relative to the project)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from html import escape
+from pathlib import Path
 from typing import Any
 
-from avatar.core.diffs import FileChange, changes_of, changes_reported
+from avatar.core.diffs import FileChange, changes_of, changes_reported, locate, shown_from
 from avatar.core.events import FileDiff, ToolCallStarted
 from avatar.library.export.html import message_text
 
@@ -28,7 +29,8 @@ KEEPALIVE = 15.0
 class Renderer:
     """The events of one stream, with `rendered` and `diff_html` added (module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd  #: the session's project: diffs name its files relative to it
         self._text: list[str] = []
 
     def feed(self, event: Event) -> list[Event]:
@@ -40,7 +42,7 @@ class Renderer:
             self._text.append(str(event.get("text", "")))
         elif kind not in _INSIDE_TEXT:
             out += self.flush()
-        diff = _diff_html(event)
+        diff = _diff_html(event, self.cwd)
         out.append({**event, "diff_html": diff} if diff else event)
         return out
 
@@ -60,11 +62,11 @@ def _changes(event: Event) -> list[FileChange]:
     return []
 
 
-def _diff_html(event: Event) -> str:
+def _diff_html(event: Event, cwd: Path) -> str:
     if event.get("type") not in ("tool_call_started", "tool_call_updated", "tool_call_finished"):
         return ""
     parts = []
-    for change in _changes(event):
+    for change in (shown_from(locate(c, cwd), cwd) for c in _changes(event)):
         added = removed = 0
         lines = []
         for hunk in change.hunks():
@@ -88,10 +90,10 @@ def frame(event: Event) -> str:
     return f"data: {json.dumps(event, ensure_ascii=False, default=str)}\n\n"
 
 
-async def frames(events: AsyncIterator[Event]) -> AsyncIterator[str]:
-    """The event stream of a subscription: each event as `Renderer` gives it, with a comment
-    line when nothing happened for `KEEPALIVE` seconds."""
-    renderer = Renderer()
+async def frames(events: AsyncIterator[Event], cwd: Path) -> AsyncIterator[str]:
+    """The event stream of a subscription to a session in `cwd`: each event as `Renderer`
+    gives it, with a comment line when nothing happened for `KEEPALIVE` seconds."""
+    renderer = Renderer(cwd)
     pending = asyncio.ensure_future(anext(events))
     try:
         while True:
