@@ -2,8 +2,9 @@
 driven by Playwright with that executable), with the real agents behind the server: the
 native agent and codex-acp against the fake model server. What a person does on the page is
 what the test does: open the printed URL, start a chat, send a prompt and watch the answer
-stream, answer the permission menu (allow; no, and tell it…), switch to codex and see the
-handoff, search the library and open a session and its export."""
+stream, answer the permission menu (allow; no, and tell it… from a second page), switch to
+codex and see the handoff, close the session, search the library and open a session and its
+export."""
 
 from __future__ import annotations
 
@@ -71,14 +72,22 @@ def test_chat_streams_asks_switches_and_searches(
         assert added.inner_text().endswith("+ allowed")
         assert added.locator("i").inner_text() == "1"  # the file's line
 
+        # A second page on the same session (a browser of its own: the URL's token again)
+        # sees the question waiting and answers it; the first page's menu goes.
         send(page, "write no.txt")
         page.wait_for_selector(".ask .title:has-text('no.txt')", timeout=WAIT)
-        page.fill(".ask form.tell input", "put it in notes.md instead")
-        page.click(".ask form.tell button")
+        other = browser.new_page()  # type: ignore[attr-defined]
+        other.goto(served.url)
+        other.goto(page.url)
+        other.wait_for_selector(".ask .title:has-text('no.txt')", timeout=WAIT)
+        other.fill(".ask form.tell input", "put it in notes.md instead")
+        other.click(".ask form.tell button")
+        page.wait_for_selector(".ask", state="detached", timeout=WAIT)
         page.wait_for_selector("#log .answer:has-text('Understood')", timeout=WAIT)
         assert not (work / "no.txt").exists()
         told = model_server.requests_for("chat")[-1].all_text()
         assert "put it in notes.md instead" in told
+        other.close()
 
         # Switch to the real codex-acp: the handoff is shown, and codex is handed it.
         page.select_option("#switch", "codex")
@@ -90,10 +99,16 @@ def test_chat_streams_asks_switches_and_searches(
         handed = model_server.requests_for("responses")[-1].all_text()
         assert "pelican" in handed and "go on" in handed
 
-        # The live list shows it on codex now, idle.
+        # The live list shows it on codex now, idle; closed from its page, it is gone.
         page.click("nav >> text=Live sessions")
         row = page.wait_for_selector("tr.live", timeout=WAIT)
         assert "codex" in row.inner_text() and row.get_attribute("data-state") == "idle"
+        row.query_selector("td.id a").click()  # type: ignore[union-attr]
+        page.wait_for_selector("#log .answer:has-text('Codex took over.')", timeout=WAIT)
+        page.click("#close")
+        page.wait_for_selector("#log .line:has-text('the session was closed')", timeout=WAIT)
+        page.click("nav >> text=Live sessions")
+        page.wait_for_selector("p.empty:text('No live session.')", timeout=WAIT)
 
         # The library: a search finds the native session; it opens rendered; it exports.
         page.click("nav >> text=Library")

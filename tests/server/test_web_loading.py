@@ -1,10 +1,11 @@
-"""The web page's framework loads only for `avatar serve --web` (issue 24): `avatar serve`
-without it runs the same server and never imports Starlette or uvicorn. Read from the
-server's own `-X importtime` log (PYTHONPROFILEIMPORTTIME) while it really runs."""
+"""`avatar serve --web` as a command: the web page's framework loads only with `--web` (issue
+24), read from the server's own `-X importtime` log (PYTHONPROFILEIMPORTTIME) while it really
+runs; `--port` without `--web`, or a port taken, is one line and exit 2, and no server starts."""
 
 from __future__ import annotations
 
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.drive import avatar
 from tests.support.homes import AgentHome, avatar_env
 from tests.support.served import socket_of, terminate
 
@@ -55,3 +57,21 @@ def test_the_framework_loads_only_for_the_web_page(agent_home: AgentHome, web: b
     assert "avatar" in names and "asyncio" in names  # the log is the server's
     loaded = {name for name in FRAMEWORK if name in names}
     assert loaded == (set(FRAMEWORK) if web else set())
+
+
+def test_port_without_web_and_a_port_taken_are_one_line_each(agent_home: AgentHome) -> None:
+    env = avatar_env(agent_home)
+    alone = avatar(env, agent_home.workdir, "serve", "--port", "8765")
+    assert (alone.returncode, alone.stderr) == (
+        2,
+        "avatar: --port is the web page's: use it with --web\n",
+    )
+    assert not socket_of(env).exists()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        busy = avatar(env, agent_home.workdir, "serve", "--web", "--port", str(port))
+    assert busy.returncode == 2
+    assert busy.stderr == f"avatar: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+    assert not socket_of(env).exists()

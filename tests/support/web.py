@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.browser import find_browser
+from tests.support.browser import find_browser, headless_flags
 from tests.support.served import serving, terminate
 
 #: The line the server prints: the page's address with its token.
@@ -63,14 +63,11 @@ def chromium() -> Iterator[object]:
         browser = playwright.chromium.launch(
             executable_path=executable,
             headless=True,
+            # The kit's flags; Playwright gives the profile and the headless mode itself.
             args=[
-                "--disable-gpu",
-                "--disable-dev-shm-usage",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
+                flag
+                for flag in headless_flags(Path())
+                if not flag.startswith(("--headless", "--user-data-dir"))
             ],
         )
         try:

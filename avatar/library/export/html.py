@@ -93,8 +93,8 @@ def message_text(text: str) -> str:
     return "\n".join(parts)
 
 
-def _time(when: datetime | None) -> str:
-    """A readable UTC time, the exact one in `datetime`."""
+def time_tag(when: datetime | None) -> str:
+    """A readable UTC time, the exact one in `datetime` (the web page's lists show it too)."""
     if when is None:
         return ""
     shown = when.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
@@ -125,7 +125,7 @@ def _call(call: ExportCall) -> str:
 
 def _message(m: ExportMessage) -> str:
     classes = f"msg {m.role}" + (" error" if m.is_error else "")
-    when = _time(m.time)
+    when = time_tag(m.time)
     label = LABELS[m.role] + (" (error)" if m.is_error else "")
     head = f'<header><span class="n">{m.n}.</span><span>{label}</span>{when}</header>'
     if m.role == "tool" and m.answers is not None:  # shown in full with its call

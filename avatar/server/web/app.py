@@ -49,6 +49,7 @@ def make_app(hub: Hub, token: str, project: Path, hosts: set[str]) -> ASGIApp:
         Route("/chat/{handle}/answer", live_api.answer, methods=["POST"]),
         Route("/chat/{handle}/switch", live_api.switch, methods=["POST"]),
         Route("/chat/{handle}/cancel", live_api.cancel, methods=["POST"]),
+        Route("/chat/{handle}/close", live_api.close, methods=["POST"]),
         Route("/static/export.css", _export_css),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]

@@ -1,9 +1,9 @@
 """The frame every page shares: head, navigation, the stylesheets (the page's own and the
-HTML export's, whose markup a session shows), and the few formatting helpers of the pages."""
+HTML export's, whose markup a session shows), the escaping of an attribute, and the
+tables the lists are."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from html import escape
 
 NAV = (("/library", "Library"), ("/live", "Live sessions"))
@@ -28,14 +28,12 @@ def page(title: str, body: str, *, scripts: tuple[str, ...] = (), here: str = ""
     )
 
 
-def when(moment: datetime | None) -> str:
-    """A time as the pages show it (UTC, to the minute), the exact one in `datetime`."""
-    if moment is None:
-        return ""
-    shown = moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
-    return f'<time datetime="{moment.isoformat()}">{shown}</time>'
-
-
 def attr(value: object) -> str:
     """`value` escaped for an HTML attribute in double quotes."""
     return escape(str(value), quote=True)
+
+
+def table(columns: tuple[str, ...], rows: str) -> str:
+    """A table of sessions: `columns` over the rows (`<tr>` elements, made by the caller)."""
+    head = "".join(f"<th>{name}</th>" for name in columns)
+    return f'<table class="sessions"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'

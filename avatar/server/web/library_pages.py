@@ -13,8 +13,8 @@ from starlette.responses import HTMLResponse, Response
 
 from avatar.core.errors import AvatarError
 from avatar.library.export.doc import prepare
-from avatar.library.export.html import body
-from avatar.server.web.layout import attr, page, when
+from avatar.library.export.html import body, time_tag
+from avatar.server.web.layout import attr, page, table
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -89,11 +89,10 @@ def _rows(sessions: list[SessionInfo]) -> str:
     rows = "".join(
         f'<tr class="session"><td>{escape(s.provider)}</td><td class="id">{_link(s)}</td>'
         f"<td>{escape(s.name or s.title or '')}</td><td class=cwd>{escape(s.cwd or '')}</td>"
-        f"<td>{when(s.updated or s.created)}</td><td class=n>{s.messages}</td></tr>"
+        f"<td>{time_tag(s.updated or s.created)}</td><td class=n>{s.messages}</td></tr>"
         for s in sessions
     )
-    head = "<th>provider</th><th>id</th><th>title</th><th>project</th><th>updated</th><th>msgs</th>"
-    return f'<table class="sessions"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+    return table(("provider", "id", "title", "project", "updated", "msgs"), rows)
 
 
 def _marked(hit: SearchHit) -> str:
@@ -110,11 +109,10 @@ def _hits(hits: list[SearchHit]) -> str:
     rows = "".join(
         f'<tr class="hit"><td>{escape(h.session.provider)}</td><td class="id">'
         f"{_link(h.session)}</td><td>{escape(h.session.name or h.session.title or '')}"
-        f'<div class="snippet">{_marked(h)}</div></td><td>{when(h.session.updated)}</td></tr>'
+        f'<div class="snippet">{_marked(h)}</div></td><td>{time_tag(h.session.updated)}</td></tr>'
         for h in hits
     )
-    head = "<th>provider</th><th>id</th><th>where it matched</th><th>updated</th>"
-    return f'<table class="sessions"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+    return table(("provider", "id", "where it matched", "updated"), rows)
 
 
 def _error(message: str, status: int) -> HTMLResponse:

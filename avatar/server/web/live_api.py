@@ -1,6 +1,6 @@
 """The live chat's API, which `static/chat.js` calls: the event stream of a live session
-(server-sent events, `stream`), and a prompt, a permission answer, a provider switch, a stop.
-Each takes and gives JSON; a session that is no longer live is a 404."""
+(server-sent events, `stream`), and a prompt, a permission answer, a provider switch, a stop,
+a close. Each takes and gives JSON; a session that is no longer live is a 404."""
 
 from __future__ import annotations
 
@@ -123,3 +123,13 @@ async def cancel(request: Request) -> Response:
         return _gone(request)
     await live.cancel()
     return JSONResponse({"cancelled": True})
+
+
+async def close(request: Request) -> Response:
+    """`POST /chat/{handle}/close`: end the live session for every client (its agent stops;
+    the session stays in the library)."""
+    _, live = _live(request)
+    if live is None:
+        return _gone(request)
+    await live.close()
+    return JSONResponse({"closed": True})

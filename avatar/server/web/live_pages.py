@@ -15,7 +15,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from avatar.bridges.acp.turns import BackgroundTasks
 from avatar.core.errors import AvatarError
 from avatar.server.hub import OpenOptions
-from avatar.server.web.layout import attr, page
+from avatar.server.web.layout import attr, page, table
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -64,15 +64,8 @@ async def index(request: Request) -> Response:
     web = _web(request)
     sessions = web.hub.sessions()
     rows = "".join(_row(web, live, live.info()) for live in sessions)
-    head = (
-        "<th>provider</th><th>session</th><th>project</th><th>state</th><th>model</th>"
-        "<th>tokens</th><th>since</th><th>clients</th>"
-    )
-    table = (
-        f'<table class="sessions"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
-        if rows
-        else '<p class="empty">No live session.</p>'
-    )
+    columns = ("provider", "session", "project", "state", "model", "tokens", "since", "clients")
+    shown = table(columns, rows) if rows else '<p class="empty">No live session.</p>'
     providers = [s.name for s in web.hub.library(web.project).catalog.registry.specs()]
     options = "".join(f"<option>{escape(p)}</option>" for p in providers)
     form = (
@@ -81,7 +74,7 @@ async def index(request: Request) -> Response:
         f'<input type="text" name="cwd" value="{attr(web.project)}" title="project" class="cwd">'
         "<button>Open</button></form>"
     )
-    return HTMLResponse(page("Live sessions", f"<h1>Live sessions</h1>{table}{form}", here="/live"))
+    return HTMLResponse(page("Live sessions", f"<h1>Live sessions</h1>{shown}{form}", here="/live"))
 
 
 async def open_live(request: Request) -> Response:
@@ -137,6 +130,7 @@ async def chat(request: Request) -> Response:
         f'<p class="bar"><span id="state">{STATES[info.state]}</span>'
         f'<label>provider <select id="switch">{options}</select></label>'
         '<button id="cancel" type="button">Stop</button>'
+        '<button id="close" type="button">Close session</button>'
         f'<a href="/live">all live sessions</a></p>'
         '<div id="log" aria-live="polite"></div><div id="asks"></div>'
         '<form id="prompt"><textarea name="text" rows="3" placeholder="Ask…"></textarea>'

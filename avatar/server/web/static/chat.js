@@ -156,6 +156,7 @@
     }
   });
   document.getElementById("cancel").onclick = () => post("/cancel");
+  document.getElementById("close").onclick = () => post("/close");
   document.getElementById("switch").addEventListener("change", (ev) => {
     const provider = ev.target.value;
     add(el("div", "line", "switching to " + provider + "…"));
