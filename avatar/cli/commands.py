@@ -38,11 +38,16 @@ WORKTREE = click.option(
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print the one-line error of the output contract and exit (an agent's words in it are
     made inert at a terminal)."""
+    say_error(message)
+    raise SystemExit(code)
+
+
+def say_error(message: str) -> None:
+    """Print the one-line error of the output contract (`avatar: <message>`)."""
     from avatar.policy.terminal_text import for_terminal
 
     sys.stderr.write(for_terminal(f"avatar: {message}\n", sys.stderr))
     sys.stderr.flush()
-    raise SystemExit(code)
 
 
 #: Errors of a filesystem that takes no more writes (read-only, full, over quota, no access).
@@ -55,30 +60,36 @@ def run(args: list[str]) -> None:
     """Run the CLI with avatar's error contract: one stderr line, exit 2 usage / 1 provider."""
     try:
         result = cli.main(args, prog_name="avatar", standalone_mode=False)
-    except click.exceptions.Exit as e:
-        raise SystemExit(e.exit_code) from None
-    except click.exceptions.Abort:
-        raise SystemExit(130) from None
-    except click.ClickException as e:
-        fail(e.format_message(), 2)
-    except AvatarError as e:
-        fail(str(e), e.exit_code)
-    except KeyboardInterrupt:
-        raise SystemExit(130) from None
-    except BrokenPipeError:
+    except (Exception, KeyboardInterrupt) as e:
+        raise SystemExit(failed(e)) from None
+    raise SystemExit(result if isinstance(result, int) else 0)
+
+
+def failed(e: Exception | KeyboardInterrupt) -> int:
+    """What a command that raised `e` ends with: its one stderr line said, its exit code
+    (never a traceback, unless AVATAR_DEBUG asks for one)."""
+    if isinstance(e, click.exceptions.Exit):
+        return e.exit_code
+    if isinstance(e, click.exceptions.Abort | KeyboardInterrupt):
+        return 130
+    if isinstance(e, click.ClickException):
+        say_error(e.format_message())
+        return 2
+    if isinstance(e, AvatarError):
+        say_error(str(e))
+        return e.exit_code
+    if isinstance(e, BrokenPipeError):
         # The reader went away (`avatar session list | head`): not an error worth a line.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise SystemExit(0) from None
-    except OSError as e:  # disk trouble ($AVATAR_HOME read-only or full): one clear line
-        if os.environ.get("AVATAR_DEBUG"):
-            raise
+        return 0
+    if os.environ.get("AVATAR_DEBUG"):
+        raise e
+    if isinstance(e, OSError):  # disk trouble ($AVATAR_HOME read-only or full): one clear line
         what = "cannot write" if e.errno in _WRITE_ERRNOS else "cannot use"
-        fail(f"{what} {e.filename or 'a file'}: {e.strerror or e}", 1)
-    except Exception as e:  # the contract: never a traceback, unless asked for
-        if os.environ.get("AVATAR_DEBUG"):
-            raise
-        fail(f"internal error: {type(e).__name__}: {e} (set AVATAR_DEBUG=1 for details)", 1)
-    raise SystemExit(result if isinstance(result, int) else 0)
+        say_error(f"{what} {e.filename or 'a file'}: {e.strerror or e}")
+        return 1
+    say_error(f"internal error: {type(e).__name__}: {e} (set AVATAR_DEBUG=1 for details)")
+    return 1
 
 
 class _Group(click.Group):
@@ -442,4 +453,5 @@ cli.lazy = {
     "trust": "avatar.cli.trust:trust_command",
     "serve": "avatar.cli.serve_command:serve_command",
     "ps": "avatar.cli.serve_command:ps_command",
+    "attach": "avatar.cli.serve_command:attach_command",
 }

@@ -21,6 +21,7 @@ from avatar.core.errors import AvatarError
 from avatar.core.times import ago
 
 if TYPE_CHECKING:
+    from avatar.cli.state import AppState
     from avatar.server.hub import LiveInfo
 
 
@@ -124,3 +125,14 @@ def _row(info: LiveInfo) -> list[str]:
         clients,
         info.project,
     ]
+
+
+@click.command("attach")
+@click.argument("session_id", metavar="ID")
+@click.pass_obj
+def attach_command(state: AppState, session_id: str) -> int:
+    """The REPL on a live session of the running server: its history, the turn in progress,
+    a permission question waiting (answerable here); prompts queue after other clients'."""
+    from avatar.cli.repl.repl import run_repl
+
+    return run_repl(state, resume=None, cont=False, source=None, attach=session_id)

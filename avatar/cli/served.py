@@ -17,10 +17,11 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from avatar.cli.commands import failed, run
 from avatar.cli.served_run import SERVING, Chunks, Declined, NoStdin, Served
 from avatar.server.client import command_words
 from avatar.server.hub import Hub
-from avatar.server.serving import Peer
+from avatar.server.peer import Peer
 
 #: `session` subcommands that only read (and take no agent): they run in the server.
 READING = frozenset({"list", "info", "show", "search"})
@@ -47,20 +48,23 @@ async def run_for(hub: Hub, frame: dict[str, Any], peer: Peer) -> None:
     env = {str(k): str(v) for k, v in frame.get("env", {}).items()}
     if frame.get("columns") and "COLUMNS" not in env:
         env["COLUMNS"] = str(frame["columns"])
+    client = NoStdin(tty[0]), env, str(frame.get("cwd", "/"))
     try:
-        with _as_client(served, NoStdin(tty[0]), env, str(frame.get("cwd", "/"))):
+        with _as_client(served, *client):
             code = _run(argv)
-        if served.later is not None:
-            code = await served.later()
     except Declined:
         peer.send({"fallback": True})
         return
+    if served.later is not None:
+        try:
+            code = await served.later()
+        except Exception as e:  # the error contract, as `avatar` alone keeps it
+            with _as_client(served, *client):
+                code = failed(e)
     peer.send({"exit": code})
 
 
 def _run(argv: list[str]) -> int:
-    from avatar.cli.commands import run
-
     try:
         run(argv)
     except SystemExit as e:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from avatar.server.hub import Hub
-    from avatar.server.serving import Peer
+    from avatar.server.peer import Peer
 
 
 class Declined(BaseException):

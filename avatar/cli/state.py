@@ -31,15 +31,24 @@ class AppState:
         self.config = config
         self.trust = trust  # `--trust`: the project's .avatar.yaml applies whole this run
 
-    def engine(self, *, permission: str | None = None, add_dirs: Sequence[Path] = ()) -> Engine:
+    def engine(
+        self, *, permission: str | None = None, add_dirs: Sequence[Path] = (), remote: bool = False
+    ) -> Engine:
         """An engine over the layered config with this run's flags (an unknown `-p` or
-        `--preset` is a usage error here, before anything starts)."""
+        `--preset` is a usage error here, before anything starts); `remote`: one whose open
+        session is a live session of the server (`avatar.server.remote`, `attach`)."""
         from avatar.engine.engine import Engine
+
+        kind = Engine
+        if remote:
+            from avatar.server.remote import RemoteEngine
+
+            kind = RemoteEngine
 
         for d in add_dirs:
             if not (self.cwd / d).is_dir():
                 raise UsageError(f"--add-dir: no such directory: {d}")
-        engine = Engine.from_config(
+        engine = kind.from_config(
             self.cwd,
             provider=self.provider,
             model=self.model,

@@ -113,6 +113,7 @@ class LiveSession:
         self._numbers = itertools.count(1)
         self._asked: dict[str, asyncio.Future[Answer | Refusal]] = {}
         self._running: _Turn | None = None
+        self._turn_began = 0  # where the running turn's events start in `history`
         self._closed = False
         self._on_closed = on_closed
         self._worker = asyncio.ensure_future(self._work())
@@ -173,26 +174,27 @@ class LiveSession:
     # ----- clients ----------------------------------------------------------------------
 
     def subscribe(
-        self, client: str, *, replay: bool = True, answers: bool = False
+        self, client: str, *, replay: bool = True, answers: bool = False, since_turn: bool = False
     ) -> AsyncIterator[Event]:
         """Events of this session for `client`: first what happened so far (unless `replay`
-        is False: then only from now on), then every event as it comes, until the client
-        detaches or the session closes (the last event is then `closed`). `answers`: the
-        client can answer permission questions (a terminal or a page; `chat` cannot, and a
-        session with no such client denies them as `chat` does). A client name subscribes
-        once; subscribing again replaces its earlier subscription."""
+        is False: then only from now on; `since_turn`: from the running turn's start, for a
+        client that shows the finished turns from the session's history), then every event
+        as it comes, until the client detaches or the session closes (the last event is then
+        `closed`). `answers`: the client can answer permission questions (a terminal or a
+        page; `chat` cannot, and a session with no such client denies them as `chat` does).
+        A client name subscribes once; subscribing again replaces its earlier subscription."""
         old = self._queues.pop(client, None)
         if old is not None:
             old.put_nowait(None)
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
-        if replay:
-            for event in self.history:
+        if replay or since_turn:
+            for event in self.history[self._turn_began if since_turn else 0 :]:
                 queue.put_nowait(event)
         self._queues[client] = queue
         if answers:
             self._answering.add(client)
             self.engine.set_permission_handler(self._ask)
-        if not replay:  # a question waiting is news to it all the same
+        if not replay and not since_turn:  # a question waiting is news to it all the same
             for event in self.history:
                 if event.get("type") == "permission_asked" and event["id"] in self._asked:
                     queue.put_nowait(event)
@@ -288,11 +290,13 @@ class LiveSession:
                 ended = await self._run(turn)
             finally:
                 self._running = None
+                self._turn_began = len(self.history)
             turn.done.set_result(ended)
             if not self._queues and not self.busy:
                 self._on_closed(self)
 
     async def _run(self, turn: _Turn) -> Event:
+        self._turn_began = len(self.history)
         self._publish(
             {
                 "type": "turn_started",

@@ -24,41 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from avatar.core.errors import AvatarError
+from avatar.server.attaching import attach
 from avatar.server.hub import Hub
-from avatar.server.protocol import decode, encode, private_dir, socket_path
+from avatar.server.peer import Peer
+from avatar.server.protocol import decode, private_dir, socket_path
 
 
 class AlreadyRunning(AvatarError):
     """Another server of this user's runs."""
-
-
-class Peer:
-    """One client connection, as the server's handlers see it."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-        self.gone = False
-        self.pid = 0  #: the client's process id (SO_PEERCRED)
-
-    def send(self, frame: dict[str, Any]) -> None:
-        """Send one frame (dropped once the client has gone)."""
-        if self.gone or self.writer.is_closing():
-            self.gone = True
-            return
-        self.writer.write(encode(frame))
-
-    async def frames(self) -> Any:
-        """The frames the client sends, until it closes its end."""
-        while True:
-            line = await self.reader.readline()
-            if not line:
-                self.gone = True
-                return
-            try:
-                yield decode(line)
-            except ValueError:
-                self.send({"error": "not a JSON object", "exit": 2})
 
 
 #: What runs a `run` request: the request and the peer; streams its output to the peer and
@@ -197,5 +170,7 @@ class Server:
             self._stop.set()
         elif op == "run" and self.runner is not None:
             await self.runner(self.hub, frame, peer)
+        elif op == "attach":
+            await attach(self.hub, frame, peer)
         else:
             peer.send({"error": f"unknown request {op!r}", "exit": 2})

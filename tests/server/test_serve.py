@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.test_acp_cli import write_fake_provider
+from tests.support.acp_agent import provider_entry
 from tests.support.drive import avatar, start
 from tests.support.homes import AgentHome
 from tests.support.served import (
@@ -164,6 +165,10 @@ def test_chat_and_listings_print_the_same_through_the_server(
     agent_home: AgentHome, avatar_env: dict[str, str]
 ) -> None:
     write_fake_provider(agent_home, rich=True)
+    config_file = agent_home.root / "avatar-config.yaml"
+    config = json.loads(config_file.read_text())
+    config["providers"]["broken"] = provider_entry(agent_home.root / "broken", new_error=-32603)
+    config_file.write_text(json.dumps(config))
     cold_env = {**avatar_env, "AVATAR_NO_SERVER": "1"}
     cwd = agent_home.workdir
     runs = [
@@ -171,6 +176,7 @@ def test_chat_and_listings_print_the_same_through_the_server(
         ("-p", "fake", "chat", "--json", "hello"),
         ("-p", "fake", "chat", "--permission", "nope", "hello"),
         ("-p", "nope", "chat", "hello"),
+        ("-p", "broken", "chat", "hello"),
     ]
     cold = [avatar(cold_env, cwd, *args) for args in runs]
     ids = re.findall(r"session: (\S+)", cold[0].stderr)

@@ -66,6 +66,14 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+def command_line(pid: int) -> str:
+    """The command line of `pid` ("" once it is gone)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
 def processes_with(text: str) -> list[int]:
     """Pids whose command line holds `text` (an agent's state dir, say)."""
     found = []

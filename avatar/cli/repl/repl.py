@@ -392,16 +392,20 @@ def run_repl(
     pick: bool = False,
     imported: bool = False,
     worktree: str | None = None,
+    attach: str | None = None,
 ) -> int:
     """Start the REPL (optionally resuming, continuing, or seeded from another session:
-    a handoff, or with `imported` its conversation in this provider's own store)."""
+    a handoff, or with `imported` its conversation in this provider's own store); `attach`:
+    on the server's live session of that id (`avatar attach`)."""
     # Keys typed from here on wait for the prompt, not echoed over what start-up prints.
     with keys_held() if sys.stdin.isatty() else contextlib.nullcontext():
         # Built before the loop: an unknown provider, preset or model is a usage error.
-        engine = state.engine(permission=permission, add_dirs=add_dirs)
+        engine = state.engine(permission=permission, add_dirs=add_dirs, remote=bool(attach))
         engine.check_model()
         from avatar.cli.signals import run_until_hangup
 
+        if attach:
+            return run_until_hangup(_attached(engine, attach))
         return run_until_hangup(_main(engine, resume, cont, source, pick, imported, worktree))
 
 
@@ -422,17 +426,40 @@ async def _main(
             await engine.open(resume=resume, continue_last=cont, source=source, imported=imp)
             repl.show_where_we_were()
             repl.offer_handoff()
-        settled()
-        if sys.stdin.isatty():
-            repl.say("avatar REPL — /help for commands, Ctrl-D to leave", "dim")
-            if pick:
-                await repl.command("/resume")
-            await repl.run_tty()
-        else:
-            await repl.run_lines()
-        if repl.busy:
-            await engine.cancel()
-            await repl.wait()
+        await _interact(repl, pick)
     finally:
         await engine.close()
     return 0
+
+
+async def _attached(engine: Engine, ref: str) -> int:
+    """The REPL on a live session of the server: its conversation so far, then its events
+    (the running turn's first, a question waiting answerable here)."""
+    from avatar.server.remote import RemoteEngine
+
+    assert isinstance(engine, RemoteEngine)
+    try:
+        messages = await engine.attach(ref)
+        repl = Repl(engine)
+        if engine.session is not None:
+            repl.screen.on_event(engine.session)
+        repl.screen.history(messages)
+        engine.listen()
+        await _interact(repl, False)
+    finally:
+        await engine.close()
+    return 0
+
+
+async def _interact(repl: Repl, pick: bool) -> None:
+    settled()
+    if sys.stdin.isatty():
+        repl.say("avatar REPL — /help for commands, Ctrl-D to leave", "dim")
+        if pick:
+            await repl.command("/resume")
+        await repl.run_tty()
+    else:
+        await repl.run_lines()
+    if repl.busy:
+        await repl.engine.cancel()
+        await repl.wait()

@@ -1,0 +1,38 @@
+"""One client connection of the server, as its handlers see it: frames out, frames in."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from avatar.server.protocol import decode, encode
+
+
+class Peer:
+    """One client connection, as the server's handlers see it."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.gone = False
+        self.pid = 0  #: the client's process id (SO_PEERCRED)
+
+    def send(self, frame: dict[str, Any]) -> None:
+        """Send one frame (dropped once the client has gone)."""
+        if self.gone or self.writer.is_closing():
+            self.gone = True
+            return
+        self.writer.write(encode(frame))
+
+    async def frames(self) -> AsyncIterator[dict[str, Any]]:
+        """The frames the client sends, until it closes its end."""
+        while True:
+            line = await self.reader.readline()
+            if not line:
+                self.gone = True
+                return
+            try:
+                yield decode(line)
+            except ValueError:
+                self.send({"error": "not a JSON object", "exit": 2})

@@ -1,0 +1,235 @@
+"""An engine whose open session is a live session of the running server (`avatar attach`).
+
+It is an `Engine` (the library, the providers, the config are this process's own, as for any
+engine), with the open session's methods talking to the server instead of an agent: a turn
+is a prompt queued on the live session, its events those the server streams; the events of
+other clients' turns reach `subscribe()`d listeners as they happen (their prompt first, as a
+user message); a permission question goes to the handler here, and one answered from
+another client is withdrawn here. What would change the session itself (another provider,
+model or session) is the business of the process that opened it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from avatar.core.errors import AvatarError
+from avatar.core.events import (
+    BaseEvent,
+    Notice,
+    PermissionRequested,
+    SessionStarted,
+    UserMessage,
+    event_from_dict,
+)
+from avatar.engine.engine import Engine
+from avatar.engine.status import EngineStatus
+from avatar.server.protocol import decode, encode, socket_path
+from avatar.sessions.types import ToolCall, Transcript, TranscriptMessage
+
+if TYPE_CHECKING:
+    from avatar.engine.open_session import OpenSession
+    from avatar.library.worktrees import Worktree
+    from avatar.policy.permissions import PermissionHandler
+
+_END = object()
+
+
+class RemoteEngine(Engine):
+    """See the module docstring; `attach()` connects it to a live session."""
+
+    started: SessionStarted | None = None
+    _writer: asyncio.StreamWriter | None = None
+
+    async def attach(self, ref: str, client: str | None = None) -> list[TranscriptMessage]:
+        """Attach to the live session `ref` (id or prefix) as `client`; the conversation so
+        far. An AvatarError when no server runs or no such session is live. Its events come
+        once `listen()` is called."""
+        try:
+            reader, self._writer = await asyncio.open_unix_connection(str(socket_path()))
+        except OSError:
+            raise AvatarError("no server is running (avatar serve starts one)") from None
+        self._send({"op": "attach", "ref": ref, "client": client})
+        first = decode(await reader.readline() or b"{}")
+        if "ok" not in first:
+            raise AvatarError(first.get("error", "the server refused"), first.get("exit", 1))
+        self.client = client or f"attach:{os.getpid()}"
+        if first.get("started"):
+            started = event_from_dict(first["started"])
+            assert isinstance(started, SessionStarted)
+            self.started = started
+        self.cwd = self.library.cwd = type(self.cwd)(first["ok"]["project"])
+        self._handler: PermissionHandler | None = None
+        self._turn: asyncio.Queue[Any] = asyncio.Queue()
+        self._mine = False  # the running turn is this client's
+        self._asking: dict[str, asyncio.Future[Any]] = {}
+        self._reader = reader
+        return [
+            TranscriptMessage(
+                role=m["role"],
+                text=m["text"],
+                tool_calls=[ToolCall(c["name"], c.get("id")) for c in m["tool_calls"]],
+            )
+            for m in first.get("history", [])
+        ]
+
+    def listen(self) -> None:
+        """Start taking the session's events (after the listeners subscribed): the running
+        turn's so far first."""
+        self._reading = asyncio.ensure_future(self._read(self._reader))
+
+    def _send(self, frame: dict[str, Any]) -> None:
+        if self._writer is None or self._writer.is_closing():
+            raise AvatarError("the server has ended")
+        self._writer.write(encode(frame))
+
+    async def _read(self, reader: asyncio.StreamReader) -> None:
+        while line := await reader.readline():
+            data = decode(line).get("event")
+            if isinstance(data, dict):
+                self._dispatch(data)
+        self._emit(Notice(message="the server ended this session", level="warning"))
+        self._turn.put_nowait(_END)
+
+    def _dispatch(self, data: dict[str, Any]) -> None:
+        kind = data["type"]
+        if kind == "turn_started":
+            self._mine = data["client"] == self.client
+            if not self._mine:
+                self._emit(UserMessage(text=f"({data['client']}) {data['prompt']}"))
+        elif kind == "turn_ended":
+            if self._mine:
+                self._turn.put_nowait(data)
+            self._mine = False
+        elif kind == "permission_asked":
+            self._ask(data)
+        elif kind == "permission_answered":
+            asking = self._asking.pop(str(data["id"]), None)
+            if asking is not None and data["client"] != self.client:
+                asking.cancel()
+                who = data["client"] or "the server"
+                self._emit(Notice(message=f"{who} answered {data['answer']}"))
+        elif kind == "closed":
+            self._turn.put_nowait(_END)
+        else:
+            event = event_from_dict(data)
+            if isinstance(event, SessionStarted):
+                self.started = event
+            if self._mine:
+                self._turn.put_nowait(event)
+            else:
+                self._emit(event)
+
+    def _ask(self, data: dict[str, Any]) -> None:
+        handler = self._handler
+        if handler is None:
+            return
+        request = PermissionRequested(id=data["id"], title=data["title"], kind=data["kind"])
+        asking = asyncio.ensure_future(handler(request))
+        self._asking[request.id] = asking
+
+        def answered(task: asyncio.Future[Any]) -> None:
+            if task.cancelled() or self._asking.pop(request.id, None) is None:
+                return
+            answer = task.result()
+            text = answer if isinstance(answer, str) else getattr(answer, "reason", "deny")
+            with contextlib.suppress(AvatarError):
+                self._send({"op": "answer", "id": request.id, "answer": text})
+
+        asking.add_done_callback(answered)
+
+    # ----- the open session, on the server ------------------------------------------------
+
+    def set_permission_handler(self, handler: PermissionHandler | None) -> None:
+        """Who answers the live session's permission questions here."""
+        self._handler = handler
+
+    @property
+    def session(self) -> SessionStarted | None:
+        """How the live session was opened."""
+        return self.started
+
+    def chosen_provider(self) -> str:
+        """The live session's provider."""
+        return self.started.provider if self.started else super().chosen_provider()
+
+    def status(self) -> EngineStatus:
+        """Provider, model, session and this client's view of the numbers."""
+        started = self.started
+        return EngineStatus(
+            provider=started.provider if started else None,
+            model=started.model if started else None,
+            session_id=started.session_id if started else None,
+            how=started.how if started else None,
+            numbers=self.meter.numbers,
+        )
+
+    def history(self) -> Transcript | None:
+        """None: the conversation so far is what `attach()` returned."""
+        return None
+
+    async def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
+        """Queue `prompt` on the live session and yield its turn's events when it runs."""
+        self.meter.begin_turn()
+        self._send({"op": "prompt", "text": prompt})
+        while True:
+            item = await self._turn.get()
+            if item is _END:
+                return
+            if isinstance(item, dict):  # its `turn_ended`
+                if item.get("error"):
+                    raise AvatarError(item["error"], int(item.get("exit", 1)))
+                return
+            self.meter.observe(item)
+            yield item
+
+    async def steer(self, text: str) -> bool:
+        """False: text typed during a turn waits for the next one."""
+        return False
+
+    async def cancel(self) -> None:
+        """Interrupt the live session's running turn."""
+        with contextlib.suppress(AvatarError):
+            self._send({"op": "cancel"})
+
+    async def close(self) -> None:
+        """Detach (the session lives on for its other clients)."""
+        if self._writer is not None:
+            self._writer.close()
+            with contextlib.suppress(ConnectionError):
+                await self._writer.wait_closed()
+            self._writer = None
+        reading = getattr(self, "_reading", None)
+        if reading is not None:
+            reading.cancel()
+
+    def _elsewhere(self, what: str) -> NoReturn:
+        raise AvatarError(f"{what} is for the process that opened this session, not attach")
+
+    async def open(self, *args: Any, **kwargs: Any) -> OpenSession:
+        """Refused: an attached engine is on the live session it attached to."""
+        self._elsewhere("opening another session")
+
+    async def switch_provider(self, name: str, **how: Any) -> OpenSession:
+        """Refused (see the module docstring)."""
+        self._elsewhere("switching provider")
+
+    async def set_model(self, model: str) -> None:
+        """Refused (see the module docstring)."""
+        self._elsewhere("changing the model")
+
+    async def compact(self) -> str:
+        """Refused (see the module docstring)."""
+        self._elsewhere("/compact")
+
+    async def enter_worktree(self, name: str | None = None) -> Worktree:
+        """Refused (see the module docstring)."""
+        self._elsewhere("a worktree")
+
+    async def open_on(self, provider: str, request: Any, how: Any = None) -> OpenSession:
+        """Refused: new, resume, continue, fork all open another session here."""
+        self._elsewhere("opening another session")
