@@ -3,7 +3,6 @@ shows first, and the live sessions under stable names (`Handles`)."""
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,13 +48,7 @@ class Web:
     project: Path  #: the project the library shows when none is asked for
     handles: Handles = field(default_factory=Handles)
     clients: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
-    tasks: set[asyncio.Task[object]] = field(default_factory=set)
 
     def client(self) -> str:
         """A new client name for one page's event stream."""
         return f"web-{next(self.clients)}"
-
-    def keep(self, task: asyncio.Task[object]) -> None:
-        """Hold a fire-and-forget task (a prompt the page does not wait for) until it ends."""
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
