@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.drive import talk
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
 from tests.support.web import chromium, web_server
@@ -123,3 +124,22 @@ def test_chat_streams_asks_switches_and_searches(
             page.click("a.export:text('md')")
         saved = Path(download.value.path())
         assert "tell me about the pelican" in saved.read_text()
+
+
+def test_a_library_session_opens_live_with_its_conversation(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    model_server.chat.append(Reply.text("Noted: the walrus."), Reply.text("It was the walrus."))
+    sid = talk(agent_home, "native", ["remember the walrus"])
+    with web_server(avatar_env(agent_home), agent_home.workdir) as served, chromium() as browser:
+        page = browser.new_page()  # type: ignore[attr-defined]
+        page.goto(served.url)
+        page.click(f"tr.session a:text('{sid[:12]}')")
+        page.click("text=Open live")
+        page.wait_for_selector(f"#log .line:has-text('{sid} (native, resumed)')", timeout=WAIT)
+        earlier = page.inner_text("details.earlier")
+        assert "remember the walrus" in earlier and "Noted: the walrus." in earlier
+        send(page, "what was it?")
+        page.wait_for_selector("#log .answer:has-text('It was the walrus.')", timeout=WAIT)
+        asked = model_server.requests_for("chat")[-1].all_text()
+        assert "remember the walrus" in asked and "what was it?" in asked

@@ -14,6 +14,8 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from avatar.bridges.acp.turns import BackgroundTasks
 from avatar.core.errors import AvatarError
+from avatar.library.export.doc import prepare
+from avatar.library.export.html import body
 from avatar.server.hub import OpenOptions
 from avatar.server.web.layout import attr, page, table
 
@@ -91,9 +93,33 @@ async def open_live(request: Request) -> Response:
             options, client=HOLDER, resume=resume, replay=False, answers=True, on_events=_drop
         )
     except AvatarError as e:
-        body = f'<p class="error">{escape(str(e))}</p><p><a href="/live">back</a></p>'
-        return HTMLResponse(page("Error", body), status_code=400)
-    return RedirectResponse(f"/chat/{web.handles.name(live)}", status_code=303)
+        said = f'<p class="error">{escape(str(e))}</p><p><a href="/live">back</a></p>'
+        return HTMLResponse(page("Error", said), status_code=400)
+    handle = web.handles.name(live)
+    if resume and handle not in web.earlier and not _has_turns(live):
+        web.earlier[handle] = _earlier(live)
+    return RedirectResponse(f"/chat/{handle}", status_code=303)
+
+
+def _earlier_box(html: str) -> str:
+    if not html:
+        return ""
+    return (
+        f'<details class="earlier" open><summary>Earlier in this session</summary>{html}</details>'
+    )
+
+
+def _has_turns(live: LiveSession) -> bool:
+    return any(event.get("type") == "turn_started" for event in live.history)
+
+
+def _earlier(live: LiveSession) -> str:
+    """The conversation of a reopened session up to now, as the HTML export shows it (its
+    events from now on come on the event stream)."""
+    transcript = live.engine.history()
+    if transcript is None or not transcript.messages:
+        return ""
+    return body(prepare(transcript, live.engine.secrets()))
 
 
 def _drop(events: AsyncIterator[Event]) -> None:
@@ -112,11 +138,11 @@ async def chat(request: Request) -> Response:
     handle = request.path_params["handle"]
     live = web.handles.get(web.hub, handle)
     if live is None:
-        body = (
+        said = (
             f'<p class="error">no live session {escape(handle)}</p>'
             '<p><a href="/live">live sessions</a> · <a href="/library">library</a></p>'
         )
-        return HTMLResponse(page("Not live", body), status_code=404)
+        return HTMLResponse(page("Not live", said), status_code=404)
     info = live.info()
     providers = [s.name for s in live.engine.providers()]
     options = "".join(
@@ -124,7 +150,7 @@ async def chat(request: Request) -> Response:
         for p in providers
     )
     config = json.dumps({"handle": handle}).replace("<", "\\u003c")
-    body = (
+    shown = (
         f'<h1>Chat <span id="provider">{escape(info.provider)}</span> '
         f'<span id="session" class="id">{escape(info.session_id)}</span></h1>'
         f'<p class="bar"><span id="state">{STATES[info.state]}</span>'
@@ -132,9 +158,10 @@ async def chat(request: Request) -> Response:
         '<button id="cancel" type="button">Stop</button>'
         '<button id="close" type="button">Close session</button>'
         f'<a href="/live">all live sessions</a></p>'
+        f"{_earlier_box(web.earlier.get(handle, ''))}"
         '<div id="log" aria-live="polite"></div><div id="asks"></div>'
         '<form id="prompt"><textarea name="text" rows="3" placeholder="Ask…"></textarea>'
         "<button>Send</button></form>"
         f'<script type="application/json" id="config">{config}</script>'
     )
-    return HTMLResponse(page("Chat", body, scripts=("chat.js",), here="/live"))
+    return HTMLResponse(page("Chat", shown, scripts=("chat.js",), here="/live"))
