@@ -4,7 +4,7 @@ native agent and codex-acp against the fake model server. What a person does on 
 what the test does: open the printed URL, start a chat, send a prompt and watch the answer
 stream, answer the permission menu (allow; no, and tell it… from a second page), switch to
 codex and see the handoff, close the session, search the library and open a session and its
-export."""
+export; and open a library session live, its conversation shown above."""
 
 from __future__ import annotations
 
