@@ -55,6 +55,9 @@ def _quiet_class() -> type[uvicorn.Server]:
 def _bind(port: int) -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted connections inherit it: a page's small writes go at once, not after the 40 ms
+    # of Nagle's algorithm waiting on a delayed ACK.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind((HOST, port))
     except OSError as e:
