@@ -9,7 +9,9 @@
   const asks = document.getElementById("asks");
   const state = document.getElementById("state");
   const tools = new Map();
+  const sessions = new Set(); // the sessions this stream has shown
   let streaming = null;
+  let handoff = null; // a switch's answer, shown under its new session's line
 
   function el(tag, cls, text) {
     const node = document.createElement(tag);
@@ -47,6 +49,8 @@
       document.getElementById("provider").textContent = e.provider;
       document.getElementById("session").textContent = e.session_id;
       add(el("div", "line", "session " + e.session_id + " (" + e.provider + ", " + e.how + ")"));
+      sessions.add(e.session_id);
+      if (handoff && handoff.session_id === e.session_id) showHandoff();
     },
     user_message(e) { add(el("div", "user", e.text)); },
     turn_started(e) {
@@ -109,6 +113,14 @@
     },
   };
 
+  function showHandoff() {
+    const box = add(el("details", "handoff"));
+    box.open = true;
+    box.append(el("summary", "", "handed over to " + handoff.provider + ": the next prompt " +
+                  "opens with"), el("pre", "", handoff.handoff || "(nothing to hand over)"));
+    handoff = null;
+  }
+
   function ask(e) {
     if (document.getElementById("ask-" + e.id)) return;
     const box = el("div", "ask");
@@ -162,11 +174,8 @@
     add(el("div", "line", "switching to " + provider + "…"));
     post("/switch", { provider: provider }).then((r) => {
       if (!r.ok) { add(el("div", "line err", r.data.error)); return; }
-      const box = add(el("details", "handoff"));
-      box.open = true;
-      box.append(el("summary", "", "handed over to " + r.data.provider + " (session " +
-                   r.data.session_id + "): the next prompt opens with"),
-                 el("pre", "", r.data.handoff || "(nothing to hand over)"));
+      handoff = r.data;
+      if (sessions.has(r.data.session_id)) showHandoff();
     });
   });
 })();
