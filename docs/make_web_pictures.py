@@ -81,7 +81,6 @@ def scenes(home: AgentHome, server: FakeModelServer) -> None:
         page.fill("#prompt textarea", "anything left?")
         page.click("#prompt button")
         page.wait_for_selector("#log .answer:has-text('Picked up')", timeout=WAIT)
-        page.evaluate("document.querySelector('details.handoff').open = false")
         save(page, "web-switch")
         page.click("nav >> text=Live sessions")
         page.wait_for_selector("tr.live", timeout=WAIT)
