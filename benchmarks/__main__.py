@@ -13,7 +13,17 @@ import json
 import sys
 import time
 
-SUITES = ("startup", "sessions", "native", "acp", "oneshot", "search", "resume", "sandbox")
+SUITES = (
+    "startup",
+    "sessions",
+    "native",
+    "acp",
+    "oneshot",
+    "server",
+    "search",
+    "resume",
+    "sandbox",
+)
 #: The whole run must finish within these many seconds (issue 14).
 BUDGET = {True: 120.0, False: 600.0}
 

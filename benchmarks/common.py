@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,12 +35,17 @@ class Command:
     cwd: Path | None = None
 
 
-def interleaved(commands: Mapping[str, Command], runs: int) -> dict[str, float]:
+def interleaved(
+    commands: Mapping[str, Command], runs: int, settle: Callable[[], None] | None = None
+) -> dict[str, float]:
     """Median wall time in seconds of each command, run in turns (a, b, c, a, b, c, …) so that
-    a slow stretch of the machine hits them all alike (output discarded)."""
+    a slow stretch of the machine hits them all alike (output discarded); `settle` runs before
+    each command, untimed (e.g. until a server's work in the background is over)."""
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(runs):
         for name, cmd in commands.items():
+            if settle is not None:
+                settle()
             env = cmd.env or os.environ.copy()
             start = time.perf_counter()
             proc = subprocess.Popen(

@@ -81,7 +81,7 @@ async def served_chat(served: Served, engine: Engine, prompt: str, **how: Any) -
             opening.cancel()
             return 130
         live = opening.result()
-        if live.engine is not engine and live.engine.session is not None:
+        if live.opener != me and live.engine.session is not None:
             # joined a live session: its `session:` line, as a resume prints it
             renderer.on_event(replace(live.engine.session, how="resumed"))
         return await _turn(live, me, prompt, renderer, ended, interrupted)

@@ -130,6 +130,14 @@ class Engine(LibraryNames):
 
     project_config = staticmethod(project_config)
 
+    def twin(self) -> Engine:
+        """An engine built as this one was (settings, project, environment, directories,
+        config source, provider asked for), nothing started: the server's warm agents."""
+        made = type(self)(self.settings, self.cwd, provider=self._requested, env=self.env,
+                          home=self.home, source=self._policy.source)  # fmt: skip
+        made.add_dirs, made.wait_busy = list(self.add_dirs), self.wait_busy
+        return made
+
     # ----- providers and models -----------------------------------------------------------
 
     def providers(self) -> list[ProviderSpec]:

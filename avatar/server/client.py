@@ -10,15 +10,20 @@ returning its exit code; None means run it here, as without a server.
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found]  # (`signal` without its enums: no stubs)
+import _socket
 import os
-import signal
-import socket
 import sys
-from collections.abc import Iterator
-from types import FrameType
-from typing import Any
 
 from avatar.server.protocol import decode, encode, socket_path
+
+# Not `typing`, `socket` or `signal`: their imports (enum, mostly) would cost a command through
+# the server more than the rest of its client (measured with -X importtime).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from types import FrameType
+    from typing import Any
 
 #: Global options that take a value (DESIGN §3), to find the command word after them.
 _VALUED = frozenset({"-p", "--provider", "-m", "--model", "--preset", "-C", "-c", "--config"})
@@ -29,9 +34,9 @@ SERVED = frozenset({"chat", "session", "ps"})
 class Connection:
     """One connection to the server: frames out, frames in."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: _socket.socket) -> None:
         self.sock = sock
-        self._reader = sock.makefile("rb")
+        self._buffer = b""
 
     def send(self, frame: dict[str, Any]) -> None:
         """Send one frame."""
@@ -39,8 +44,16 @@ class Connection:
 
     def frames(self) -> Iterator[dict[str, Any]]:
         """The frames the server sends, until it closes the connection."""
-        for line in self._reader:
-            yield decode(line)
+        while True:
+            line, found, rest = self._buffer.partition(b"\n")
+            if found:
+                self._buffer = rest
+                yield decode(line)
+                continue
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                return
+            self._buffer += chunk
 
     def request(self, frame: dict[str, Any]) -> dict[str, Any]:
         """Send `frame` and return the one frame answering it (`{}` if the server left)."""
@@ -49,7 +62,6 @@ class Connection:
 
     def close(self) -> None:
         """Close the connection."""
-        self._reader.close()
         self.sock.close()
 
 
@@ -57,9 +69,9 @@ def connect(env: dict[str, str] | None = None) -> Connection | None:
     """A connection to the user's server, or None when none runs."""
     if (env if env is not None else os.environ).get("AVATAR_NO_SERVER"):
         return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        sock.connect(str(socket_path(env)))
+        sock.connect(socket_path(env))
     except OSError:
         sock.close()
         return None
@@ -116,7 +128,7 @@ def served(args: list[str]) -> int | None:
         except OSError:
             raise KeyboardInterrupt from None
 
-    old = signal.signal(signal.SIGINT, on_sigint)
+    old = _signal.signal(_signal.SIGINT, on_sigint)
     try:
         return _relay(conn)
     except KeyboardInterrupt:
@@ -125,7 +137,7 @@ def served(args: list[str]) -> int | None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     finally:
-        signal.signal(signal.SIGINT, old)
+        _signal.signal(_signal.SIGINT, old)
         conn.close()
 
 

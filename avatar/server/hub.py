@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from avatar.core.errors import AvatarError, UsageError
+from avatar.server.warm import WarmAgents
 
 if TYPE_CHECKING:
     from avatar.core.events import BaseEvent, PermissionRequested
@@ -105,6 +106,7 @@ class LiveSession:
 
     def __init__(self, engine: Engine, on_closed: Callable[[LiveSession], None]) -> None:
         self.engine = engine
+        self.opener = ""  #: the client whose `Hub.open` opened it (others joined it)
         self.since = time.time()
         self.history: list[Event] = []  # every event so far, for late subscribers
         self._queues: dict[str, asyncio.Queue[Event | None]] = {}
@@ -366,11 +368,17 @@ class Hub:
     """Every live session of this server; see the module docstring.
 
     `make_engine` builds the engine of a new live session from the client's options
-    (default: `build_engine`, as the `avatar` command does).
+    (default: `build_engine`, as the `avatar` command does); `keep_warm`: a new session's
+    agent is one started beforehand (`avatar.server.warm`), and another starts for the next.
     """
 
-    def __init__(self, make_engine: Callable[[OpenOptions], Engine] = build_engine) -> None:
+    def __init__(
+        self, make_engine: Callable[[OpenOptions], Engine] = build_engine, *, keep_warm: bool = True
+    ) -> None:
         self.make_engine = make_engine
+        #: Keep an agent started for the next session of each provider and project.
+        self.keep_warm = keep_warm
+        self.warm = WarmAgents()
         self._live: list[LiveSession] = []
         self._opening = asyncio.Lock()  # two clients resuming one session share it
         self._libraries: dict[Path, Engine] = {}
@@ -411,10 +419,16 @@ class Hub:
                 if on_events is not None:
                     on_events(live.subscribe(client, replay=replay, answers=answers))
                 return live
+            said: list[BaseEvent] = []
             engine = engine or self.make_engine(options)
+            if worktree is None and self.keep_warm:  # (a worktree is a project of its own)
+                engine, said = await self.warm.take(engine)
             engine.wait_busy = wait
             engine.one_shot = one_shot
             live = LiveSession(engine, self._forget)
+            live.opener = client
+            for event in said:  # what starting its agent said, before the session opened
+                live._on_engine_event(event)
             if on_events is not None:
                 on_events(live.subscribe(client, replay=replay, answers=answers))
             try:
@@ -477,6 +491,7 @@ class Hub:
         for engine in self._libraries.values():
             await engine.close()
         self._libraries.clear()
+        await self.warm.close()
 
     def sessions(self) -> Sequence[LiveSession]:
         """The live sessions themselves, oldest first."""

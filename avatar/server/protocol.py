@@ -23,45 +23,30 @@ An error is `{"error": message, "exit": code}`.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import stat
-from pathlib import Path
-from typing import Any
+
+# Not `typing` (nor pathlib, socket or signal, whose enums cost more than the rest of a
+# client's start): every command through the server loads this module.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SOCKET_NAME = "server.sock"
 
 
-def socket_dir(env: dict[str, str] | None = None) -> Path:
+def socket_dir(env: dict[str, str] | None = None) -> str:
     """The directory of the user's server socket (not created)."""
     environ = os.environ if env is None else env
     runtime = environ.get("XDG_RUNTIME_DIR")
     if runtime and os.path.isabs(runtime):
-        return Path(runtime) / "avatar"
-    return Path("/tmp") / f"avatar-{os.getuid()}"
+        return os.path.join(runtime, "avatar")
+    return f"/tmp/avatar-{os.getuid()}"
 
 
-def socket_path(env: dict[str, str] | None = None) -> Path:
+def socket_path(env: dict[str, str] | None = None) -> str:
     """The user's server socket."""
-    return socket_dir(env) / SOCKET_NAME
-
-
-class UnsafeDirectory(OSError):
-    """The socket's directory is another user's, or open to others."""
-
-
-def private_dir(path: Path) -> Path:
-    """`path`, made 0700 if it does not exist; UnsafeDirectory when it is not the user's own
-    or others can enter it."""
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(path, 0o700)
-    info = os.lstat(path)
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-        raise UnsafeDirectory(f"{path} is not a directory of this user's")
-    if info.st_mode & 0o077:
-        raise UnsafeDirectory(f"{path} is open to other users (mode {info.st_mode & 0o777:o})")
-    return path
+    return os.path.join(socket_dir(env), SOCKET_NAME)
 
 
 def encode(frame: dict[str, Any]) -> bytes:

@@ -17,6 +17,7 @@ import fcntl
 import os
 import signal
 import socket
+import stat
 import struct
 import time
 from collections.abc import Awaitable, Callable
@@ -27,7 +28,7 @@ from avatar.core.errors import AvatarError
 from avatar.server.attaching import attach
 from avatar.server.hub import Hub
 from avatar.server.peer import Peer
-from avatar.server.protocol import decode, private_dir, socket_path
+from avatar.server.protocol import decode, socket_path
 
 
 class AlreadyRunning(AvatarError):
@@ -37,6 +38,23 @@ class AlreadyRunning(AvatarError):
 #: What runs a `run` request: the request and the peer; streams its output to the peer and
 #: sends the `exit` frame (or `fallback`).
 Runner = Callable[[Hub, dict[str, Any], Peer], Awaitable[None]]
+
+
+class UnsafeDirectory(AvatarError):
+    """The socket's directory is another user's, or open to others."""
+
+
+def private_dir(path: Path) -> Path:
+    """`path`, made 0700 if it does not exist; UnsafeDirectory when it is not the user's own
+    or others can enter it (someone else could listen in its place)."""
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise UnsafeDirectory(f"{path} is not a directory of this user's")
+    if info.st_mode & 0o077:
+        raise UnsafeDirectory(f"{path} is open to other users (mode {info.st_mode & 0o777:o})")
+    return path
 
 
 def peer_creds(sock: socket.socket) -> tuple[int, int]:
@@ -60,7 +78,7 @@ class Server:
         self.hub = hub
         self.runner = runner
         self.idle_exit = idle_exit
-        self.path = path or socket_path()
+        self.path = path or Path(socket_path())
         self._stop = asyncio.Event()
         self._connections = 0
         self._idle_since = time.monotonic()

@@ -140,9 +140,8 @@ def test_three_processes_on_one_live_session(
         order = [next(i for i, s in enumerate(said) if p in s) for p in PROMPTS]
         assert order == sorted(order)
         assert all(p in mains[order[2]].all_text() for p in PROMPTS[:2])
-        # no agent runs once no session is live (it stops as the session closes)
-        _wait(lambda: not [p for p in descendants(server.pid) if "codex" in command_line(p)], 15)
-        helpers = descendants(server.pid)
+        helpers = descendants(server.pid)  # (the agent kept warm for the next session too)
+        assert any("codex" in command_line(pid) for pid in helpers)
         stopped = avatar(env, cwd, "serve", "--stop")
         assert stopped.returncode == 0, stopped.stderr
         assert server.wait(15) == 0

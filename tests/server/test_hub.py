@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -160,3 +161,46 @@ async def test_nobody_to_answer_denies_as_chat_does(tmp_path: Path) -> None:
         await hub.close()
         for task in tasks:
             await task
+
+
+async def _agents(state: Path, count: int) -> list[int]:
+    """The fake agents running on `state`, once there are `count` of them."""
+    from tests.support.served import processes_with
+
+    for _ in range(300):
+        found = processes_with(str(state))
+        if len(found) == count:
+            return found
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{processes_with(str(state))} fake agents, not {count}")
+
+
+async def test_the_next_session_runs_on_an_agent_started_before_it_and_a_new_config_restarts_it(
+    tmp_path: Path,
+) -> None:
+    hub = _hub(tmp_path)
+    options = OpenOptions(cwd=tmp_path / "work", provider="fake")
+    state = tmp_path / "state"
+    try:
+        first = await hub.open(options, client="a")
+        assert (await first.prompt("one", "a"))["exit"] == 0
+        first.detach("a")  # its session closes; the warm agent stays
+        [warm] = await _agents(state, 1)
+        second = await hub.open(options, client="b")
+        assert second.engine.status().facts["pid"] == warm  # started before it was asked for
+        assert (await second.prompt("two", "b"))["exit"] == 0
+        second.detach("b")
+        [next_warm] = await _agents(state, 1)
+        assert next_warm != warm
+        # Another config (here: the permission policy) is another key: a new agent, and the
+        # one kept warm for the old config stops.
+        changed = hub.make_engine(options)
+        changed.settings = replace(changed.settings, permission="allow")
+        third = await hub.open(options, client="c", engine=changed)
+        assert third.engine.status().facts["pid"] != next_warm
+        running = await _agents(state, 2)  # the third's own, and the next warm one
+        assert next_warm not in running
+        third.detach("c")
+    finally:
+        await hub.close()
+    assert await _agents(state, 0) == []
