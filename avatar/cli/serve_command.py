@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from avatar.cli.serve_web import web_options, web_page
 from avatar.cli.served_run import SERVING
 from avatar.core.errors import AvatarError
 from avatar.core.times import ago
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
     help="End after DURATION without a client or a running turn (30m, 90s, 2h).",
 )
 @click.option("--stop", is_flag=True, help="End the running server and every agent it started.")
-def serve_command(idle_exit: str | None, stop: bool) -> int:
+@web_options
+def serve_command(idle_exit: str | None, stop: bool, web: bool, port: int | None) -> int:
     """Run the engine server: warm agents and live sessions that chat, repl, session, ps
     and attach use."""
     if stop:
@@ -53,7 +55,8 @@ def serve_command(idle_exit: str | None, stop: bool) -> int:
             sys.stderr.write(f"avatar server on {server.path} (pid {os.getpid()})\n")
             sys.stderr.flush()
 
-        await server.serve(ready)
+        async with web_page(server.hub, web, port):
+            await server.serve(ready)
 
     asyncio.run(main())
     return 0

@@ -25,6 +25,7 @@ CLI_MAY_IMPORT = (
     "avatar.core.prompts",  # what `Engine.send` takes: a prompt and its images
     "avatar.policy.permissions",
     "avatar.policy.terminal_text",  # a pure function: what text may reach a terminal
+    "avatar.core.diffs",  # pure: what a tool call changes (the web page shows it too)
     "avatar.providers.facts",
     "avatar.providers.registry",
     "avatar.sessions.types",

@@ -16,7 +16,17 @@ import pytest
 
 import avatar
 
-HEAVY = ("acp", "prompt_toolkit", "rich", "httpx", "httpx_sse", "pydantic", "yaml")
+HEAVY = (
+    "acp",
+    "prompt_toolkit",
+    "rich",
+    "httpx",
+    "httpx_sse",
+    "pydantic",
+    "yaml",
+    "starlette",
+    "uvicorn",
+)
 
 
 def _imported_by_avatar() -> set[str]:

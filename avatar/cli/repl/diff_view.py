@@ -1,6 +1,6 @@
 """An edit drawn as the agents' terminals draw one: the file and its counts, then each changed
 line with its number in the file, its sign, and its code highlighted for the file's language
-on a red or green ground (`avatar.cli.repl.diffs` says what changed).
+on a red or green ground (`avatar.core.diffs` says what changed).
 
 Imports rich: load it only when a diff is drawn.
 """
@@ -12,7 +12,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from avatar.cli.output.markdown import CODE_THEME
-from avatar.cli.repl.diffs import Edit, FileChange, Sign
+from avatar.core.diffs import Edit, FileChange, Sign
 
 _GROUND = {"-": "on #3c1618", "+": "on #133a1c", " ": ""}
 _SIGN = {"-": "bold red", "+": "bold green", " ": "dim"}

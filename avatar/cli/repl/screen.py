@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 from avatar.cli.output.blocks import Block, BlockSplitter
 from avatar.cli.output.render import session_line
 from avatar.cli.repl.attach import detach_files
-from avatar.cli.repl.diffs import (
+from avatar.core.diffs import (
     Edit,
     EditLog,
     FileChange,

@@ -77,9 +77,9 @@ def _inline(text: str) -> str:
     return _BOLD.sub(r"<strong>\1</strong>", out)
 
 
-def _text(text: str) -> str:
+def message_text(text: str) -> str:
     """Message text: prose kept as written (inline code and bold shown), fenced code
-    highlighted."""
+    highlighted (the web page renders a streamed answer with it too)."""
     parts, at = [], 0
     for m in _FENCE.finditer(text):
         if m.start() > at:
@@ -93,8 +93,8 @@ def _text(text: str) -> str:
     return "\n".join(parts)
 
 
-def _time(when: datetime | None) -> str:
-    """A readable UTC time, the exact one in `datetime`."""
+def time_tag(when: datetime | None) -> str:
+    """A readable UTC time, the exact one in `datetime` (the web page's lists show it too)."""
     if when is None:
         return ""
     shown = when.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
@@ -125,7 +125,7 @@ def _call(call: ExportCall) -> str:
 
 def _message(m: ExportMessage) -> str:
     classes = f"msg {m.role}" + (" error" if m.is_error else "")
-    when = _time(m.time)
+    when = time_tag(m.time)
     label = LABELS[m.role] + (" (error)" if m.is_error else "")
     head = f'<header><span class="n">{m.n}.</span><span>{label}</span>{when}</header>'
     if m.role == "tool" and m.answers is not None:  # shown in full with its call
@@ -135,26 +135,35 @@ def _message(m: ExportMessage) -> str:
         body = f"<details><summary>output of {escape(m.tool_call_id or 'a tool')}</summary>"
         body += _result(m) + "</details>"
     else:
-        body = _text(m.text) + "".join(_call(c) for c in m.calls)
+        body = message_text(m.text) + "".join(_call(c) for c in m.calls)
     return f'<section class="{classes}" id="m{m.n}">{head}{body}</section>'
 
 
-def to_html(doc: ExportDoc) -> str:
-    """The whole page."""
-    title = escape(doc.title)
+def style() -> str:
+    """The page's CSS, the highlighting's included."""
+    return CSS + str(_formatter().get_style_defs(".hl"))
+
+
+def body(doc: ExportDoc) -> str:
+    """What the page shows below its title: the session facts and every message (the web
+    page shows a session with it)."""
     rows = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in facts(doc))
-    style = CSS + _formatter().get_style_defs(".hl")
     skipped = (
         f'<p class="note">({doc.skipped_lines} unreadable lines skipped)</p>'
         if doc.skipped_lines
         else ""
     )
     messages = "\n".join(_message(m) for m in doc.messages)
+    return f'<dl class="facts">{rows}</dl>\n{messages}\n{skipped}'
+
+
+def to_html(doc: ExportDoc) -> str:
+    """The whole page."""
+    title = escape(doc.title)
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f"<title>{title}</title><style>{style}</style></head>\n"
-        f'<body><h1>{title}</h1><dl class="facts">{rows}</dl>\n{messages}\n{skipped}'
-        "</body></html>\n"
+        f"<title>{title}</title><style>{style()}</style></head>\n"
+        f"<body><h1>{title}</h1>{body(doc)}</body></html>\n"
     )

@@ -13,6 +13,7 @@ its new text is there, before it (the permission menu) its old text; found, it g
 lines with a little context, so the numbers are the file's.
 
 Every edit of the REPL run is kept in order (`EditLog`): `/diff` shows them all, `/diff N` one.
+The web page (`avatar.server.web.stream`) shows the same changes.
 """
 
 from __future__ import annotations

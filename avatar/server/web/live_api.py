@@ -1,0 +1,135 @@
+"""The live chat's API, which `static/chat.js` calls: the event stream of a live session
+(server-sent events, `stream`), and a prompt, a permission answer, a provider switch, a stop,
+a close. Each takes and gives JSON; a session that is no longer live is a 404."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from avatar.bridges.acp.turns import BackgroundTasks
+from avatar.core.errors import AvatarError
+from avatar.policy.permissions import Refusal
+from avatar.server.web.live_pages import HOLDER
+from avatar.server.web.stream import frames
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from starlette.requests import Request
+
+    from avatar.policy.permissions import Answer
+    from avatar.server.hub import LiveSession
+    from avatar.server.web.context import Web
+
+#: Prompts sent from a page run on; the page follows them on its event stream.
+_PROMPTS = BackgroundTasks()
+ANSWERS = ("allow", "always", "deny")
+
+
+def _live(request: Request) -> tuple[Web, LiveSession | None]:
+    web: Web = request.app.state.web
+    return web, web.handles.get(web.hub, request.path_params["handle"])
+
+
+def _gone(request: Request) -> JSONResponse:
+    return JSONResponse({"error": f"no live session {request.path_params['handle']}"}, 404)
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    try:
+        data = await request.json()
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+async def events(request: Request) -> Response:
+    """`GET /chat/{handle}/events`: the session's events so far, then as they come."""
+    web, live = _live(request)
+    if live is None:
+        return _gone(request)
+    client = web.client()
+    subscription = live.subscribe(client, replay=True, answers=True)
+
+    async def stream() -> AsyncIterator[str]:
+        try:
+            async for chunk in frames(subscription, live.engine.cwd):
+                yield chunk
+        finally:
+            live.detach(client)
+
+    headers = {"cache-control": "no-store", "x-accel-buffering": "no"}
+    return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+
+
+async def prompt(request: Request) -> Response:
+    """`POST /chat/{handle}/prompt {text}`: queue a prompt (202; it streams on the events)."""
+    _, live = _live(request)
+    if live is None:
+        return _gone(request)
+    text = str((await _body(request)).get("text", "")).strip()
+    if not text:
+        return JSONResponse({"error": "an empty prompt"}, 400)
+
+    async def run() -> None:
+        await live.prompt(text, HOLDER)
+
+    _PROMPTS(run())
+    return JSONResponse({"queued": True}, 202)
+
+
+async def answer(request: Request) -> Response:
+    """`POST /chat/{handle}/answer {id, answer, reason}`: answer a permission question
+    (`answer`: allow, always, deny, or tell: a deny with `reason` for the agent)."""
+    _, live = _live(request)
+    if live is None:
+        return _gone(request)
+    data = await _body(request)
+    said = str(data.get("answer", ""))
+    reply: Answer | Refusal
+    if said == "tell":
+        reply = Refusal(str(data.get("reason", "")).strip() or "no")
+    elif said in ANSWERS:
+        reply = said  # type: ignore[assignment]
+    else:
+        return JSONResponse({"error": f"no answer '{said}': allow, always, deny or tell"}, 400)
+    answered = live.answer(str(data.get("id", "")), reply, HOLDER)
+    return JSONResponse({"answered": answered}, 200 if answered else 409)
+
+
+async def switch(request: Request) -> Response:
+    """`POST /chat/{handle}/switch {provider}`: switch provider with a handoff (after the
+    running turn); the new provider and session, and the handoff the next prompt sends."""
+    _, live = _live(request)
+    if live is None:
+        return _gone(request)
+    provider = str((await _body(request)).get("provider", ""))
+    try:
+        await live.switch(provider)
+    except AvatarError as e:
+        return JSONResponse({"error": str(e)}, 400)
+    status = live.engine.status()
+    return JSONResponse(
+        {"provider": status.provider, "session_id": status.session_id, "handoff": status.handoff}
+    )
+
+
+async def cancel(request: Request) -> Response:
+    """`POST /chat/{handle}/cancel`: stop the running turn."""
+    _, live = _live(request)
+    if live is None:
+        return _gone(request)
+    await live.cancel()
+    return JSONResponse({"cancelled": True})
+
+
+async def close(request: Request) -> Response:
+    """`POST /chat/{handle}/close`: end the live session for every client (its agent stops;
+    the session stays in the library)."""
+    _, live = _live(request)
+    if live is None:
+        return _gone(request)
+    await live.close()
+    return JSONResponse({"closed": True})

@@ -1,0 +1,167 @@
+"""The live sessions as pages: the list (`avatar ps` as a table, and a form that opens a new
+one), opening one, and the chat page of one (its script, `static/chat.js`, streams it)."""
+
+from __future__ import annotations
+
+import json
+import time
+from html import escape
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import parse_qsl
+
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from avatar.bridges.acp.turns import BackgroundTasks
+from avatar.core.errors import AvatarError
+from avatar.library.export.doc import prepare
+from avatar.library.export.html import body
+from avatar.server.hub import OpenOptions
+from avatar.server.web.layout import attr, page, table
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from starlette.requests import Request
+
+    from avatar.server.hub import Event, LiveInfo, LiveSession
+    from avatar.server.web.context import Web
+
+#: The client name the web server holds every session it opened with: the session stays
+#: live, and its permission questions wait for a page to answer them, while no page is open.
+HOLDER = "web"
+#: The holder's subscriptions, read while their sessions live.
+_HOLDING = BackgroundTasks()
+STATES = {"idle": "idle", "turn": "in a turn", "permission": "waiting on a permission"}
+
+
+def _web(request: Request) -> Web:
+    web: Web = request.app.state.web
+    return web
+
+
+def _since(started: float) -> str:
+    seconds = int(time.time() - started)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02}m"
+
+
+def _row(web: Web, live: LiveSession, info: LiveInfo) -> str:
+    handle = web.handles.name(live)
+    clients = ", ".join(c for c in info.clients if c != HOLDER)
+    return (
+        f'<tr class="live" data-state="{attr(info.state)}"><td>{escape(info.provider)}</td>'
+        f'<td class="id"><a href="/chat/{attr(handle)}">{escape(info.session_id[:12])}</a></td>'
+        f"<td class=cwd>{escape(info.project)}</td><td>{STATES[info.state]}</td>"
+        f"<td>{escape(info.model or '?')}</td><td class=n>{info.tokens or ''}</td>"
+        f"<td>{_since(info.since)}</td><td>{escape(clients)}</td></tr>"
+    )
+
+
+async def index(request: Request) -> Response:
+    """`/live`: every live session of the server, and a form that opens a new one."""
+    web = _web(request)
+    sessions = web.hub.sessions()
+    rows = "".join(_row(web, live, live.info()) for live in sessions)
+    columns = ("provider", "session", "project", "state", "model", "tokens", "since", "clients")
+    shown = table(columns, rows) if rows else '<p class="empty">No live session.</p>'
+    providers = [s.name for s in web.hub.library(web.project).catalog.registry.specs()]
+    options = "".join(f"<option>{escape(p)}</option>" for p in providers)
+    form = (
+        '<h2>New chat</h2><form method="post" action="/live/open" class="open">'
+        f'<select name="provider"><option value="">default provider</option>{options}</select>'
+        f'<input type="text" name="cwd" value="{attr(web.project)}" title="project" class="cwd">'
+        "<button>Open</button></form>"
+    )
+    return HTMLResponse(page("Live sessions", f"<h1>Live sessions</h1>{shown}{form}", here="/live"))
+
+
+async def open_live(request: Request) -> Response:
+    """`POST /live/open` (a form: `provider`, `cwd`, `resume`): a live session, new or the
+    one `resume` names (live already, or reopened); then its chat page."""
+    web = _web(request)
+    # A plain form posts urlencoded fields: read here, without a multipart parser.
+    form = dict(parse_qsl((await request.body()).decode("utf-8", "replace")))
+    cwd = Path(str(form.get("cwd") or web.project)).expanduser()
+    resume = str(form.get("resume") or "") or None
+    options = OpenOptions(cwd=cwd, provider=str(form.get("provider") or "") or None)
+    try:
+        live = await web.hub.open(
+            options, client=HOLDER, resume=resume, replay=False, answers=True, on_events=_drop
+        )
+    except AvatarError as e:
+        said = f'<p class="error">{escape(str(e))}</p><p><a href="/live">back</a></p>'
+        return HTMLResponse(page("Error", said), status_code=400)
+    handle = web.handles.name(live)
+    if resume and handle not in web.earlier and not _has_turns(live):
+        web.earlier[handle] = _earlier(live)
+    return RedirectResponse(f"/chat/{handle}", status_code=303)
+
+
+def _earlier_box(html: str) -> str:
+    if not html:
+        return ""
+    return (
+        f'<details class="earlier" open><summary>Earlier in this session</summary>{html}</details>'
+    )
+
+
+def _has_turns(live: LiveSession) -> bool:
+    return any(event.get("type") == "turn_started" for event in live.history)
+
+
+def _earlier(live: LiveSession) -> str:
+    """The conversation of a reopened session up to now, as the HTML export shows it (its
+    events from now on come on the event stream)."""
+    transcript = live.engine.history()
+    if transcript is None or not transcript.messages:
+        return ""
+    return body(prepare(transcript, live.engine.secrets()))
+
+
+def _drop(events: AsyncIterator[Event]) -> None:
+    """The holder's own subscription: read and dropped (the pages subscribe themselves)."""
+
+    async def drain() -> None:
+        async for _ in events:
+            pass
+
+    _HOLDING(drain())
+
+
+async def chat(request: Request) -> Response:
+    """`/chat/{handle}`: the chat page of a live session."""
+    web = _web(request)
+    handle = request.path_params["handle"]
+    live = web.handles.get(web.hub, handle)
+    if live is None:
+        said = (
+            f'<p class="error">no live session {escape(handle)}</p>'
+            '<p><a href="/live">live sessions</a> · <a href="/library">library</a></p>'
+        )
+        return HTMLResponse(page("Not live", said), status_code=404)
+    info = live.info()
+    providers = [s.name for s in live.engine.providers()]
+    options = "".join(
+        f"<option{' selected' if p == info.provider else ''}>{escape(p)}</option>"
+        for p in providers
+    )
+    config = json.dumps({"handle": handle}).replace("<", "\\u003c")
+    shown = (
+        f'<h1>Chat <span id="provider">{escape(info.provider)}</span> '
+        f'<span id="session" class="id">{escape(info.session_id)}</span></h1>'
+        f'<p class="bar"><span id="state">{STATES[info.state]}</span>'
+        f'<label>provider <select id="switch">{options}</select></label>'
+        '<button id="cancel" type="button">Stop</button>'
+        '<button id="close" type="button">Close session</button>'
+        f'<a href="/live">all live sessions</a></p>'
+        f"{_earlier_box(web.earlier.get(handle, ''))}"
+        '<div id="log" aria-live="polite"></div><div id="asks"></div>'
+        '<form id="prompt"><textarea name="text" rows="3" placeholder="Ask…"></textarea>'
+        "<button>Send</button></form>"
+        f'<script type="application/json" id="config">{config}</script>'
+    )
+    return HTMLResponse(page("Chat", shown, scripts=("chat.js",), here="/live"))

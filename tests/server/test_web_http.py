@@ -1,0 +1,120 @@
+"""The web server's door (DESIGN §11, issue 24 acceptance 3): the real server, started as
+`avatar serve --web` starts it, asked over HTTP. Without the token, or with a wrong one,
+every page, the event stream and the API answer 401; the printed URL's token becomes a
+cookie and leaves the address; no answer carries an `Access-Control-*` header (no CORS);
+another `Host` or another site's `Origin` is refused; and the server listens on 127.0.0.1
+only (its sockets, read from /proc/net/tcp and tcp6)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.homes import AgentHome, avatar_env
+from tests.support.served import socket_inodes
+from tests.support.web import Served, web_server
+
+PATHS = [
+    ("GET", "/"),
+    ("GET", "/library"),
+    ("GET", "/library?q=anything"),
+    ("GET", "/live"),
+    ("GET", "/chat/01ABC"),
+    ("GET", "/chat/01ABC/events"),
+    ("GET", "/static/chat.js"),
+    ("GET", "/static/export.css"),
+    ("POST", "/live/open"),
+    ("POST", "/chat/01ABC/prompt"),
+    ("POST", "/chat/01ABC/answer"),
+]
+
+
+@pytest.fixture
+def server(agent_home: AgentHome) -> Iterator[Served]:
+    """A running web server."""
+    with web_server(avatar_env(agent_home), agent_home.workdir) as served:
+        yield served
+
+
+def no_cors(response: httpx.Response) -> None:
+    assert not [h for h in response.headers if h.lower().startswith("access-control-")]
+
+
+@pytest.mark.parametrize(("method", "path"), PATHS)
+def test_without_the_token_or_with_a_wrong_one_every_request_gets_401(
+    server: Served, method: str, path: str
+) -> None:
+    base, token = server.base, server.token
+    wrong = token[:-2] + ("AA" if not token.endswith("AA") else "BB")
+    for cookies, params in (({}, {}), ({"avatar_token": wrong}, {}), ({}, {"token": wrong})):
+        with httpx.Client(base_url=base, cookies=cookies) as client:
+            response = client.request(method, path, params=params)
+            assert response.status_code == 401, (path, cookies, params)
+            assert "token" not in response.text.replace("a token is needed", "")
+            no_cors(response)
+
+
+def test_the_printed_url_sets_a_strict_cookie_and_then_pages_load(
+    server: Served,
+) -> None:
+    base, token, url = server.base, server.token, server.url
+    with httpx.Client(base_url=base) as client:
+        first = client.get(url)
+        assert first.status_code == 303
+        assert first.headers["location"] == "/"  # the token leaves the address bar
+        cookie = first.headers["set-cookie"]
+        assert cookie.startswith(f"avatar_token={token};")
+        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        page = client.get("/library", follow_redirects=True)
+        assert page.status_code == 200 and "<h1>Sessions</h1>" in page.text
+        assert token not in page.text
+        events = client.get("/chat/01ABC/events")  # no such live session: but past the door
+        assert events.status_code == 404
+        for response in (first, page, events):
+            no_cors(response)
+        # A preflight from another site gets no CORS answer either.
+        preflight = client.options(
+            "/chat/01ABC/prompt",
+            headers={"origin": "http://evil.example", "access-control-request-method": "POST"},
+        )
+        no_cors(preflight)
+        assert preflight.status_code in (401, 405)
+
+
+def test_another_host_or_origin_is_refused_even_with_the_token(
+    server: Served,
+) -> None:
+    base, token = server.base, server.token
+    with httpx.Client(base_url=base, cookies={"avatar_token": token}) as client:
+        assert client.get("/library").status_code == 200
+        rebound = client.get("/library", headers={"host": "evil.example"})
+        assert rebound.status_code == 401
+        posted = client.post(
+            "/chat/01ABC/prompt", json={"text": "hi"}, headers={"origin": "http://evil.example"}
+        )
+        assert posted.status_code == 401
+        same = client.post("/chat/01ABC/prompt", json={"text": "hi"}, headers={"origin": base})
+        assert same.status_code == 404  # past the door: no such live session
+
+
+def _listening(pid: int) -> list[tuple[str, str, int]]:
+    """(table, local address in hex, port) of every listening TCP socket of process `pid`."""
+    mine = socket_inodes(pid)
+    found = []
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in mine:  # 0A: LISTEN
+                address, port = fields[1].split(":")
+                found.append((table, address, int(port, 16)))
+    return found
+
+
+def test_nothing_listens_off_loopback(server: Served) -> None:
+    port = int(server.base.rsplit(":", 1)[1])
+    listening = _listening(server.pid)
+    assert ("tcp", "0100007F", port) in listening  # 127.0.0.1, as /proc writes it
+    assert all(table == "tcp" and address == "0100007F" for table, address, _ in listening)
