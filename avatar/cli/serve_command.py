@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -55,15 +55,19 @@ def serve_command(idle_exit: str | None, stop: bool, web: bool, port: int | None
             sys.stderr.write(f"avatar server on {server.path} (pid {os.getpid()})\n")
             sys.stderr.flush()
 
-        async with web_page(server.hub, web, port):
-            await server.serve(ready)
+        try:
+            async with web_page(server.hub, web, port):
+                await server.serve(ready)
+        finally:
+            server.release()  # (also when the web page could not start)
 
     asyncio.run(main())
     return 0
 
 
 def _stop() -> int:
-    from avatar.server.client import connect
+    from avatar.server.client import connect, wait_released
+    from avatar.server.protocol import socket_path
 
     conn = connect()
     if conn is None:
@@ -72,13 +76,7 @@ def _stop() -> int:
         pid = int(conn.request({"op": "stop"}).get("ok", 0))
     finally:
         conn.close()
-    deadline = time.monotonic() + 30
-    while pid and time.monotonic() < deadline:  # until it and its agents are gone
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.05)
+    wait_released(Path(socket_path()).parent / "server.lock", 30)  # it and its agents are gone
     sys.stderr.write(f"stopped the server (pid {pid})\n")
     return 0
 

@@ -167,3 +167,24 @@ def _columns() -> int:
         return os.get_terminal_size(sys.stdout.fileno()).columns
     except (OSError, ValueError, AttributeError):
         return 0
+
+
+def wait_released(lock: str | os.PathLike[str], seconds: float) -> None:
+    """Wait (up to `seconds`) until no server holds `lock`: it has closed its live sessions
+    and stopped their agents. A process that has exited holds no lock, reaped or not."""
+    import fcntl
+    import time
+
+    deadline = time.monotonic() + seconds
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        while time.monotonic() < deadline:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                time.sleep(0.05)
+                continue
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return
+    finally:
+        os.close(fd)

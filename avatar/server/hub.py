@@ -9,7 +9,8 @@ from any client, the events). New sessions run on agents kept warm (`avatar.serv
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+import contextlib
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -77,6 +78,7 @@ class Hub:
         self._opening = asyncio.Lock()  # two clients resuming one session share it
         self._libraries: dict[Path, Engine] = {}
         self._closing: set[asyncio.Task[None]] = set()
+        self._watching = 0
 
     async def open(
         self,
@@ -191,6 +193,21 @@ class Hub:
             await engine.close()
         self._libraries.clear()
         await self.warm.close()
+
+    @contextlib.contextmanager
+    def watched(self) -> Iterator[None]:
+        """While entered, someone watches from outside the socket (a web page's event
+        stream): the server is not idle (`serve --idle-exit`)."""
+        self._watching += 1
+        try:
+            yield
+        finally:
+            self._watching -= 1
+
+    @property
+    def watching(self) -> int:
+        """How many watch now (`watched()`)."""
+        return self._watching
 
     def sessions(self) -> Sequence[LiveSession]:
         """The live sessions themselves, oldest first."""

@@ -127,10 +127,16 @@ class Server:
             await self.hub.close()
             for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                 loop.remove_signal_handler(sig)
-            with contextlib.suppress(FileNotFoundError):
-                (self.path.parent / "server.pid").unlink()
-            if self._lock_fd is not None:
-                os.close(self._lock_fd)
+            self.release()
+
+    def release(self) -> None:
+        """Give up being the user's server (its pid file, then the lock `serve --stop`
+        waits on); done by `serve()` as it ends, and safe to call again."""
+        with contextlib.suppress(FileNotFoundError):
+            (self.path.parent / "server.pid").unlink()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     def stop(self) -> None:
         """End the server (as `avatar serve --stop` does)."""
@@ -138,8 +144,10 @@ class Server:
 
     @property
     def idle(self) -> bool:
-        """No client connected and no live session busy."""
-        return self._connections == 0 and not any(s.busy for s in self.hub.sessions())
+        """No client connected, no web page watching and no live session busy."""
+        if self._connections or self.hub.watching:
+            return False
+        return not any(s.busy for s in self.hub.sessions())
 
     async def _watch_idle(self) -> None:
         if self.idle_exit is None:

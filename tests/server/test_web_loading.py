@@ -1,6 +1,7 @@
 """`avatar serve --web` as a command: the web page's framework loads only with `--web` (issue
 24), read from the server's own `-X importtime` log (PYTHONPROFILEIMPORTTIME) while it really
-runs; `--port` without `--web`, or a port taken, is one line and exit 2, and no server starts."""
+runs; `--port` without `--web`, or a port taken, is one line and exit 2, and no server starts;
+an open page keeps `--idle-exit` from ending the server."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
+from tests.integration.test_acp_cli import write_fake_provider
 from tests.support.drive import avatar
 from tests.support.homes import AgentHome, avatar_env
-from tests.support.served import socket_of, terminate
+from tests.support.served import alive, socket_of, terminate
+from tests.support.web import web_server
 
 AVATAR = shutil.which("avatar", path=str(Path(sys.executable).parent)) or "avatar"
 FRAMEWORK = ("starlette", "uvicorn")
@@ -75,3 +79,23 @@ def test_port_without_web_and_a_port_taken_are_one_line_each(agent_home: AgentHo
     assert busy.returncode == 2
     assert busy.stderr == f"avatar: cannot listen on 127.0.0.1:{port}: Address already in use\n"
     assert not socket_of(env).exists()
+
+
+def test_an_open_page_keeps_idle_exit_from_ending_the_server(agent_home: AgentHome) -> None:
+    write_fake_provider(agent_home)
+    env = avatar_env(agent_home)
+    with web_server(env, agent_home.workdir, "--idle-exit", "2s") as served:
+        with httpx.Client(base_url=served.base, timeout=30) as client:
+            client.get(served.url)  # (the token becomes the cookie)
+            opened = client.post("/live/open", data={"provider": "fake"})
+            assert opened.status_code == 303, opened.text
+            chat = opened.headers["location"]
+            with client.stream("GET", f"{chat}/events") as events:
+                assert events.status_code == 200
+                time.sleep(5)  # an open page: more than twice the idle time
+                assert alive(served.pid), "the server ended under an open page"
+            began = time.monotonic()
+            while alive(served.pid) and time.monotonic() - began < 20:
+                time.sleep(0.1)
+        assert not alive(served.pid), "the server did not end once the page closed"
+        assert time.monotonic() - began >= 1.5  # (the idle time counts from the page's close)

@@ -36,11 +36,10 @@ class Served:
 
 
 @contextlib.contextmanager
-def web_server(env: dict[str, str], cwd: Path) -> Iterator[Served]:
-    """`avatar serve --web` in `cwd` with `env`; what it printed while it runs. Stopped by
-    SIGTERM, as a supervisor stops it (`serve --stop` would wait for the pid to go, and a
-    child of this process stays a zombie until it is waited for)."""
-    with serving(env, cwd, "--web") as proc:
+def web_server(env: dict[str, str], cwd: Path, *args: str) -> Iterator[Served]:
+    """`avatar serve --web ARGS` in `cwd` with `env`; what it printed while it runs. Stopped
+    by SIGTERM, as a supervisor stops it."""
+    with serving(env, cwd, "--web", *args) as proc:
         assert proc.stdout is not None
         line = proc.stdout.readline()
         found = URL_LINE.search(line)

@@ -55,8 +55,9 @@ async def events(request: Request) -> Response:
 
     async def stream() -> AsyncIterator[str]:
         try:
-            async for chunk in frames(subscription, live.engine.cwd):
-                yield chunk
+            with web.hub.watched():  # an open page keeps `--idle-exit` from ending the server
+                async for chunk in frames(subscription, live.engine.cwd):
+                    yield chunk
         finally:
             live.detach(client)
 
