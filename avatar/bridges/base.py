@@ -130,6 +130,11 @@ class BaseBridge(ABC):
     async def stop(self) -> None:
         """Shut the agent down cleanly; safe to call twice."""
 
+    async def warm_up(self) -> None:
+        """Pay, on a started agent kept for a later session, what its first session costs
+        beyond the start where that leaves no trace (a server's warm agents); by default
+        nothing."""
+
     @abstractmethod
     async def open(self, request: OpenRequest) -> SessionStarted:
         """Open a session as `request` asks: a new one, or the session the engine resolved

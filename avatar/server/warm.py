@@ -43,8 +43,12 @@ class _Warm:
 
     def start(self) -> asyncio.Task[object]:
         if self.task is None:
-            self.task = asyncio.ensure_future(self.engine.running(self.key[0]))
+            self.task = asyncio.ensure_future(self._started())
         return self.task
+
+    async def _started(self) -> None:
+        bridge = await self.engine.running(self.key[0])
+        await bridge.warm_up()  # (its first session's own costs, where that leaves no trace)
 
 
 class WarmAgents:

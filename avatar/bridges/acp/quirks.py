@@ -20,6 +20,9 @@
 - `list_from_disk`: do not trust `session/list`; continue-last lists through the provider's
   store (the engine's reader, `BridgeContext.store`), as for agents that cannot list.
 - `cli_delete`: the agent deletes a session through its own command line (`own_cli`).
+- `lazy_session_files`: the agent writes nothing of a session before its first prompt (codex:
+  its rollout file starts with the first turn), so a warm agent can open one unused
+  (`ACPBridge.warm_up`) and leave no session behind in its store or avatar's records.
 - `missing_file_empty`: Gemini's write_file reads the file through `fs/read_text_file` first
   and takes only a thrown Error with code ENOENT as "not there"; the JSON-RPC error of a
   missing file reaches it as a plain object, so it could never create a file. A missing file

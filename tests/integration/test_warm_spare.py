@@ -1,0 +1,62 @@
+"""A warm codex agent opens its next session ahead (`ACPBridge.warm_up`, quirk
+`lazy_session_files`): the next chat through the server takes it, so no `session/new` waits on
+the way to the answer, and a session opened ahead and never used leaves nothing behind: not in
+codex's own store, not in avatar's list, not after the server stops."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.support.drive import SESSION_LINE, avatar
+from tests.support.homes import AgentHome, avatar_env, require_bridges
+from tests.support.model_server import FakeModelServer, Reply
+from tests.support.served import serving
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+
+
+def opened_at(session_id: str) -> float:
+    """When codex made session `session_id` (a UUIDv7: its first 48 bits are the time in ms)."""
+    return (uuid.UUID(session_id).int >> 80) / 1000
+
+
+def rollouts(home: AgentHome) -> list[Path]:
+    """Codex's own session files in this home."""
+    return sorted((home.home / ".codex" / "sessions").rglob("*.jsonl"))
+
+
+def test_the_session_opened_ahead_is_the_next_one_and_leaves_nothing_unused(
+    model_server: FakeModelServer, tmp_path: Path
+) -> None:
+    require_bridges("codex-acp")
+    home = AgentHome(tmp_path, model_server)
+    env = avatar_env(home)
+    env.pop("OPENAI_BASE_URL", None)
+    said: list[str] = []
+    asked: list[float] = []
+    with serving(env, home.workdir):
+        for turn in ("first", "second", "third"):
+            model_server.script("responses", Reply.text(f"answer to {turn}"))
+            time.sleep(4)  # a person between two commands: the server warms the next agent
+            asked.append(time.time())
+            run = avatar(env, home.workdir, "-p", "codex", "chat", turn, timeout=120)
+            assert run.returncode == 0, run.stderr
+            assert run.stdout == f"answer to {turn}\n"
+            found = SESSION_LINE.search(run.stderr)
+            assert found
+            said.append(found.group(1))
+        listed = avatar(env, home.workdir, "session", "list", "--json")
+    assert len(set(said)) == 3
+    # The first chat's session was made for it; the next two were open before they came.
+    assert opened_at(said[0]) >= asked[0] - 0.01
+    assert opened_at(said[1]) < asked[1] and opened_at(said[2]) < asked[2]
+    ids = {s["id"] for s in json.loads(listed.stdout)}
+    assert ids == set(said)  # nothing opened ahead and unused is listed
+    assert len(rollouts(home)) == 3  # nor written by codex, also after the server stopped
+    after = avatar(env, home.workdir, "session", "list", "--json")
+    assert {s["id"] for s in json.loads(after.stdout)} == set(said)
