@@ -174,7 +174,7 @@ def test_after_a_switch_the_status_line_names_the_new_provider_s_model(
     assert "$?" in after, after  # codex reports no cost: unknown, not left out
 
 
-def test_resumed_gemini_history_shows_only_what_was_said(
+def test_resumed_gemini_says_it_resumes_and_shows_only_what_was_said(
     agent_home: AgentHome, model_server: FakeModelServer
 ) -> None:
     require_bridges()
@@ -186,7 +186,11 @@ def test_resumed_gemini_history_shows_only_what_was_said(
         prefix = status_line(term.screen()).split(" · ")[2]
         term.type("/quit")
     backdate_gemini(agent_home, "gemini", prefix)
-    with repl(agent_home, "-p", "gemini", "repl", "--resume", prefix) as term:
+    argv = [AVATAR, "-p", "gemini", "repl", "--resume", prefix]
+    with Terminal(argv, avatar_env(agent_home), agent_home.workdir, width=110, height=40) as term:
+        # Gemini takes seconds to start and reload: the screen says what it waits for.
+        waiting = term.wait_for(f"resuming session {prefix}…", timeout=5)
+        assert "earlier in this session" not in waiting
         screen = term.wait_for("── earlier in this session", timeout=90)
     lines = body(screen)
     assert "› summarise @notes.txt" in lines, lines

@@ -470,6 +470,7 @@ async def _main(
         if worktree is not None:  # (before the REPL: a bad name is the command's error)
             repl.say((await engine.enter_worktree(worktree or None)).describe())
         if resume or cont or source:
+            repl.say(_opening_line(engine, resume, cont, source), "dim")  # (seconds, on gemini)
             await engine.open(resume=resume, continue_last=cont, source=source, imported=imp)
             repl.show_where_we_were()
             repl.offer_handoff()
@@ -477,6 +478,15 @@ async def _main(
     finally:
         await engine.close()
     return 0
+
+
+def _opening_line(engine: Engine, resume: str | None, cont: bool, source: str | None) -> str:
+    """What the REPL says while the agent starts and reopens the session."""
+    if source:
+        return f"handing session {source} over to {engine.chosen_provider()}…"
+    if resume:
+        return f"resuming session {resume}…"
+    return f"continuing the last {engine.chosen_provider()} session here…"
 
 
 async def _attached(engine: Engine, ref: str) -> int:
