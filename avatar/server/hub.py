@@ -59,6 +59,11 @@ def build_engine(options: OpenOptions) -> Engine:
     )
 
 
+#: Seconds after a session opened with no turn running when the next warm agent starts
+#: (else when its first turn ends: `LiveSession.after_first_turn`).
+REFILL_WITHIN = 2.0
+
+
 class Hub:
     """Every live session of this server; see the module docstring.
 
@@ -143,9 +148,9 @@ class Hub:
                 )
             except BaseException:
                 await live.close()
-                raise
-            finally:
                 self.warm.refill()
+                raise
+            live.after_first_turn(self.warm.refill, REFILL_WITHIN)
             self._live.append(live)
             return live
 

@@ -82,6 +82,7 @@ class LiveSession:
         self._turn_began = 0  # where the running turn's events start in `history`
         self._closed = False
         self._on_closed = on_closed
+        self._after_first: Callable[[], None] | None = None  # (`after_first_turn`)
         self._worker = asyncio.ensure_future(self._work())
         engine.subscribe(self._on_engine_event)
         engine.set_permission_handler(None)  # nobody can answer until such a client comes
@@ -258,6 +259,7 @@ class LiveSession:
                 self._running = None
                 self._turn_began = len(self.history)
             turn.done.set_result(ended)
+            self._first_turn_over()
             if not self._queues and not self.busy:
                 self._on_closed(self)
 
@@ -295,6 +297,23 @@ class LiveSession:
         }
         self._publish(event)
         return event
+
+    def after_first_turn(self, callback: Callable[[], None], within: float) -> None:
+        """Call `callback` once: when the first turn ends, or `within` seconds from now if
+        no turn runs then (the server starts the next warm agent so: on two cores, an agent
+        booting beside this session's first turn slows that turn)."""
+        self._after_first = callback
+
+        def lapsed() -> None:
+            if self._running is None:
+                self._first_turn_over()
+
+        asyncio.get_running_loop().call_later(within, lapsed)
+
+    def _first_turn_over(self) -> None:
+        callback, self._after_first = self._after_first, None
+        if callback is not None:
+            callback()
 
     # ----- events and questions ---------------------------------------------------------
 

@@ -62,9 +62,9 @@ class WarmAgents:
         """The engine a new live session runs on, and what its start said: the warm one of
         `engine`'s key when there is one (its start awaited if it is under way; `engine`,
         never started, is dropped), else `engine` itself. Either way another one is made for
-        the next session of this key, to start once this one's session is open (`refill`):
-        two agents starting at once would slow the one waited for, and some (codex on a new
-        home) trip over each other."""
+        the next session of this key, to start once this one's first turn is over (`refill`,
+        called by the hub): an agent booting beside a session's start or first turn slows
+        it, and some (codex on a new home) trip over each other starting at once."""
         key = warm_key(engine)
         slot = key[:2]
         warm = self._slots.pop(slot, None)
