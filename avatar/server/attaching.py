@@ -33,17 +33,23 @@ def answer_of(text: str) -> Answer | Refusal:
 
 
 def history_of(live: LiveSession) -> list[dict[str, Any]]:
-    """The session's conversation so far, as the attach frame carries it."""
+    """The session's conversation so far, as the attach frame carries it: without the
+    running turn, which the attached client gets from its start (`since_turn`)."""
     transcript = live.engine.history()
     if transcript is None:
         return []
+    messages = transcript.messages
+    running = live.running_prompt
+    users = [i for i, m in enumerate(messages) if m.role == "user"]
+    if running is not None and users and running in messages[users[-1]].text:
+        messages = messages[: users[-1]]  # the running turn comes with its events, once
     return [
         {
             "role": m.role,
             "text": m.text,
             "tool_calls": [{"name": c.name, "id": c.id} for c in m.tool_calls],
         }
-        for m in transcript.messages
+        for m in messages
     ]
 
 

@@ -108,6 +108,14 @@ class LiveSession:
         return list(self._queues)
 
     @property
+    def running_prompt(self) -> str | None:
+        """The running turn's prompt as the user typed it; None between turns."""
+        turn = self._running
+        if turn is None:
+            return None
+        return turn.text if isinstance(turn.text, str) else turn.text.text
+
+    @property
     def running_client(self) -> str | None:
         """The client whose prompt is the running turn; None between turns."""
         return self._running.client if self._running is not None else None

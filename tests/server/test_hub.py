@@ -223,3 +223,27 @@ async def test_continue_joins_the_newest_session_when_it_is_live(tmp_path: Path)
         await hub.close()
         for task in tasks:
             await task
+
+
+async def test_an_attach_mid_turn_gets_the_running_turn_once(hub: Hub, tmp_path: Path) -> None:
+    from avatar.server.attaching import history_of
+
+    seen: list[Event] = []
+    live = await hub.open(
+        OpenOptions(cwd=tmp_path / "work", provider="fake"),
+        client="a",
+        on_events=lambda s: _collect(s, seen),
+    )
+    await live.prompt("first question", "a")
+    running = asyncio.ensure_future(live.prompt("second question", "a"))
+    while live.running_client is None:
+        await asyncio.sleep(0.01)
+    # What attach sends as the history ends before the running turn, whose prompt and events
+    # the attached client gets from the turn's start (`subscribe(since_turn=True)`).
+    said = [m["text"] for m in history_of(live) if m["role"] == "user"]
+    events = live.subscribe("late", replay=False, since_turn=True)
+    first = await anext(events)
+    live.detach("late")
+    await running
+    assert said == ["first question"]
+    assert (first["type"], first["prompt"]) == ("turn_started", "second question")
