@@ -267,7 +267,9 @@ class LiveSession:
                 self._running = None
                 self._turn_began = len(self.history)
             turn.done.set_result(ended)
-            self._first_turn_over()
+            # A moment later: starting an agent holds the loop for ~20 ms (its walls), and
+            # the turn's clients are told it ended first.
+            asyncio.get_running_loop().call_later(0.2, self._first_turn_over)
             if not self._queues and not self.busy:
                 self._on_closed(self)
 
