@@ -164,7 +164,7 @@ def cli(
         trust=trust,
     )
     if ctx.invoked_subcommand is None:
-        from avatar.cli.repl.repl import run_repl
+        from avatar.cli.repl.start import run_repl
 
         return run_repl(ctx.obj, resume=None, cont=False, source=None, permission=None, add_dirs=())
     return None
@@ -307,7 +307,7 @@ def repl(
     if imported and source is None:
         raise UsageError("--import needs --from SESSION")
     no_worktree_with(worktree, ("--resume", resume is not None), ("--continue", cont))
-    from avatar.cli.repl.repl import run_repl
+    from avatar.cli.repl.start import run_repl
 
     return run_repl(
         state,

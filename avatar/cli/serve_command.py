@@ -131,6 +131,6 @@ def _row(info: LiveInfo) -> list[str]:
 def attach_command(state: AppState, session_id: str) -> int:
     """The REPL on a live session of the running server: its history, the turn in progress,
     a permission question waiting (answerable here); prompts queue after other clients'."""
-    from avatar.cli.repl.repl import run_repl
+    from avatar.cli.repl.start import run_repl
 
     return run_repl(state, resume=None, cont=False, source=None, attach=session_id)
