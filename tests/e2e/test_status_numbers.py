@@ -6,15 +6,13 @@ terminal keeps the hint of what a key does now.
 
 from __future__ import annotations
 
-import os
 import re
-import signal
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_terminal import AVATAR, TURN_DONE, body, repl
+from tests.e2e.test_terminal import AVATAR, TURN_DONE, body, kill_agent, repl
 from tests.support.drive import backdate_gemini
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
@@ -82,10 +80,7 @@ def test_a_restarted_claude_keeps_the_session_s_cost(
     with repl(agent_home, "-p", "claude", "repl") as term:
         term.type("remember GANNET")
         before = cost(status_line(term.wait_for(r"(?s)First: GANNET\..*" + TURN_DONE, 90)))
-        term.type("/status")
-        pid = int(re.search(r"^pid: (\d+)", term.wait_for(r"^pid: \d+"), re.M).group(1))  # type: ignore[union-attr]
-        os.killpg(os.getpgid(pid), signal.SIGKILL)  # the agent and its helpers, as an OOM kill
-        gone(pid)
+        gone(kill_agent(term))
         term.type("what was it?")
         screen = term.wait_for(r"(?s)Still GANNET\..*" + TURN_DONE, timeout=90)
         after = cost(status_line(screen))
@@ -101,9 +96,7 @@ def test_a_reopened_agent_prints_no_recap_after_the_new_answer(
     with repl(agent_home, "-p", "codex", "repl") as term:
         term.type("remember GANNET")
         term.wait_for(TURN_DONE, timeout=90)
-        term.type("/status")
-        pid = int(re.search(r"^pid: (\d+)", term.wait_for(r"^pid: \d+"), re.M).group(1))  # type: ignore[union-attr]
-        os.killpg(os.getpgid(pid), signal.SIGKILL)
+        kill_agent(term)
         term.wait_for(r"avatar: codex exited unexpectedly", timeout=15)
         term.type("what was it?")
         term.wait_for(r"(?s)Still GANNET\..*" + TURN_DONE, timeout=90)

@@ -38,6 +38,17 @@ def repl(home: AgentHome, *args: str, **env: str) -> Terminal:
     return term
 
 
+def kill_agent(term: Terminal) -> int:
+    """SIGKILL the REPL's agent and its helpers (as an OOM kill would), found by `/status`'s
+    pid line; its pid."""
+    term.type("/status")
+    found = re.search(r"^pid: (\d+)", term.wait_for(r"^pid: \d+"), re.M)
+    assert found
+    pid = int(found.group(1))
+    os.killpg(os.getpgid(pid), signal.SIGKILL)
+    return pid
+
+
 def body(screen: str) -> list[str]:
     """The screen's lines above the status line, trailing blanks dropped."""
     lines = screen.rstrip("\n").splitlines()[:-1]
@@ -222,9 +233,7 @@ def test_a_killed_agent_is_one_line_and_the_next_prompt_reopens_it(
     with repl(agent_home, "-p", "codex", "repl") as term:
         term.type("remember GANNET")
         term.wait_for(TURN_END, timeout=90)
-        term.type("/status")
-        pid = int(re.search(r"^pid: (\d+)", term.wait_for(r"^pid: \d+"), re.M).group(1))  # type: ignore[union-attr]
-        os.killpg(os.getpgid(pid), signal.SIGKILL)  # the agent and its helpers, as an OOM kill
+        kill_agent(term)
         screen = term.wait_for(r"avatar: codex exited unexpectedly", timeout=15)
         errors = [line for line in body(screen) if line.startswith("avatar: ")]
         assert len(errors) == 1 and "SIGKILL" in errors[0]
