@@ -43,16 +43,18 @@ def run_chat(
     asked = attach(prompt, engine.cwd)  # (a bad image fails before any agent starts)
     for image in asked.images:
         sys.stderr.write(f"attached image {image.summary}\n")
+    one_shot = not (resume or cont or session_id or source)  # a new session, one turn
     served = SERVING.get()
     if served is not None:  # in the server, for a client: the session is the hub's
         from avatar.cli.chat_served import served_chat
 
         how = {"resume": resume, "continue_last": cont, "session_id": session_id}
         how |= {"source": source, "worktree": worktree, "wait": wait, "json_out": json_out}
+        how |= {"one_shot": one_shot}
         served.later = lambda: served_chat(served, engine, asked, **how)
         return 0
     engine.wait_busy = wait
-    engine.one_shot = not (resume or cont or session_id or source)
+    engine.one_shot = one_shot
     renderer = LineRenderer(json_out)
     engine.subscribe(renderer.on_event)
 

@@ -32,7 +32,7 @@ HUB_EVENTS = frozenset(
 async def served_chat(served: Served, engine: Engine, prompt: Prompt, **how: Any) -> int:
     """Run `chat` on the hub for the client of `served`: open (or join) the session as
     `how` says (`resume`, `continue_last`, `session_id`, `source`, `worktree`, `wait`,
-    `json_out`), run one turn, render; the exit code of `chat`."""
+    `one_shot`, `json_out`), run one turn, render; the exit code of `chat`."""
     json_out = how.pop("json_out")
     renderer = LineRenderer(
         json_out, out=cast("TextIO", served.out), err=cast("TextIO", served.err)
@@ -60,12 +60,10 @@ async def served_chat(served: Served, engine: Engine, prompt: Prompt, **how: Any
     def entered(made: Any) -> None:
         served.err.write(made.describe() + "\n")
 
-    one_shot = not (how["resume"] or how["continue_last"] or how["session_id"] or how["source"])
     opening = asyncio.ensure_future(
         served.hub.open(
             OpenOptions(cwd=engine.cwd),
             client=me,
-            one_shot=one_shot,
             replay=False,
             on_events=start,
             engine=engine,
