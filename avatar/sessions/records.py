@@ -60,13 +60,30 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
+Reading = tuple[tuple[int, int], dict[tuple[str, str], dict[str, Any]]]
+#: What each records file read as (its size and mtime, then every session's record), by path,
+#: shared by every `SessionRecords` of the process: a server holds an engine per live session
+#: and per warm agent, and each would read the whole file again.
+_READINGS: dict[Path, Reading] = {}
+
+
 class SessionRecords:
     """Reads and appends avatar's own records of sessions."""
 
     def __init__(self, avatar_home: Path) -> None:
         self.root = avatar_home / "records"
         self.index = self.root / "sessions.jsonl"
-        self._cache: tuple[tuple[int, int], dict[tuple[str, str], dict[str, Any]]] | None = None
+
+    @property
+    def _cache(self) -> Reading | None:
+        return _READINGS.get(self.index)
+
+    @_cache.setter
+    def _cache(self, reading: Reading | None) -> None:
+        if reading is None:
+            _READINGS.pop(self.index, None)
+        else:
+            _READINGS[self.index] = reading
 
     # -- reading ------------------------------------------------------------------------
 
