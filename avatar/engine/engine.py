@@ -143,9 +143,16 @@ class Engine(LibraryNames):
     def twin(self) -> Engine:
         """An engine built as this one was (settings, project, environment, directories,
         config source, provider asked for), nothing started: the server's warm agents."""
-        made = type(self)(self.settings, self.cwd, provider=self._requested, env=self.env,
-                          home=self.home, source=self._policy.source)  # fmt: skip
-        made.add_dirs, made.wait_busy = list(self.add_dirs), self.wait_busy
+        made = type(self)(
+            self.settings,
+            self.cwd,
+            provider=self._requested,
+            env=self.env,
+            home=self.home,
+            source=self._policy.source,
+        )
+        made.add_dirs = list(self.add_dirs)  # (already resolved against this cwd)
+        made.wait_busy = self.wait_busy
         return made
 
     # ----- providers and models -----------------------------------------------------------
