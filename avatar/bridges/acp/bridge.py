@@ -48,7 +48,7 @@ from avatar.bridges.acp.session import OpenResult, SessionOpener
 from avatar.bridges.acp.setup import AgentSetup, session_capabilities
 from avatar.bridges.acp.stream import UpdateRouter
 from avatar.bridges.acp.terminal import TerminalManager
-from avatar.bridges.acp.turns import Asker, BackgroundTasks, cancel_turn, run_turn
+from avatar.bridges.acp.turns import Asker, cancel_turn, run_turn
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.bridges.turn import TurnSignal
 from avatar.core.errors import NotSupportedError, ProviderError
@@ -62,6 +62,7 @@ from avatar.core.events import (
 )
 from avatar.core.ids import is_valid_id
 from avatar.core.prompts import Prompt
+from avatar.core.tasks import BackgroundTasks
 from avatar.sessions.types import SessionInfo
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ from avatar.bridges.acp.quirks import remove_companions
 from avatar.bridges.acp.setup import AgentSetup, session_capabilities
 from avatar.bridges.acp.stream import UpdateRouter
 from avatar.bridges.acp.terminal import ExitStatus, TerminalManager
-from avatar.bridges.acp.turns import Asker, BackgroundTasks, cancel_turn, run_turn
+from avatar.bridges.acp.turns import Asker, cancel_turn, run_turn
 from avatar.bridges.acp.wire import prompt_usage, translate
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest, not_supported
 from avatar.bridges.turn import TurnSignal
@@ -36,6 +36,7 @@ from avatar.core.errors import ProviderError
 from avatar.core.events import BaseEvent, Error, Notice, SessionStarted, StopReason, Usage
 from avatar.core.ids import is_valid_id
 from avatar.core.prompts import Prompt
+from avatar.core.tasks import BackgroundTasks
 from avatar.core.version import __version__
 
 #: The ACP protocol version avatar speaks (the SDK's `PROTOCOL_VERSION`).

@@ -189,16 +189,3 @@ class Asker:
         event.reason = reason
         self.router.deliver([event])
         return allowed
-
-
-class BackgroundTasks:
-    """Work a turn starts and nobody awaits (a permission question answered while the
-    turn streams on), kept referenced until it is done so it is never collected midway."""
-
-    def __init__(self) -> None:
-        self._tasks: set[asyncio.Future[None]] = set()
-
-    def __call__(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)

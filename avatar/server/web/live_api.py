@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from avatar.bridges.acp.turns import BackgroundTasks
 from avatar.core.errors import AvatarError
+from avatar.core.tasks import BackgroundTasks
 from avatar.policy.permissions import Refusal
 from avatar.server.web.live_pages import HOLDER
 from avatar.server.web.stream import frames

@@ -12,8 +12,8 @@ from urllib.parse import parse_qsl
 
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from avatar.bridges.acp.turns import BackgroundTasks
 from avatar.core.errors import AvatarError
+from avatar.core.tasks import BackgroundTasks
 from avatar.library.export.doc import prepare
 from avatar.library.export.html import body
 from avatar.server.hub import OpenOptions
