@@ -199,17 +199,24 @@ class AgentProcess:
         """The one line saying agent `name` died on its own, and how."""
         return f"{name} exited unexpectedly ({self.describe_exit()})"
 
-    async def stop(self, eof_grace: float = 0.5, term_grace: float = 2.0) -> None:
+    async def stop(
+        self, eof_grace: float = 0.5, term_grace: float = 2.0, *, at_once: bool = False
+    ) -> None:
         """Close stdin, wait, then SIGTERM and finally SIGKILL the whole process group.
 
         Gemini exits on EOF; codex-acp and claude-agent-acp only on a signal, so the EOF grace
-        is short (every `avatar chat` pays it) and SIGTERM gets the longer one.
+        is short (every `avatar chat` pays it) and SIGTERM gets the longer one. `at_once`: the
+        agent said its files are safe (it answered `session/close`), so the group is killed
+        without the SIGTERM round (which every one-shot would wait for).
         """
         proc = self.process
         if proc.stdin is not None and not proc.stdin.is_closing():
             with contextlib.suppress(Exception):
                 proc.stdin.close()
-        if not await self._wait(eof_grace):
+        if at_once:
+            self._signal(signal.SIGKILL)
+            await self._wait(term_grace)
+        elif not await self._wait(eof_grace):
             self._signal(signal.SIGTERM)
             if not await self._wait(term_grace):
                 self._signal(signal.SIGKILL)

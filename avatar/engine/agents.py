@@ -18,15 +18,11 @@ from typing import TYPE_CHECKING, Literal, Unpack
 
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.core.loading import load_class
-from avatar.engine.adopting import copy_replayed
 from avatar.engine.conversation import Conversation
-from avatar.engine.deleting import delete_session
-from avatar.engine.forking import fork_session
 from avatar.engine.numbers import Meter
 from avatar.engine.open_session import OpenSession
 from avatar.engine.opening import open_with, plan_open
 from avatar.engine.status import EngineStatus, describe
-from avatar.engine.switching import Switcher, SwitchHow
 from avatar.policy.permissions import PermissionGate, PermissionHandler
 from avatar.providers.facts import CapabilityCache
 from avatar.sessions.types import SessionInfo
@@ -35,6 +31,7 @@ if TYPE_CHECKING:
     from avatar.core.events import BaseEvent, OpenHow
     from avatar.core.prompts import Prompt
     from avatar.engine.host import EngineCore
+    from avatar.engine.switching import Switcher, SwitchHow
     from avatar.library.catalog import SessionLibrary
     from avatar.library.library import DeleteHow
     from avatar.providers.registry import ProviderSpec
@@ -72,7 +69,7 @@ class Agents:
         self.meter = Meter()  #: the status line's numbers (`status().numbers`)
         self._walls_told: set[str] = set()
         self._next = self._conversation()  # collects what an agent replays while opening
-        self._switch = Switcher(host, hooks.notice)
+        self._switcher: Switcher | None = None  # (`_switch`: made on the first switch)
         host.subscribe(lambda event: self._next.replayed(event))
         host.subscribe(self.meter.observe)
 
@@ -113,7 +110,7 @@ class Agents:
 
     async def open_from(self, source: str, provider: str, imported: bool) -> OpenSession:
         """A new session on `provider` seeded with a handoff of session `source`."""
-        return await self._switch.open_from(source, provider, imported)
+        return await self._switch().open_from(source, provider, imported)
 
     async def open_on(
         self, provider: str, request: OpenRequest, how: OpenHow | None = None
@@ -151,7 +148,7 @@ class Agents:
         resolved = request.opened(name, started.session_id)  # (its path, not a lookup)
         thread.opened(resolved or SessionInfo(started.session_id, name, cwd=str(host.cwd)))
         if request.mode == "resume" and request.session_id not in (None, started.session_id):
-            self._switch.recover(name, str(request.session_id), started, thread, request.info)
+            self._switch().recover(name, str(request.session_id), started, thread, request.info)
         if started.how in ("new", "forked"):
             self.hooks.remember(True)
         self.hooks.emit(started)
@@ -159,11 +156,22 @@ class Agents:
 
     async def fork(self, ref: str | None, at: int | None, from_copy: bool) -> OpenSession:
         """`Engine.fork` (`avatar.engine.forking`)."""
+        from avatar.engine.forking import fork_session
+
         return await fork_session(self.host, ref, at, from_copy)
 
     async def switch(self, name: str, **how: Unpack[SwitchHow]) -> OpenSession:
         """`Engine.switch_provider` (`avatar.engine.switching`)."""
-        return await self._switch.to(name, **how)
+        return await self._switch().to(name, **how)
+
+    def _switch(self) -> Switcher:
+        # Switching, forking, deleting and adopting load when first used: a one-shot's agent
+        # is spawned that much sooner (benchmarks/server.py, the cold one-shot).
+        if self._switcher is None:
+            from avatar.engine.switching import Switcher
+
+            self._switcher = Switcher(self.host, self.hooks.notice)
+        return self._switcher
 
     def _conversation(self) -> Conversation:
         thread = Conversation(self.host.catalog)
@@ -224,6 +232,8 @@ class Agents:
     async def refresh(self, provider: str) -> list[SessionInfo]:
         """`Engine.refresh`: the agent's own list; sessions new to avatar adopted."""
         host = self.host
+        from avatar.engine.adopting import copy_replayed
+
         listed = await (await self.start(provider)).agent_sessions() or []
         await copy_replayed(host, provider, host.catalog.adopt(provider, listed))
         known = host.catalog.sessions(provider, host.cwd)
@@ -232,6 +242,8 @@ class Agents:
 
     async def delete(self, info: SessionInfo, how: DeleteHow) -> SessionInfo:
         """Delete `info` through its agent or store (`avatar.engine.deleting`)."""
+        from avatar.engine.deleting import delete_session
+
         return await delete_session(self, info, how)
 
     @property

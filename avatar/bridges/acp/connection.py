@@ -330,12 +330,12 @@ class AgentConnection(Generic[C]):
         its session files and exit by itself (Gemini does; others wait for a signal).
         """
         self._closing = True
-        grace = 0.5
+        closed = False
         if session_id is not None and self.can_close() and self.process.returncode is None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.conn.close_session(session_id), 2.0)
-                grace = 0.0
-        await self.process.stop(eof_grace=grace)
+                closed = True
+        await self.process.stop(at_once=closed)
         with contextlib.suppress(Exception):
             await self.conn.close()
         if self._watch is not asyncio.current_task():
