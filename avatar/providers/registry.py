@@ -65,6 +65,10 @@ class ProviderSpec:
     # an agent whose own sandbox cannot run inside Landlock (codex's bubblewrap needs mounts)
     # leaves confinement to the walls.
     walled_mode: str | None = None
+    # The environment variable through which the agent starts its sessions in a mode
+    # (codex-acp: INITIAL_AGENT_MODE): given the mode avatar sets, so that setting it costs
+    # no request when the agent honours it (avatar still checks and sets it when not).
+    mode_env: str | None = None
     builtin: bool = True  # one of the five providers always offered (others: when found)
 
     @property

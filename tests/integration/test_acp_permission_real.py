@@ -12,6 +12,7 @@ reviews the request and approves it without asking anyone: then the outside file
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -112,3 +113,35 @@ def test_codex_command_outside_the_allow_list_is_rejected(
     assert not marker.exists()
     [asked] = permission_events(proc.stdout)
     assert asked["decision"] == "deny" and "'touch' is not allowed" in str(asked["reason"])
+
+
+def test_codex_starts_its_sessions_in_the_asking_mode_without_a_request(
+    home: AgentHome, model_server: FakeModelServer
+) -> None:
+    """codex-acp takes the mode of its sessions from INITIAL_AGENT_MODE (`mode_env` in the
+    provider table): avatar gives it `read-only` there and sends no `session/set_config_option`
+    to set it, on a one-shot (the SDK-free bridge) and on a resumed session (the full one);
+    and codex asks before an edit, which it does only in that mode."""
+    sent = home.root / "sent.jsonl"
+    tap = Path(__file__).parents[1] / "support" / "acp_tap.py"
+    config = {
+        "scope": {"sandbox": "commands"},
+        "providers": {"codex": {"command": [sys.executable, str(tap), str(sent), "codex-acp"]}},
+    }
+    (home.root / "avatar-config.yaml").write_text(json.dumps(config))
+    target = home.workdir / "notes.txt"
+    target.write_text(BEFORE)
+    avatar = Avatar(home, avatar_env(home))
+    model_server.script("responses", patch_call(target))
+    first = avatar("-p", "codex", "chat", "--json", "edit it", code=130)  # ask = deny in chat
+    model_server.script("responses", patch_call(target))
+    session = next(e for e in map(json.loads, first.stdout.splitlines()) if e["type"] == "session")
+    again = avatar(
+        "-p", "codex", "chat", "--json", "--resume", session["session_id"], "again", code=130
+    )
+    assert target.read_text() == BEFORE
+    for proc in (first, again):
+        assert [e["decision"] for e in permission_events(proc.stdout)] == ["deny"]
+    methods = [json.loads(line).get("method") for line in sent.read_text().splitlines()]
+    assert methods.count("session/prompt") == 2 and "session/load" in methods
+    assert "session/set_config_option" not in methods and "session/set_mode" not in methods

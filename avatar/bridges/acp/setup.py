@@ -49,16 +49,22 @@ class AgentSetup:
             sandbox.for_commands(files.policy, env),
         )
         walls = sandbox.for_agent(files.policy, ctx.spec.state_dirs, env)
-        return cls(
-            env, argv, files, terminals, walls, walls is not None and sandbox.support().walls
-        )
+        walled = walls is not None and sandbox.support().walls
+        mode = _mode(ctx, walled)
+        if ctx.spec.mode_env and mode:  # (the agent's only: not its terminals' commands)
+            env = {**env, ctx.spec.mode_env: mode}
+        return cls(env, argv, files, terminals, walls, walled)
 
     def mode(self, ctx: BridgeContext) -> str | None:
         """The agent's own mode to set: the one in which it asks before changing anything, so
         avatar's scope and policy decide (claude-agent-acp starts in one that asks nothing)."""
-        if self.walled and ctx.spec.walled_mode and ctx.settings.permission == "allow":
-            return ctx.spec.walled_mode  # its own sandbox cannot run inside the walls
-        return ctx.spec.permission_mode
+        return _mode(ctx, self.walled)
+
+
+def _mode(ctx: BridgeContext, walled: bool) -> str | None:
+    if walled and ctx.spec.walled_mode and ctx.settings.permission == "allow":
+        return ctx.spec.walled_mode  # its own sandbox cannot run inside the walls
+    return ctx.spec.permission_mode
 
 
 def session_capabilities(agent_capabilities: Any) -> SessionCapabilities:
