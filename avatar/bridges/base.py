@@ -62,6 +62,10 @@ EventSink = Callable[["BaseEvent"], None]
 """Receives events produced outside a turn (notices while opening, replay, agent death)."""
 
 
+def _nothing() -> None:
+    pass
+
+
 def _drop(event: BaseEvent) -> None:
     return None
 
@@ -85,6 +89,9 @@ class BridgeContext:
     emit: EventSink = _drop
     #: A session another process holds: wait for it (True) or fail at once (`--no-wait`).
     wait_busy: bool = True
+    #: Called once the agent's process is spawned, while it boots: the engine makes there
+    #: what the session needs first (a cold one-shot waits for neither then).
+    booting: Callable[[], object] = _nothing
 
 
 _OPENING: dict[OpenMode, str] = {

@@ -225,6 +225,7 @@ class Agents:
             permission=self.gate.decide,
             emit=self.hooks.emit,
             wait_busy=host.wait_busy,
+            booting=host.secrets,  # (what the session's first record is masked with)
         )
         path = spec.one_shot_bridge if one_shot else spec.bridge
         return load_class(path, BaseBridge)(ctx)  # type: ignore[type-abstract]

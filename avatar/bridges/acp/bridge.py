@@ -136,6 +136,7 @@ class ACPBridge(BaseBridge):
             on_exit=self._agent_exited,
             emit=ctx.emit,
             sandbox=setup.walls,
+            booting=self.ctx.booting,
         )
         self.agent, self._terminals, self.asker.policy = agent, terminals, files.policy
         self.session_id, self.config_options = None, []

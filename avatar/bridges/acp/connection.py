@@ -173,9 +173,11 @@ class AgentConnection(Generic[C]):
         on_exit: ExitHandler,
         emit: EventSink,
         sandbox: Sandbox | None = None,
+        booting: Callable[[], object] | None = None,
     ) -> AgentConnection[C]:
         """Spawn `argv` (inside `sandbox` when given), `connect` to it and `initialize`
-        (`hello` sends it and keeps the answer); closed on failure."""
+        (`hello` sends it and keeps the answer); closed on failure. `booting` is called once
+        the agent is spawned, while it boots."""
         process = await AgentProcess.spawn(name, argv, env, cwd, install_hint, sandbox)
         try:
             stdin, stdout = process.process.stdin, process.process.stdout
@@ -197,6 +199,8 @@ class AgentConnection(Generic[C]):
             raise
         agent = cls(name, process, conn, env, on_exit, emit)
         try:
+            if booting is not None:
+                booting()
             await agent._initialize(seen, hello)
         except BaseException:
             await agent.close()

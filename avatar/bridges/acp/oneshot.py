@@ -99,6 +99,7 @@ class OneShotBridge(BaseBridge):
             on_exit=self._agent_exited,
             emit=self.ctx.emit,
             sandbox=setup.walls,
+            booting=self.ctx.booting,
         )
         self.asker.policy = setup.files.policy
         self.capabilities = session_capabilities(self._agent_caps)
