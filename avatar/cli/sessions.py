@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from avatar.cli.output.table import render_table
 from avatar.cli.output.tree import lineage_order, tree_title
-from avatar.core.errors import UsageError
+from avatar.core.errors import AvatarError, UsageError
 from avatar.core.times import ago
 from avatar.policy.terminal_text import for_terminal
 
@@ -163,6 +163,13 @@ def delete(
     """Delete a session after confirmation (`forget`: avatar's record of it only); with
     `worktree`, the git worktree it ran in too (else that is kept, and said)."""
     engine, info = _find(state, ref)
+    from avatar.server.client import live_ids
+
+    if info.id in live_ids():  # (its agent and its clients would go on writing it)
+        raise AvatarError(
+            f"{info.provider} session {info.id} is live in the running server (avatar ps): "
+            "delete it once its clients have left"
+        )
     if worktree and not info.worktree:
         raise UsageError(f"--worktree: {info.provider} session {info.id} has no worktree")
     what = "avatar's record of" if forget else "delete"

@@ -78,6 +78,20 @@ def connect(env: dict[str, str] | None = None) -> Connection | None:
     return Connection(sock)
 
 
+def live_ids(env: dict[str, str] | None = None) -> set[str]:
+    """The ids of the running server's live sessions (none when no server runs)."""
+    conn = connect(env)
+    if conn is None:
+        return set()
+    try:
+        frame = conn.request({"op": "ps"})
+    except OSError:
+        return set()
+    finally:
+        conn.close()
+    return {str(info.get("session_id")) for info in frame.get("live", [])}
+
+
 def command_words(args: list[str]) -> list[str]:
     """The words of `args` after the global options (`-p X chat hi` → `chat hi`)."""
     i = 0

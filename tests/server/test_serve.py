@@ -257,3 +257,33 @@ def test_ctrl_c_on_a_chat_through_the_server_cancels_its_turn(
         _wait_for(lambda: json.loads(avatar(avatar_env, cwd, "ps", "--json").stdout) == [])
         again = avatar(avatar_env, cwd, "-p", "fake", "chat", "still there?")
         assert again.returncode == 0 and "reply 1 to 'still there?'" in again.stdout
+
+
+def test_a_live_session_is_not_deleted_under_its_clients(
+    agent_home: AgentHome, avatar_env: dict[str, str]
+) -> None:
+    """`session delete` (which runs in the client) asks the server first: a session live there
+    is refused in one line and stays; once its clients left, it is deleted."""
+    write_fake_provider(agent_home, chunk_delay=1.0)
+    cwd = agent_home.workdir
+
+    def live() -> list[dict[str, object]]:
+        return list(json.loads(avatar(avatar_env, cwd, "ps", "--json").stdout))
+
+    with serving(avatar_env, cwd):
+        chat = start(avatar_env, cwd, "-p", "fake", "chat", "take your time")
+        _wait_for(lambda: [s["state"] for s in live()] == ["turn"])
+        session = str(live()[0]["session_id"])
+        refused = avatar(avatar_env, cwd, "session", "delete", "--yes", "--forget", session)
+        assert refused.returncode == 1
+        assert refused.stderr == (
+            f"avatar: fake session {session} is live in the running server (avatar ps): "
+            "delete it once its clients have left\n"
+        )
+        assert session in avatar(avatar_env, cwd, "session", "list", "--all").stdout
+        chat.communicate(timeout=30)
+        assert chat.returncode == 0
+        _wait_for(lambda: live() == [])
+        done = avatar(avatar_env, cwd, "session", "delete", "--yes", "--forget", session)
+        assert done.returncode == 0, done.stderr
+        assert session not in avatar(avatar_env, cwd, "session", "list", "--all").stdout
