@@ -54,10 +54,9 @@ async def events(request: Request) -> Response:
     subscription = live.subscribe(client, replay=True, answers=True)
 
     async def stream() -> AsyncIterator[str]:
-        try:
-            with web.hub.watched():  # an open page keeps `--idle-exit` from ending the server
-                async for chunk in frames(subscription, live.engine.cwd):
-                    yield chunk
+        try:  # (while it is open the server is in use: `app.InUse`)
+            async for chunk in frames(subscription, live.engine.cwd):
+                yield chunk
         finally:
             live.detach(client)
 
