@@ -88,13 +88,17 @@ def test_chat_streams_asks_switches_and_searches(
         assert not (work / "no.txt").exists()
         told = model_server.requests_for("chat")[-1].all_text()
         assert "put it in notes.md instead" in told
-        other.close()
 
-        # Switch to the real codex-acp: the handoff is shown, and codex is handed it.
+        # Switch to the real codex-acp: the handoff is shown on both pages, each heading
+        # says codex now, and codex is handed it.
         page.select_option("#switch", "codex")
-        handoff = page.wait_for_selector("details.handoff pre", timeout=WAIT)
-        assert "pelican" in handoff.inner_text()
-        page.wait_for_selector("#provider:text('codex')", timeout=WAIT)
+        for each in (page, other):
+            handoff = each.wait_for_selector("details.handoff pre", timeout=WAIT)
+            assert "pelican" in handoff.inner_text()
+            each.wait_for_selector("#provider:text('codex')", timeout=WAIT)
+            assert each.locator("#switch").input_value() == "codex"
+            assert each.locator("details.handoff").count() == 1
+        other.close()
         send(page, "go on")
         page.wait_for_selector("#log .answer:has-text('Codex took over.')", timeout=WAIT)
         handed = model_server.requests_for("responses")[-1].all_text()
