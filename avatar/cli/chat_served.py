@@ -16,17 +16,13 @@ from avatar.cli.output.render import LineRenderer
 from avatar.core.events import event_from_dict
 from avatar.policy.terminal_text import for_terminal
 from avatar.server.hub import OpenOptions
+from avatar.server.live import HUB_EVENTS
 
 if TYPE_CHECKING:
     from avatar.cli.served_run import Served
     from avatar.core.prompts import Prompt
     from avatar.engine.engine import Engine
     from avatar.server.hub import Event, LiveSession
-
-#: The hub's own events (`avatar.server.hub`): not the agent's, not printed.
-HUB_EVENTS = frozenset(
-    {"turn_started", "turn_ended", "permission_asked", "permission_answered", "closed"}
-)
 
 
 async def served_chat(served: Served, engine: Engine, prompt: Prompt, **how: Any) -> int:

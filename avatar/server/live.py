@@ -12,6 +12,9 @@ whose `type` says what happened to the live session rather than in the agent:
   said, else None; `exit`: the exit code `chat` would give it);
 - `permission_asked` {id, title, kind}: a question waits for an answer (`answer()`);
 - `permission_answered` {id, answer, client}: it was answered (or given up: `client` None);
+- `switched` {provider, session_id, model, handoff, client}: `client` switched it to another
+  provider (`switch()`); `handoff`: what the next prompt opens with (None: nothing). The new
+  session's `session` event and the handoff's one-line `notice` came before it;
 - `closed` {}: the live session ended; the subscription ends after it.
 """
 
@@ -35,6 +38,10 @@ if TYPE_CHECKING:
 
 State = Literal["idle", "turn", "permission"]
 Event = dict[str, Any]
+#: The types of the hub's own events (the module docstring): not the agent's.
+HUB_EVENTS = frozenset(
+    {"turn_started", "turn_ended", "permission_asked", "permission_answered", "switched", "closed"}
+)
 
 
 @dataclass
@@ -229,14 +236,31 @@ class LiveSession:
             self.answer(request_id, "deny", None)
         await self.engine.cancel()
 
-    async def switch(self, provider: str, model: str | None = None) -> None:
+    async def switch(
+        self, provider: str, model: str | None = None, client: str | None = None
+    ) -> None:
         """Switch the session to `provider` (with a handoff, `Engine.switch_provider`);
-        waits for the running turn and prompts queued before it."""
+        waits for the running turn and prompts queued before it. Every client is told that
+        `client` switched it (`switched`), unless it was on `provider` already."""
         await self._idle()
+        before = self.engine.current
         if model is None:
-            await self.engine.switch_provider(provider)
+            opened = await self.engine.switch_provider(provider)
         else:
-            await self.engine.switch_provider(provider, model=model)
+            opened = await self.engine.switch_provider(provider, model=model)
+        if opened is before:  # (already there: a notice said so)
+            return
+        status = self.engine.status()
+        self._publish(
+            {
+                "type": "switched",
+                "provider": opened.provider,
+                "session_id": opened.session_id,
+                "model": status.model,
+                "handoff": status.handoff,
+                "client": client,
+            }
+        )
 
     async def close(self) -> None:
         """End the live session: drop queued prompts, stop its agent, end subscriptions."""

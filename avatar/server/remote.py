@@ -40,6 +40,13 @@ if TYPE_CHECKING:
 _END = object()
 
 
+def _switched(data: dict[str, Any]) -> str:
+    """The line a provider switch made elsewhere gets here (its `session` line came before)."""
+    who = data.get("client") or "another client"
+    then = "; the next prompt hands it the conversation" if data.get("handoff") else ""
+    return f"{who} switched this session to {data.get('provider')}{then}"
+
+
 def _error(message: str, code: int) -> AvatarError:
     """The error the server said, with its exit code."""
     error = UsageError(message) if code == 2 else AvatarError(message)
@@ -121,10 +128,15 @@ class RemoteEngine(Engine):
                 asking.cancel()
                 who = data["client"] or "the server"
                 self._emit(Notice(message=f"{who} answered {data['answer']}"))
+        elif kind == "switched":
+            self._emit(Notice(message=_switched(data)))
         elif kind == "closed":
             self._turn.put_nowait(_END)
         else:
-            event = event_from_dict(data)
+            try:
+                event = event_from_dict(data)
+            except (KeyError, TypeError):  # one this client does not know (a newer server's)
+                return
             if isinstance(event, SessionStarted):
                 self.started = event
             if self._mine:

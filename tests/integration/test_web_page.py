@@ -3,8 +3,10 @@ driven by Playwright with that executable), with the real agents behind the serv
 native agent and codex-acp against the fake model server. What a person does on the page is
 what the test does: open the printed URL, start a chat, send a prompt and watch the answer
 stream, answer the permission menu (allow; no, and tell it… from a second page), switch to
-codex and see the handoff, close the session, search the library and open a session and its
-export; and open a library session live, its conversation shown above."""
+codex and see the handoff on both pages, close the session, search the library and open a
+session and its export; open a library session live, its conversation shown above; and open
+from the live list a session a terminal's `chat --resume` made live through the server, in
+another project, its earlier turns shown above once and the running turn below once."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.drive import talk
+from tests.support.drive import start, talk
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
 from tests.support.web import chromium, web_server
@@ -88,13 +90,17 @@ def test_chat_streams_asks_switches_and_searches(
         assert not (work / "no.txt").exists()
         told = model_server.requests_for("chat")[-1].all_text()
         assert "put it in notes.md instead" in told
-        other.close()
 
-        # Switch to the real codex-acp: the handoff is shown, and codex is handed it.
+        # Switch to the real codex-acp: the handoff is shown on both pages, each heading
+        # says codex now, and codex is handed it.
         page.select_option("#switch", "codex")
-        handoff = page.wait_for_selector("details.handoff pre", timeout=WAIT)
-        assert "pelican" in handoff.inner_text()
-        page.wait_for_selector("#provider:text('codex')", timeout=WAIT)
+        for each in (page, other):
+            handoff = each.wait_for_selector("details.handoff pre", timeout=WAIT)
+            assert "pelican" in handoff.inner_text()
+            each.wait_for_selector("#provider:text('codex')", timeout=WAIT)
+            assert each.locator("#switch").input_value() == "codex"
+            assert each.locator("details.handoff").count() == 1
+        other.close()
         send(page, "go on")
         page.wait_for_selector("#log .answer:has-text('Codex took over.')", timeout=WAIT)
         handed = model_server.requests_for("responses")[-1].all_text()
@@ -143,3 +149,46 @@ def test_a_library_session_opens_live_with_its_conversation(
         page.wait_for_selector("#log .answer:has-text('It was the walrus.')", timeout=WAIT)
         asked = model_server.requests_for("chat")[-1].all_text()
         assert "remember the walrus" in asked and "what was it?" in asked
+
+
+def test_a_session_live_from_a_terminal_shows_its_earlier_turns_once(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    model_server.chat.append(
+        Reply.text("Noted: the walrus."),
+        Reply.slow_text(["It was ", "the ", "walrus", "."], delay=1.5),
+    )
+    sid = talk(agent_home, "native", ["remember the walrus"])
+    elsewhere = agent_home.root / "elsewhere"  # the server's project is another one
+    elsewhere.mkdir()
+    env = avatar_env(agent_home)
+    with web_server(env, elsewhere) as served, chromium() as browser:
+        chat = start(env, agent_home.workdir, "chat", "--resume", sid, "what was it?")
+        page = browser.new_page()  # type: ignore[attr-defined]
+        page.goto(served.url)
+        page.click("nav >> text=Live sessions")
+        for _ in range(100):  # until the chat made it live (through the server)
+            if page.locator("tr.live").count():
+                break
+            page.wait_for_timeout(100)
+            page.reload()
+        page.click(f"tr.live td.id a:text('{sid[:12]}')")
+        page.wait_for_selector("#log .user:text('what was it?')", timeout=WAIT)
+        assert chat.poll() is None  # (its turn still runs)
+        page.wait_for_selector("#log .answer:has-text('It was the walrus.')", timeout=WAIT)
+        out, err = chat.communicate(timeout=60)
+        assert chat.returncode == 0, err
+        assert "It was the walrus." in out
+        # A page opened now, the turn in the session's store: the same, once each.
+        other = browser.new_page()  # type: ignore[attr-defined]
+        other.goto(served.url)
+        other.goto(page.url)
+        other.wait_for_selector("#log .answer:has-text('It was the walrus.')", timeout=WAIT)
+        for each in (page, other):
+            earlier = each.inner_text("details.earlier")
+            assert "remember the walrus" in earlier and "Noted: the walrus." in earlier
+            assert "what was it?" not in earlier
+            shown = each.inner_text("body")
+            for said in ("remember the walrus", "Noted: the walrus.", "what was it?"):
+                assert shown.count(said) == 1, (said, shown)
+            assert shown.count("It was the walrus.") == 1, shown

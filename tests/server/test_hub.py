@@ -17,7 +17,7 @@ from avatar.core.config import parse_settings
 from avatar.engine.engine import Engine
 from avatar.server.hub import Event, Hub, OpenOptions
 from tests.support.acp_agent import provider_entry
-from tests.support.served import processes_with
+from tests.support.served import collect, processes_with
 
 
 def _hub(tmp_path: Path, **agent: Any) -> Hub:
@@ -45,14 +45,6 @@ async def hub(tmp_path: Path) -> AsyncIterator[Hub]:
     await made.close()
 
 
-def _collect(stream: AsyncIterator[Event], into: list[Event]) -> asyncio.Task[None]:
-    async def run() -> None:
-        async for event in stream:
-            into.append(event)
-
-    return asyncio.ensure_future(run())
-
-
 def _answers(events: list[Event]) -> list[str]:
     """The answer text of each turn, in the order the turns ran."""
     texts: list[str] = []
@@ -71,13 +63,13 @@ async def test_prompts_from_several_clients_queue_in_order_and_all_see_every_eve
     tasks: list[asyncio.Task[None]] = []
     options = OpenOptions(cwd=tmp_path / "work", provider="fake")
     live = await hub.open(
-        options, client="a", on_events=lambda s: tasks.append(_collect(s, seen["a"]))
+        options, client="a", on_events=lambda s: tasks.append(collect(s, seen["a"]))
     )
     joined = await hub.open(
         options,
         client="b",
         resume=live.session_id,
-        on_events=lambda s: tasks.append(_collect(s, seen["b"])),
+        on_events=lambda s: tasks.append(collect(s, seen["b"])),
     )
     assert joined is live  # a resume of a live session joins it
     ends = await asyncio.gather(
@@ -92,7 +84,7 @@ async def test_prompts_from_several_clients_queue_in_order_and_all_see_every_eve
         assert [a.split("(history ")[1] for a in answers] == ["0)", "2)", "4)"]
     assert seen["a"] == seen["b"]
     late: list[Event] = []
-    tasks.append(_collect(live.subscribe("c"), late))
+    tasks.append(collect(live.subscribe("c"), late))
     await asyncio.sleep(0.05)
     assert late == seen["a"]  # a late client sees the history first
     assert [i.clients for i in hub.live()] == [["a", "b", "c"]]
@@ -112,8 +104,8 @@ async def test_a_permission_question_reaches_every_client_and_the_first_answer_w
     options = OpenOptions(cwd=tmp_path / "work", provider="fake")
     try:
         live = await hub.open(options, client="a", answers=True)
-        tasks.append(_collect(live.subscribe("a", answers=True), seen["a"]))
-        tasks.append(_collect(live.subscribe("b", answers=True), seen["b"]))
+        tasks.append(collect(live.subscribe("a", answers=True), seen["a"]))
+        tasks.append(collect(live.subscribe("b", answers=True), seen["b"]))
         turn = asyncio.ensure_future(live.prompt("risky", "a"))
         for _ in range(200):
             if live.state == "permission":
@@ -150,7 +142,7 @@ async def test_nobody_to_answer_denies_as_chat_does(tmp_path: Path) -> None:
         live = await hub.open(
             OpenOptions(cwd=tmp_path / "work", provider="fake"),
             client="chat",
-            on_events=lambda s: tasks.append(_collect(s, events)),
+            on_events=lambda s: tasks.append(collect(s, events)),
         )
         ended = await asyncio.wait_for(live.prompt("risky", "chat"), 30)
         assert ended["exit"] == 0
@@ -212,7 +204,7 @@ async def test_continue_joins_the_newest_session_when_it_is_live(tmp_path: Path)
     tasks: list[asyncio.Task[None]] = []
     try:
         live = await hub.open(
-            options, client="a", on_events=lambda s: tasks.append(_collect(s, events))
+            options, client="a", on_events=lambda s: tasks.append(collect(s, events))
         )
         assert (await live.prompt("one", "a"))["exit"] == 0
         # (alone, a second engine on the same session would wait for the first one's lock)
@@ -232,7 +224,7 @@ async def test_an_attach_mid_turn_gets_the_running_turn_once(hub: Hub, tmp_path:
     live = await hub.open(
         OpenOptions(cwd=tmp_path / "work", provider="fake"),
         client="a",
-        on_events=lambda s: _collect(s, seen),
+        on_events=lambda s: collect(s, seen),
     )
     await live.prompt("first question", "a")
     running = asyncio.ensure_future(live.prompt("second question", "a"))

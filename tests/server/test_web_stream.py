@@ -1,6 +1,7 @@
 """What the page's event stream adds to a session's events (avatar.server.web.stream): a run
 of streamed text is followed by the same text rendered as the HTML export renders it (code
-highlighted), and a file edit carries its diff numbered by the file's own lines."""
+highlighted), a file edit carries its diff numbered by the file's own lines, and history an
+agent re-sends while reopening a session is left out (the page shows it from the store)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,20 @@ def test_a_run_of_text_is_followed_by_its_rendering(tmp_path: Path) -> None:
     assert "<strong>this</strong>" in html
     assert '<pre class="hl">' in html and 'class="nb">print</span>' in html
     assert renderer.flush() == []  # nothing streamed since
+
+
+def test_replayed_history_is_left_out(tmp_path: Path) -> None:
+    renderer = Renderer(tmp_path)
+    shown = [
+        e
+        for event in (
+            {"type": "user_message", "text": "remember the heron", "replay": True},
+            {"type": "text", "text": "Noted.", "replay": True},
+            {"type": "session", "session_id": "s1", "provider": "gemini", "how": "loaded"},
+        )
+        for e in renderer.feed(event)
+    ]
+    assert [e["type"] for e in shown] == ["session"]  # no replayed turn, nor its rendering
 
 
 def test_an_edit_carries_its_diff_numbered_by_the_file(tmp_path: Path) -> None:

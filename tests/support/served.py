@@ -1,17 +1,35 @@
 """`avatar serve` in tests: started in the background on the test's own runtime dir, stopped
-afterwards; and the process and socket facts the server's tests read from /proc."""
+afterwards; the process and socket facts the server's tests read from /proc; and a live
+session's events gathered in-process (`collect`)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 from tests.support.drive import avatar, start
+
+Event = dict[str, Any]  #: one event of a live session (`avatar.server.live`)
+
+
+def collect(
+    stream: AsyncIterator[dict[str, Any]], into: list[dict[str, Any]]
+) -> asyncio.Task[None]:
+    """Read a live session's subscription into `into` as its events come (a subscribed
+    client keeps the session live between turns)."""
+
+    async def run() -> None:
+        async for event in stream:
+            into.append(event)
+
+    return asyncio.ensure_future(run())
 
 
 def socket_of(env: dict[str, str]) -> Path:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from starlette.requests import Request
 
     from avatar.server.hub import Hub
-    from avatar.server.web.auth import ASGIApp
+    from avatar.server.web.auth import ASGIApp, Receive, Scope, Send
 
 STATIC = Path(__file__).parent / "static"
 
@@ -31,6 +31,21 @@ async def _home(request: Request) -> Response:
 
 async def _export_css(request: Request) -> Response:
     return Response(style(), media_type="text/css", headers={"cache-control": "no-cache"})
+
+
+class InUse:
+    """While a request of the page runs, the server is in use (`serve --idle-exit`): a page
+    whose session takes long to open, and a page with its event stream open, keep it."""
+
+    def __init__(self, app: ASGIApp, hub: Hub) -> None:
+        self.app, self.hub = app, hub
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # (a lifespan would be in use for the server's life)
+            await self.app(scope, receive, send)
+            return
+        with self.hub.watched():
+            await self.app(scope, receive, send)
 
 
 def make_app(hub: Hub, token: str, project: Path, hosts: set[str]) -> ASGIApp:
@@ -55,4 +70,4 @@ def make_app(hub: Hub, token: str, project: Path, hosts: set[str]) -> ASGIApp:
     ]
     app = Starlette(routes=routes)
     app.state.web = Web(hub, project)
-    return TokenGate(app, token, hosts)
+    return TokenGate(InUse(app, hub), token, hosts)

@@ -48,8 +48,6 @@ class Web:
     project: Path  #: the project the library shows when none is asked for
     handles: Handles = field(default_factory=Handles)
     clients: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
-    #: What a session reopened from the page held before it went live, rendered, by handle.
-    earlier: dict[str, str] = field(default_factory=dict)
 
     def client(self) -> str:
         """A new client name for one page's event stream."""

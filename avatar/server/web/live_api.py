@@ -54,10 +54,9 @@ async def events(request: Request) -> Response:
     subscription = live.subscribe(client, replay=True, answers=True)
 
     async def stream() -> AsyncIterator[str]:
-        try:
-            with web.hub.watched():  # an open page keeps `--idle-exit` from ending the server
-                async for chunk in frames(subscription, live.engine.cwd):
-                    yield chunk
+        try:  # (while it is open the server is in use: `app.InUse`)
+            async for chunk in frames(subscription, live.engine.cwd):
+                yield chunk
         finally:
             live.detach(client)
 
@@ -102,19 +101,17 @@ async def answer(request: Request) -> Response:
 
 async def switch(request: Request) -> Response:
     """`POST /chat/{handle}/switch {provider}`: switch provider with a handoff (after the
-    running turn); the new provider and session, and the handoff the next prompt sends."""
+    running turn). Every page learns of it on its event stream (`switched`, the handoff in
+    it), this one too; the answer says only whether it failed."""
     _, live = _live(request)
     if live is None:
         return _gone(request)
     provider = str((await _body(request)).get("provider", ""))
     try:
-        await live.switch(provider)
+        await live.switch(provider, client=HOLDER)
     except AvatarError as e:
         return JSONResponse({"error": str(e)}, 400)
-    status = live.engine.status()
-    return JSONResponse(
-        {"provider": status.provider, "session_id": status.session_id, "handoff": status.handoff}
-    )
+    return JSONResponse({"switched": True})
 
 
 async def cancel(request: Request) -> Response:

@@ -17,6 +17,7 @@ from avatar.core.tasks import BackgroundTasks
 from avatar.library.export.doc import prepare
 from avatar.library.export.html import body
 from avatar.server.hub import OpenOptions
+from avatar.server.web.earlier import before_live
 from avatar.server.web.layout import attr, page, table
 
 if TYPE_CHECKING:
@@ -95,31 +96,19 @@ async def open_live(request: Request) -> Response:
     except AvatarError as e:
         said = f'<p class="error">{escape(str(e))}</p><p><a href="/live">back</a></p>'
         return HTMLResponse(page("Error", said), status_code=400)
-    handle = web.handles.name(live)
-    if resume and handle not in web.earlier and not _has_turns(live):
-        web.earlier[handle] = _earlier(live)
-    return RedirectResponse(f"/chat/{handle}", status_code=303)
-
-
-def _earlier_box(html: str) -> str:
-    if not html:
-        return ""
-    return (
-        f'<details class="earlier" open><summary>Earlier in this session</summary>{html}</details>'
-    )
-
-
-def _has_turns(live: LiveSession) -> bool:
-    return any(event.get("type") == "turn_started" for event in live.history)
+    return RedirectResponse(f"/chat/{web.handles.name(live)}", status_code=303)
 
 
 def _earlier(live: LiveSession) -> str:
-    """The conversation of a reopened session up to now, as the HTML export shows it (its
-    events from now on come on the event stream)."""
-    transcript = live.engine.history()
-    if transcript is None or not transcript.messages:
+    """The session's conversation before it went live (`before_live`), as the HTML export
+    shows it; its events since come on the event stream."""
+    transcript = before_live(live)
+    if transcript is None:
         return ""
-    return body(prepare(transcript, live.engine.secrets()))
+    html = body(prepare(transcript, live.engine.secrets()))
+    return (
+        f'<details class="earlier" open><summary>Earlier in this session</summary>{html}</details>'
+    )
 
 
 def _drop(events: AsyncIterator[Event]) -> None:
@@ -158,7 +147,7 @@ async def chat(request: Request) -> Response:
         '<button id="cancel" type="button">Stop</button>'
         '<button id="close" type="button">Close session</button>'
         f'<a href="/live">all live sessions</a></p>'
-        f"{_earlier_box(web.earlier.get(handle, ''))}"
+        f"{_earlier(live)}"
         '<div id="log" aria-live="polite"></div><div id="asks"></div>'
         '<form id="prompt"><textarea name="text" rows="3" placeholder="Ask…"></textarea>'
         "<button>Send</button></form>"

@@ -3,7 +3,9 @@ dicts as they are, plus what the page cannot make itself. A run of streamed text
 by the same text rendered as the HTML export renders a message (`rendered`: code fenced in
 it highlighted), so the page streams plain text and then shows it finished; a tool call that
 writes or edits a file carries its change as a diff (`diff_html`, from `avatar.core.diffs`,
-the REPL's reading of it: numbered by the file's lines, named relative to the project)."""
+the REPL's reading of it: numbered by the file's lines, named relative to the project).
+History an agent re-sends while a session reopens (events marked `replay`) is left out: the
+page shows the session's conversation before it went live from its store, once."""
 
 from __future__ import annotations
 
@@ -35,7 +37,9 @@ class Renderer:
 
     def feed(self, event: Event) -> list[Event]:
         """What the page gets for `event`: a `rendered` event first when it ends a run of
-        text, then the event (with its diff, for a file change)."""
+        text, then the event (with its diff, for a file change); nothing for a replayed one."""
+        if event.get("replay"):
+            return []
         kind = event.get("type")
         out: list[Event] = []
         if kind == "text":

@@ -9,9 +9,7 @@
   const asks = document.getElementById("asks");
   const state = document.getElementById("state");
   const tools = new Map();
-  const sessions = new Set(); // the sessions this stream has shown
   let streaming = null;
-  let handoff = null; // a switch's answer, shown under its new session's line
 
   function el(tag, cls, text) {
     const node = document.createElement(tag);
@@ -46,11 +44,16 @@
 
   const on = {
     session(e) {
-      document.getElementById("provider").textContent = e.provider;
-      document.getElementById("session").textContent = e.session_id;
+      heading(e);
       add(el("div", "line", "session " + e.session_id + " (" + e.provider + ", " + e.how + ")"));
-      sessions.add(e.session_id);
-      if (handoff && handoff.session_id === e.session_id) showHandoff();
+    },
+    switched(e) {
+      // (its session's line came before it, the handoff's one-line notice too)
+      heading(e);
+      const box = add(el("details", "handoff"));
+      box.open = true;
+      box.append(el("summary", "", "handed over to " + e.provider + ": the next prompt " +
+                    "opens with"), el("pre", "", e.handoff || "(nothing to hand over)"));
     },
     user_message(e) { add(el("div", "user", e.text)); },
     turn_started(e) {
@@ -113,12 +116,10 @@
     },
   };
 
-  function showHandoff() {
-    const box = add(el("details", "handoff"));
-    box.open = true;
-    box.append(el("summary", "", "handed over to " + handoff.provider + ": the next prompt " +
-                  "opens with"), el("pre", "", handoff.handoff || "(nothing to hand over)"));
-    handoff = null;
+  function heading(e) {
+    document.getElementById("provider").textContent = e.provider;
+    document.getElementById("session").textContent = e.session_id;
+    document.getElementById("switch").value = e.provider;
   }
 
   function ask(e) {
@@ -173,9 +174,10 @@
     const provider = ev.target.value;
     add(el("div", "line", "switching to " + provider + "…"));
     post("/switch", { provider: provider }).then((r) => {
-      if (!r.ok) { add(el("div", "line err", r.data.error)); return; }
-      handoff = r.data;
-      if (sessions.has(r.data.session_id)) showHandoff();
+      // (done: the `switched` event shows it, on every page)
+      if (r.ok) return;
+      add(el("div", "line err", r.data.error));
+      ev.target.value = document.getElementById("provider").textContent; // still there
     });
   });
 })();
