@@ -76,6 +76,7 @@ class RemoteEngine(Engine):
         self._mine = False  # the running turn is this client's
         self._asking: dict[str, asyncio.Future[Any]] = {}
         self._reader = reader
+        self._ended = False  # the session ended (`closed`), before the connection did
         return [
             TranscriptMessage(
                 role=m["role"],
@@ -100,7 +101,8 @@ class RemoteEngine(Engine):
             data = decode(line).get("event")
             if isinstance(data, dict):
                 self._dispatch(data)
-        self._emit(Notice(message="the server ended this session", level="warning"))
+        if not self._ended:
+            self._emit(Notice(message="the server ended this session", level="warning"))
         self._turn.put_nowait(_END)
 
     def _dispatch(self, data: dict[str, Any]) -> None:
@@ -122,6 +124,8 @@ class RemoteEngine(Engine):
                 who = data["client"] or "the server"
                 self._emit(Notice(message=f"{who} answered {data['answer']}"))
         elif kind == "closed":
+            self._ended = True
+            self._emit(Notice(message="this live session has ended", level="warning"))
             self._turn.put_nowait(_END)
         else:
             event = event_from_dict(data)

@@ -26,6 +26,7 @@ from typing import Any
 
 from avatar.core.errors import AvatarError
 from avatar.server.attaching import attach
+from avatar.server.hosted import host
 from avatar.server.hub import Hub
 from avatar.server.peer import Peer
 from avatar.server.protocol import decode, socket_path
@@ -198,5 +199,7 @@ class Server:
             await self.runner(self.hub, frame, peer)
         elif op == "attach":
             await attach(self.hub, frame, peer)
+        elif op == "host":
+            await host(self.hub, frame, peer)
         else:
             peer.send({"error": f"unknown request {op!r}", "exit": 2})
