@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from avatar.server.peer import Peer
 
 _STATES: tuple[State, ...] = ("idle", "turn", "permission")
+#: Seconds a REPL has to send the conversation to a client joining (its loop is not held up
+#: for longer than that by anything but a hang).
+JOIN_WITHIN = 10.0
 
 
 class HostedSession:
@@ -110,7 +113,12 @@ class HostedSession:
         joined: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._joining[number] = (client, joined)
         self.peer.send({"op": "history", "id": number})
-        history, events = await joined
+        try:
+            history, events = await asyncio.wait_for(joined, JOIN_WITHIN)
+        except TimeoutError:
+            self._joining.pop(number, None)
+            said = f"the REPL running session {self.session_id} does not answer"
+            raise AvatarError(said) from None
         return history, events
 
     def detach(self, client: str) -> None:

@@ -52,6 +52,7 @@ class RemoteEngine(Engine):
 
     started: SessionStarted | None = None
     _writer: asyncio.StreamWriter | None = None
+    _others = False  # the running turn is another client's
 
     async def attach(self, ref: str, client: str | None = None) -> list[TranscriptMessage]:
         """Attach to the live session `ref` (id or prefix) as `client`; the conversation so
@@ -109,12 +110,13 @@ class RemoteEngine(Engine):
         kind = data["type"]
         if kind == "turn_started":
             self._mine = data["client"] == self.client
+            self._others = not self._mine
             if not self._mine:
                 self._emit(UserMessage(text=f"({data['client']}) {data['prompt']}"))
         elif kind == "turn_ended":
             if self._mine:
                 self._turn.put_nowait(data)
-            self._mine = False
+            self._mine = self._others = False
         elif kind == "permission_asked":
             self._ask(data)
         elif kind == "permission_answered":
@@ -207,6 +209,12 @@ class RemoteEngine(Engine):
     async def steer(self, text: str) -> bool:
         """False: text typed during a turn waits for the next one."""
         return False
+
+    @property
+    def turn_elsewhere(self) -> bool:
+        """True while another client's turn runs on the live session (Ctrl-C here
+        interrupts it)."""
+        return self._others
 
     async def cancel(self) -> None:
         """Interrupt the live session's running turn."""

@@ -71,6 +71,7 @@ def test_a_repl_session_is_listed_attached_to_and_answered_from_attach(
         Reply.text("Answer to the attached prompt."),
         Reply.tool_call("write", {"path": "hosted.txt", "content": "allowed from attach"}),
         Reply.text("Wrote hosted.txt."),
+        Reply.slow_text(["a long ", "answer "] * 100, delay=0.2),
         Reply.text("Still answering alone."),
     )
     env, cwd = avatar_env(agent_home), agent_home.workdir
@@ -118,6 +119,12 @@ def test_a_repl_session_is_listed_attached_to_and_answered_from_attach(
             assert (cwd / "hosted.txt").read_text() == "allowed from attach"
             # The REPL's menu was withdrawn: no answer is waiting for it.
             assert "answer: y / a / n" not in repl.screen()
+            # Ctrl-C in the attached terminal interrupts the REPL's turn.
+            repl.type("a long one")
+            att.wait_for(r"a long answer")
+            att.keys("C-c")
+            repl.wait_for(r"\(interrupted\)")
+            wait_ps(env, cwd, lambda s: s["state"] == "idle")
         # /new: the listing follows to the new session.
         repl.type("/new")
         screen = repl.wait_for(rf"session: (?!{sid}){ULID} \(native, new\)")

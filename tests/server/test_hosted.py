@@ -22,6 +22,7 @@ from avatar.cli.repl.repl import Repl
 from avatar.cli.repl.screen import Screen
 from avatar.core.config import parse_settings
 from avatar.engine.engine import Engine
+from avatar.server import hosted
 from avatar.server.hub import Hub
 from avatar.server.protocol import decode, encode, socket_path
 from avatar.server.serving import Server
@@ -268,3 +269,21 @@ async def test_the_server_stopping_leaves_the_repl_working_with_one_line(
         assert repl.hosting is not None
         await repl.hosting.close()
         await repl.engine.close()
+
+
+async def test_a_repl_that_does_not_answer_is_listed_but_an_attach_to_it_fails_in_one_line(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(hosted, "JOIN_WITHIN", 0.3)
+    _, writer = await asyncio.open_unix_connection(socket_path())
+    info = {"provider": "fake", "session_id": "S-hung", "project": "/p", "state": "idle"}
+    writer.write(encode({"op": "host", "client": "repl:1", "info": info}))  # and no more
+    [listed] = await _until(server.hub.live)
+    assert (listed.session_id, listed.clients, listed.state) == ("S-hung", ["repl:1"], "idle")
+    other = await Attached().attach("S-hung", "other")
+    assert other.first == {
+        "error": "the REPL running session S-hung does not answer",
+        "exit": 1,
+    }
+    writer.close()
+    await _until(lambda: server.hub.live() == [])

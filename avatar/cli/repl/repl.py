@@ -338,8 +338,12 @@ class Repl:
             await self.work
 
     async def interrupt(self) -> None:
-        """Ctrl-C or Esc: stop the running turn, and say which queued lines are dropped."""
-        if self.busy:
+        """Ctrl-C or Esc: stop the running turn, and say which queued lines are dropped (on
+        a live session attached to: another client's turn too)."""
+        if not self.busy and self.engine.turn_elsewhere:
+            await self.engine.cancel()
+            self.say("(interrupted)", "dim")
+        elif self.busy:
             dropped = [_shown(line, client) for line, client in self.queued]
             for line, client in self.queued:
                 if client is not None and self.hosting is not None:
