@@ -3,10 +3,12 @@ the running server (`avatar ps`, `avatar attach`) while its engine stays in the 
 
 Registering never makes the REPL wait: the connect is one non-blocking `connect(2)` (no
 socket file, nobody listening or a full backlog fail at once, and the REPL goes on as without
-a server), and frames are written without waiting for the server to read them. It registers
-once a session is open, and again (silently) at a later session or turn after a server
-started meanwhile; `AVATAR_NO_SERVER=1` turns it off. A server that stops leaves the REPL
-as it was, with one line saying so.
+a server), and frames are written without waiting for the server to read them (a server that
+leaves too much unread is given up). Only the user's own server is told anything: a socket
+another user's process listens on (its peer credentials) is left at once. It registers once a
+session is open, and again (silently) at a later session or turn after a server started
+meanwhile; `AVATAR_NO_SERVER=1` turns it off. A server that stops leaves the REPL as it was,
+with one line saying so.
 
 What the REPL tells it: every event it shows (`event()`), the turns it runs (`turn_started`,
 `turn_ended`, `dropped`), that its queue changed (`changed()`); its permission handler,
@@ -26,6 +28,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from avatar.core.events import SessionStarted
+from avatar.server.peer import peer_creds
 from avatar.server.protocol import decode, encode, socket_path
 from avatar.server.shared import Event, State, answer_of, conversation_of, said_of
 
@@ -90,6 +93,8 @@ class Hosting:
         sock.setblocking(False)
         try:
             sock.connect(self._path)
+            if peer_creds(sock)[1] != os.getuid():  # not the user's own server: told nothing
+                raise ConnectionRefusedError
         except OSError:  # no server (or none that can take one more client now)
             sock.close()
             return

@@ -10,9 +10,12 @@ session; the server stopping leaves the REPL working. Without a server, or with
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -30,6 +33,7 @@ pytestmark = [pytest.mark.timeout(240)]
 ULID = r"[0-9A-HJKMNP-TV-Z]{26}"
 MENU = r"\[y\] allow once\s+\[a\] allow always"
 TURN_END = r"─ \d+\.\ds"
+NOBODY = 65534
 
 
 def ps(env: dict[str, str], cwd: Path) -> list[dict[str, Any]]:
@@ -191,3 +195,51 @@ def test_without_a_server_the_repl_connects_to_nothing_and_waits_for_nothing(
             stuck.accept()
     finally:
         stuck.close()
+
+
+_FOREIGN = """
+import socket, sys
+sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+sock.bind(sys.argv[1])
+sock.listen(4)
+print("ready", flush=True)
+sock.settimeout(20)
+conn, _ = sock.accept()
+conn.settimeout(5)
+got = b""
+try:
+    while chunk := conn.recv(65536):
+        got += chunk
+except OSError:
+    pass
+print(repr(got), flush=True)
+"""
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="becoming another user needs root")
+def test_a_socket_another_user_listens_on_is_told_nothing(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    model_server.chat.append(Reply.text("Told nobody."))
+    env, cwd = avatar_env(agent_home), agent_home.workdir
+    runtime = Path(tempfile.mkdtemp(prefix="avatar-foreign-"))
+    try:
+        runtime.chmod(0o755)
+        (runtime / "avatar").mkdir(mode=0o777)
+        (runtime / "avatar").chmod(0o777)  # (someone else's way in: as a loosened /tmp dir)
+        env = {**env, "XDG_RUNTIME_DIR": str(runtime)}
+        foreign = subprocess.Popen(
+            ["/usr/bin/python3", "-c", _FOREIGN, str(socket_of(env))],
+            user=NOBODY,
+            group=NOBODY,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert foreign.stdout is not None
+        assert foreign.stdout.readline() == "ready\n"
+        _, out = _repl_lines(env, cwd, "hello\n")
+        assert "Told nobody." in out
+        said, _ = foreign.communicate(timeout=30)
+        assert said == "b''\n"  # it connected, saw whose socket it was, and left
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
