@@ -16,7 +16,7 @@ from avatar.cli.output.render import LineRenderer
 from avatar.core.events import event_from_dict
 from avatar.policy.terminal_text import for_terminal
 from avatar.server.hub import OpenOptions
-from avatar.server.live import HUB_EVENTS
+from avatar.server.shared import HUB_EVENTS
 
 if TYPE_CHECKING:
     from avatar.cli.served_run import Served

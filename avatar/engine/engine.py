@@ -400,6 +400,13 @@ class Engine(LibraryNames):
         if self.current is not None:
             await self.current.cancel()
 
+    @property
+    def turn_elsewhere(self) -> bool:
+        """True while a turn another client started runs on the session (an engine on a live
+        session of the server: `avatar.server.remote`); `cancel()` interrupts it too. An
+        engine of its own has no other clients: False."""
+        return False
+
     async def set_model(self, model: str) -> None:
         """Use `model` from the next turn on (on the open session, else on the provider the
         next `open()` will use), and remember it as the session's own."""

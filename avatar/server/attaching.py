@@ -13,50 +13,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from avatar.core.errors import AvatarError
-from avatar.policy.permissions import Refusal
+from avatar.server.shared import answer_of
 
 if TYPE_CHECKING:
-    from avatar.policy.permissions import Answer
-    from avatar.server.hub import Event, Hub, LiveSession
+    from avatar.server.hub import Event, Hub
     from avatar.server.peer import Peer
 
 
-def answer_of(text: str) -> Answer | Refusal:
-    """A permission answer as a client sends it: a word of the menu, else a refusal saying
-    what to do instead."""
-    if text in ("allow", "always", "deny"):
-        return cast("Answer", text)
-    return Refusal(text)
-
-
-def history_of(live: LiveSession) -> list[dict[str, Any]]:
-    """The session's conversation so far, as the attach frame carries it: without the
-    running turn, which the attached client gets from its start (`since_turn`)."""
-    transcript = live.engine.history()
-    if transcript is None:
-        return []
-    messages = transcript.messages
-    running = live.running_prompt
-    users = [i for i, m in enumerate(messages) if m.role == "user"]
-    if running is not None and users and running in messages[users[-1]].text:
-        messages = messages[: users[-1]]  # the running turn comes with its events, once
-    return [
-        {
-            "role": m.role,
-            "text": m.text,
-            "tool_calls": [{"name": c.name, "id": c.id} for c in m.tool_calls],
-        }
-        for m in messages
-    ]
-
-
 async def attach(hub: Hub, frame: dict[str, Any], peer: Peer) -> None:
-    """Serve one attached client on the live session `frame["ref"]` names."""
+    """Serve one attached client on the live session `frame["ref"]` names (one the server
+    runs or one a REPL hosts: `Hub.attachable`)."""
     try:
-        live = hub.get(str(frame.get("ref", "")))
+        live = hub.attachable(str(frame.get("ref", "")))
     except AvatarError as e:
         peer.send({"error": str(e), "exit": e.exit_code})
         return
@@ -65,15 +36,12 @@ async def attach(hub: Hub, frame: dict[str, Any], peer: Peer) -> None:
         peer.send({"error": f"no live session '{ref}' (avatar ps lists them)", "exit": 1})
         return
     client = str(frame.get("client") or f"attach:{peer.pid}")
-    started = live.engine.session
-    peer.send(
-        {
-            "ok": live.info().to_dict(),
-            "history": history_of(live),
-            "started": started.to_dict() if started is not None else None,
-        }
-    )
-    events = live.subscribe(client, replay=False, since_turn=True, answers=True)
+    try:
+        history, events = await live.join(client)
+    except AvatarError as e:  # (the REPL hosting it left meanwhile)
+        peer.send({"error": str(e), "exit": e.exit_code})
+        return
+    peer.send({"ok": live.info().to_dict(), "history": history, "started": live.started()})
     forwarding = asyncio.ensure_future(_forward(events, peer))
     turns: set[asyncio.Future[Any]] = set()
     try:
@@ -101,3 +69,5 @@ async def _forward(events: AsyncIterator[Event], peer: Peer) -> None:
         peer.send({"event": event})
         with contextlib.suppress(ConnectionError):
             await peer.writer.drain()
+        if event.get("type") == "closed":  # the session ended: so does the connection
+            peer.writer.close()

@@ -4,6 +4,10 @@ The socket server (`avatar.server.serving`) and the web page both drive sessions
 API only; the `Engine` is the only thing the hub calls, one engine per live session
 (`avatar.server.live`: subscribing, prompts queued in order, permission questions answered
 from any client, the events). New sessions run on agents kept warm (`avatar.server.warm`).
+
+A REPL lists the session it runs in its own process here too (`avatar.server.hosted`):
+`live()` (`avatar ps`) and `attachable()` (`avatar attach`) know both kinds (`Shared`);
+`get()` and `sessions()`, which the web page and `chat --resume` drive, only the server's own.
 """
 
 from __future__ import annotations
@@ -13,10 +17,11 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from avatar.core.errors import UsageError
-from avatar.server.live import Event, LiveInfo, LiveSession, State
+from avatar.server.live import LiveSession
+from avatar.server.shared import Event, LiveInfo, Shared, State
 from avatar.server.warm import WarmAgents
 
 if TYPE_CHECKING:
@@ -25,7 +30,16 @@ if TYPE_CHECKING:
     from avatar.library.library import Library
     from avatar.library.worktrees import Worktree
 
-__all__ = ["Event", "Hub", "LiveInfo", "LiveSession", "OpenOptions", "State", "build_engine"]
+__all__ = [
+    "Event",
+    "Hub",
+    "LiveInfo",
+    "LiveSession",
+    "OpenOptions",
+    "Shared",
+    "State",
+    "build_engine",
+]
 
 
 @dataclass(frozen=True)
@@ -80,6 +94,7 @@ class Hub:
         self.keep_warm = keep_warm
         self.warm = WarmAgents()
         self._live: list[LiveSession] = []
+        self._hosted: list[Shared] = []  # sessions REPLs run in their own processes
         self._opening = asyncio.Lock()  # two clients resuming one session share it
         self._libraries: dict[Path, Engine] = {}
         self._closing: set[asyncio.Task[None]] = set()
@@ -155,20 +170,25 @@ class Hub:
             return live
 
     def live(self) -> list[LiveInfo]:
-        """Every live session, oldest first (`avatar ps`)."""
-        return [live.info() for live in self._live if not live.closed]
+        """Every live session, the server's and those REPLs host, oldest first (`avatar
+        ps`)."""
+        sessions: list[Shared] = [*self.sessions(), *self._hosted]
+        return sorted((s.info() for s in sessions if not s.closed), key=lambda i: i.since)
 
     def get(self, ref: str) -> LiveSession | None:
-        """The live session whose id is `ref` or starts with it; None when none is live; a
-        UsageError when the prefix names more than one."""
-        exact = [s for s in self._live if s.session_id == ref]
-        if exact:
-            return exact[0]
-        found = [s for s in self._live if ref and s.session_id.startswith(ref)]
-        if len(found) > 1:
-            ids = ", ".join(s.session_id for s in found)
-            raise UsageError(f"session prefix '{ref}' names more than one live session: {ids}")
-        return found[0] if found else None
+        """The server's live session whose id is `ref` or starts with it; None when none is
+        live; a UsageError when the prefix names more than one."""
+        return _find(self.sessions(), ref)
+
+    def attachable(self, ref: str) -> Shared | None:
+        """As `get`, among every live session: the server's and those REPLs host."""
+        return _find([*self.sessions(), *(s for s in self._hosted if not s.closed)], ref)
+
+    def adopt(self, hosted: Shared) -> Callable[[], None]:
+        """List `hosted`, a session a REPL runs (`avatar.server.hosted`), until the function
+        returned is called."""
+        self._hosted.append(hosted)
+        return lambda: self._hosted.remove(hosted) if hosted in self._hosted else None
 
     def library(self, cwd: Path, options: OpenOptions | None = None) -> Library:
         """The session library of the project at `cwd` (`Engine.library`), kept between
@@ -192,6 +212,8 @@ class Hub:
         live, self._live = self._live, []
         for session in live:
             await session.close()
+        for hosted in list(self._hosted):
+            await hosted.close()
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)
         for engine in self._libraries.values():
@@ -217,3 +239,17 @@ class Hub:
     def sessions(self) -> Sequence[LiveSession]:
         """The live sessions themselves, oldest first."""
         return [s for s in self._live if not s.closed]
+
+
+_S = TypeVar("_S", bound=Shared)
+
+
+def _find(sessions: Sequence[_S], ref: str) -> _S | None:
+    exact = [s for s in sessions if s.session_id == ref]
+    if exact:
+        return exact[0]
+    found = [s for s in sessions if ref and s.session_id.startswith(ref)]
+    if len(found) > 1:
+        ids = ", ".join(s.session_id for s in found)
+        raise UsageError(f"session prefix '{ref}' names more than one live session: {ids}")
+    return found[0] if found else None

@@ -26,9 +26,11 @@ import itertools
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from avatar.core.errors import AvatarError
+from avatar.server.broadcast import Broadcast
+from avatar.server.shared import Event, LiveInfo, State, conversation_of, said_of
 
 if TYPE_CHECKING:
     from avatar.core.events import BaseEvent, PermissionRequested
@@ -36,31 +38,7 @@ if TYPE_CHECKING:
     from avatar.engine.engine import Engine
     from avatar.policy.permissions import Answer, Refusal
 
-State = Literal["idle", "turn", "permission"]
-Event = dict[str, Any]
-#: The types of the hub's own events (the module docstring): not the agent's.
-HUB_EVENTS = frozenset(
-    {"turn_started", "turn_ended", "permission_asked", "permission_answered", "switched", "closed"}
-)
-
-
-@dataclass
-class LiveInfo:
-    """One live session as `avatar ps` shows it."""
-
-    provider: str
-    session_id: str
-    project: str
-    state: State
-    model: str | None
-    tokens: int | None
-    since: float  #: when it went live (epoch seconds)
-    clients: list[str]
-    queued: int = 0  #: prompts waiting for the running turn
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (`ps --json`)."""
-        return dict(self.__dict__)
+__all__ = ["Event", "LiveInfo", "LiveSession", "State"]
 
 
 @dataclass
@@ -79,14 +57,12 @@ class LiveSession:
         self.engine = engine
         self.opener = ""  #: the client whose `Hub.open` opened it (others joined it)
         self.since = time.time()
-        self.history: list[Event] = []  # every event so far, for late subscribers
-        self._queues: dict[str, asyncio.Queue[Event | None]] = {}
+        self.broadcast = Broadcast()
         self._answering: set[str] = set()  # clients that answer permission questions
         self._turns: asyncio.Queue[_Turn] = asyncio.Queue()
         self._numbers = itertools.count(1)
         self._asked: dict[str, asyncio.Future[Answer | Refusal]] = {}
         self._running: _Turn | None = None
-        self._turn_began = 0  # where the running turn's events start in `history`
         self._closed = False
         self._on_closed = on_closed
         self._after_first: Callable[[], None] | None = None  # (`after_first_turn`)
@@ -112,7 +88,12 @@ class LiveSession:
     @property
     def clients(self) -> list[str]:
         """The clients subscribed now, in the order they came."""
-        return list(self._queues)
+        return self.broadcast.clients
+
+    @property
+    def history(self) -> list[Event]:
+        """Every event so far."""
+        return self.broadcast.history
 
     @property
     def running_prompt(self) -> str | None:
@@ -165,44 +146,37 @@ class LiveSession:
         `closed`). `answers`: the client can answer permission questions (a terminal or a
         page; `chat` cannot, and a session with no such client denies them as `chat` does).
         A client name subscribes once; subscribing again replaces its earlier subscription."""
-        old = self._queues.pop(client, None)
-        if old is not None:
-            old.put_nowait(None)
-        queue: asyncio.Queue[Event | None] = asyncio.Queue()
-        if replay or since_turn:
-            for event in self.history[self._turn_began if since_turn else 0 :]:
-                queue.put_nowait(event)
-        self._queues[client] = queue
+        events = self.broadcast.subscribe(
+            client, replay=replay, since_turn=since_turn, waiting=set(self._asked)
+        )
         if answers:
             self._answering.add(client)
             self.engine.set_permission_handler(self._ask)
-        if not replay and not since_turn:  # a question waiting is news to it all the same
-            for event in self.history:
-                if event.get("type") == "permission_asked" and event["id"] in self._asked:
-                    queue.put_nowait(event)
-        return self._drain(queue)
+        return events
 
-    async def _drain(self, queue: asyncio.Queue[Event | None]) -> AsyncIterator[Event]:
-        while True:
-            event = await queue.get()
-            if event is None:
-                return
-            yield event
-            if event.get("type") == "closed":
-                return
+    def started(self) -> dict[str, Any] | None:
+        """How the session was opened (its `session` event); None before it opened."""
+        started = self.engine.session
+        return started.to_dict() if started is not None else None
+
+    async def join(
+        self, client: str, *, answers: bool = True
+    ) -> tuple[list[dict[str, Any]], AsyncIterator[Event]]:
+        """The conversation so far without the running turn, and `client`'s subscription
+        from that turn's start (`Shared.join`)."""
+        said = conversation_of(self.engine.history(), self.running_prompt)
+        return said, self.subscribe(client, replay=False, since_turn=True, answers=answers)
 
     def detach(self, client: str) -> None:
         """`client` leaves: its subscription ends; a session left without clients and
         without work closes (its agent stops). Questions only it could answer are denied."""
-        queue = self._queues.pop(client, None)
-        if queue is not None:
-            queue.put_nowait(None)
+        self.broadcast.drop(client)
         self._answering.discard(client)
         if not self._answering:
             self.engine.set_permission_handler(None)
             for request_id in list(self._asked):
                 self.answer(request_id, "deny", None)
-        if not self._queues and not self.busy and not self._closed:
+        if not self.clients and not self.busy and not self._closed:
             self._on_closed(self)
 
     # ----- turns ------------------------------------------------------------------------
@@ -223,9 +197,13 @@ class LiveSession:
         if waiting is None or waiting.done():
             return False
         waiting.set_result(answer)
-        said = answer if isinstance(answer, str) else f"no: {answer.reason}"
         self._publish(
-            {"type": "permission_answered", "id": request_id, "answer": said, "client": client}
+            {
+                "type": "permission_answered",
+                "id": request_id,
+                "answer": said_of(answer),
+                "client": client,
+            }
         )
         return True
 
@@ -274,8 +252,7 @@ class LiveSession:
             turn = self._turns.get_nowait()
             turn.done.set_result(self._ended(turn, "the session was closed", 1))
         await self.engine.close()
-        self._publish({"type": "closed"})
-        self._queues.clear()
+        self.broadcast.end()
 
     async def _idle(self) -> None:
         while self.busy:
@@ -289,16 +266,16 @@ class LiveSession:
                 ended = await self._run(turn)
             finally:
                 self._running = None
-                self._turn_began = len(self.history)
+                self.broadcast.turn_begins()
             turn.done.set_result(ended)
             # A moment later: starting an agent holds the loop for ~20 ms (its walls), and
             # the turn's clients are told it ended first.
             asyncio.get_running_loop().call_later(0.2, self._first_turn_over)
-            if not self._queues and not self.busy:
+            if not self.clients and not self.busy:
                 self._on_closed(self)
 
     async def _run(self, turn: _Turn) -> Event:
-        self._turn_began = len(self.history)
+        self.broadcast.turn_begins()
         self._publish(
             {
                 "type": "turn_started",
@@ -366,9 +343,7 @@ class LiveSession:
         return data
 
     def _publish(self, data: Event) -> None:
-        self.history.append(data)
-        for queue in self._queues.values():
-            queue.put_nowait(data)
+        self.broadcast.publish(data)
 
     async def _ask(self, request: PermissionRequested) -> Answer | Refusal:
         waiting: asyncio.Future[Answer | Refusal] = asyncio.get_running_loop().create_future()

@@ -1,8 +1,12 @@
-"""One client connection of the server, as its handlers see it: frames out, frames in."""
+"""One client connection of the server, as its handlers see it: frames out, frames in; and who
+is at the other end of a Unix socket (`peer_creds`), which the server asks of its clients and a
+REPL of the server."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
+import struct
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -36,3 +40,10 @@ class Peer:
                 yield decode(line)
             except ValueError:
                 self.send({"error": "not a JSON object", "exit": 2})
+
+
+def peer_creds(sock: socket.socket) -> tuple[int, int]:
+    """The pid and uid of the process at the other end of a Unix socket."""
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    pid, uid, _ = struct.unpack("3i", creds)
+    return int(pid), int(uid)

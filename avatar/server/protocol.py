@@ -16,6 +16,16 @@ Frames are JSON objects, one per line (UTF-8). A client opens with a request nam
   then `{"event": {...}}` frames (the hub's, `avatar.server.hub`); the client sends
   `{"op": "prompt", "text": ...}`, `{"op": "answer", "id": ..., "answer": ...}` or
   `{"op": "cancel"}` at any time;
+- `{"op": "host", "client": "repl:<pid>", "since": t, "info": {...}, "started": {...},
+  "running": turn_started event | null}`: a REPL lists the session it runs in its own
+  process (`avatar.server.hosted`; `info`: the `LiveInfo` fields it knows: provider,
+  session_id, project, state, model, tokens, queued). No answer; the REPL then sends
+  `{"event": {...}}` (the engine's events and the hub's `turn_started`, `turn_ended`,
+  `permission_asked`, `permission_answered`), `{"info": {...}}` when a figure changes, and
+  `{"history": [...], "id": n}` when asked; the server sends `{"op": "prompt", "text": ...,
+  "client": ...}`, `{"op": "answer", "id": ..., "answer": ..., "client": ...}`,
+  `{"op": "cancel"}` and `{"op": "history", "id": n}` (the conversation so far, for a client
+  joining). The server closing the connection ends the listing, not the REPL;
 - `{"op": "stop"}`: `{"ok": pid}`, then the server ends (with every agent it started).
 
 An error is `{"error": message, "exit": code}`.

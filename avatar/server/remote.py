@@ -59,6 +59,7 @@ class RemoteEngine(Engine):
 
     started: SessionStarted | None = None
     _writer: asyncio.StreamWriter | None = None
+    _others = False  # the running turn is another client's
 
     async def attach(self, ref: str, client: str | None = None) -> list[TranscriptMessage]:
         """Attach to the live session `ref` (id or prefix) as `client`; the conversation so
@@ -83,6 +84,7 @@ class RemoteEngine(Engine):
         self._mine = False  # the running turn is this client's
         self._asking: dict[str, asyncio.Future[Any]] = {}
         self._reader = reader
+        self._ended = False  # the session ended (`closed`), before the connection did
         return [
             TranscriptMessage(
                 role=m["role"],
@@ -107,19 +109,21 @@ class RemoteEngine(Engine):
             data = decode(line).get("event")
             if isinstance(data, dict):
                 self._dispatch(data)
-        self._emit(Notice(message="the server ended this session", level="warning"))
+        if not self._ended:
+            self._emit(Notice(message="the server ended this session", level="warning"))
         self._turn.put_nowait(_END)
 
     def _dispatch(self, data: dict[str, Any]) -> None:
         kind = data["type"]
         if kind == "turn_started":
             self._mine = data["client"] == self.client
+            self._others = not self._mine
             if not self._mine:
                 self._emit(UserMessage(text=f"({data['client']}) {data['prompt']}"))
         elif kind == "turn_ended":
             if self._mine:
                 self._turn.put_nowait(data)
-            self._mine = False
+            self._mine = self._others = False
         elif kind == "permission_asked":
             self._ask(data)
         elif kind == "permission_answered":
@@ -131,6 +135,8 @@ class RemoteEngine(Engine):
         elif kind == "switched":
             self._emit(Notice(message=_switched(data)))
         elif kind == "closed":
+            self._ended = True
+            self._emit(Notice(message="this live session has ended", level="warning"))
             self._turn.put_nowait(_END)
         else:
             try:
@@ -215,6 +221,12 @@ class RemoteEngine(Engine):
     async def steer(self, text: str) -> bool:
         """False: text typed during a turn waits for the next one."""
         return False
+
+    @property
+    def turn_elsewhere(self) -> bool:
+        """True while another client's turn runs on the live session (Ctrl-C here
+        interrupts it)."""
+        return self._others
 
     async def cancel(self) -> None:
         """Interrupt the live session's running turn."""

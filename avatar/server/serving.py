@@ -16,9 +16,7 @@ import contextlib
 import fcntl
 import os
 import signal
-import socket
 import stat
-import struct
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -26,8 +24,9 @@ from typing import Any
 
 from avatar.core.errors import AvatarError
 from avatar.server.attaching import attach
+from avatar.server.hosted import host
 from avatar.server.hub import Hub
-from avatar.server.peer import Peer
+from avatar.server.peer import Peer, peer_creds
 from avatar.server.protocol import decode, socket_path
 
 
@@ -55,13 +54,6 @@ def private_dir(path: Path) -> Path:
     if info.st_mode & 0o077:
         raise UnsafeDirectory(f"{path} is open to other users (mode {info.st_mode & 0o777:o})")
     return path
-
-
-def peer_creds(sock: socket.socket) -> tuple[int, int]:
-    """The pid and uid of the process at the other end of a Unix socket."""
-    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    pid, uid, _ = struct.unpack("3i", creds)
-    return int(pid), int(uid)
 
 
 class Server:
@@ -198,5 +190,7 @@ class Server:
             await self.runner(self.hub, frame, peer)
         elif op == "attach":
             await attach(self.hub, frame, peer)
+        elif op == "host":
+            await host(self.hub, frame, peer)
         else:
             peer.send({"error": f"unknown request {op!r}", "exit": 2})

@@ -218,8 +218,6 @@ async def test_continue_joins_the_newest_session_when_it_is_live(tmp_path: Path)
 
 
 async def test_an_attach_mid_turn_gets_the_running_turn_once(hub: Hub, tmp_path: Path) -> None:
-    from avatar.server.attaching import history_of
-
     seen: list[Event] = []
     live = await hub.open(
         OpenOptions(cwd=tmp_path / "work", provider="fake"),
@@ -232,8 +230,8 @@ async def test_an_attach_mid_turn_gets_the_running_turn_once(hub: Hub, tmp_path:
         await asyncio.sleep(0.01)
     # What attach sends as the history ends before the running turn, whose prompt and events
     # the attached client gets from the turn's start (`subscribe(since_turn=True)`).
-    said = [m["text"] for m in history_of(live) if m["role"] == "user"]
-    events = live.subscribe("late", replay=False, since_turn=True)
+    history, events = await live.join("late")
+    said = [m["text"] for m in history if m["role"] == "user"]
     first = await anext(events)
     live.detach("late")
     await running

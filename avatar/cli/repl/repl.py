@@ -5,6 +5,10 @@ stays live: the status line shows a spinner with what is happening, text typed m
 steers the turn (native) or is queued, shown as queued, and sent (or run, for a command) when
 the work ends; Ctrl-C or Esc interrupts the turn, not the REPL, and says which queued lines it
 dropped. Without a terminal on stdin, lines are read one by one (for scripts).
+
+While a server runs, the open session is listed with it (`host_on_server`): `avatar attach`
+reaches it, and the prompts typed there queue here with the REPL's own, shown with who sent
+them.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from avatar.core.events import (
     ModeChanged,
     PermissionRequested,
     SessionStarted,
+    UserMessage,
 )
 
 if TYPE_CHECKING:
@@ -47,6 +52,7 @@ if TYPE_CHECKING:
 
     from avatar.engine.engine import Engine
     from avatar.policy.permissions import Answer, Refusal
+    from avatar.server.hosting import Hosting
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 QUIET = 0.3  # seconds without output before the spinner shows
@@ -63,7 +69,8 @@ class Repl:
         self.engine.subscribe(self._on_event)
         self.work: asyncio.Task[None] | None = None  # the running turn or slow command
         self.turn_running = False
-        self.queued: deque[str] = deque()
+        #: Lines typed while busy, and prompts other clients sent (with their name).
+        self.queued: deque[tuple[str, str | None]] = deque()
         self.permission: asyncio.Future[Answer | Refusal] | None = None
         self._keyed: tuple[str, float] | None = None  # a single-key answer: (key, when)
         self._leaving = 0.0  # when Ctrl-D was pressed mid-turn (a second one leaves)
@@ -71,6 +78,23 @@ class Repl:
         self.mode = menu.MODES[0]  # Shift-Tab: ask, accept edits without asking, or plan
         self._reopened = False  # a session was resumed: show where it was, once opened
         self._commands: dict[str, list[str]] = {}  # each provider's own slash commands
+        self.hosting: Hosting | None = None  # the session as listed with the server
+
+    def host_on_server(self) -> None:
+        """List the open session with the running server (now, or once one is open), so
+        that `avatar ps` shows it and `avatar attach` reaches it (`avatar.server.hosting`)."""
+        from avatar.server.hosting import hosting
+
+        self.hosting = hosting(
+            self.engine,
+            take=self.take,
+            interrupt=self.interrupt,
+            tell=lambda text: self.say(f"({text})", "dim"),
+            queued=lambda: len(self.queued),
+        )
+        if self.hosting is not None:
+            self.engine.set_permission_handler(self.hosting.asking(self.ask_permission))
+            self.hosting.register()
 
     # ----- events ---------------------------------------------------------------------
 
@@ -84,6 +108,8 @@ class Repl:
             if provider is not None:
                 self._commands[provider] = [c.lstrip("/") for c in event.commands if c]
         self.screen.on_event(event)
+        if self.hosting is not None:
+            self.hosting.event(event)
 
     def _follow_mode(self, mode: str) -> None:
         """The agent entered or left its plan mode by itself during a turn (claude-acp's
@@ -236,11 +262,17 @@ class Repl:
 
     # ----- turns ----------------------------------------------------------------------
 
-    async def run_turn(self, prompt: str) -> None:
-        """One turn, then what was queued while it ran."""
+    async def run_turn(self, prompt: str, client: str | None = None) -> None:
+        """One turn (`client`: another client's prompt, shown with its name), then what was
+        queued while it ran."""
         self.turn_running = True
+        failed: AvatarError | None = None
         try:
             self.screen.begin_turn()
+            if client is not None:
+                self.screen.on_event(UserMessage(text=f"({client}) {prompt}"))
+            if self.hosting is not None:
+                self.hosting.turn_started(prompt, client)
             try:
                 asked = attach(prompt, self.engine.cwd)
                 await self._apply_mode()
@@ -253,22 +285,41 @@ class Repl:
             except AvatarError as e:
                 self.screen.flush()
                 self.say(f"avatar: {e}", "bold red")
+                failed = e
         finally:
             self.turn_running = False
+            if self.hosting is not None:
+                self.hosting.turn_ended(failed)
         await self._next()
 
-    def queue(self, line: str) -> None:
-        """Keep `line` for when the running turn or command ends, and say so."""
-        self.queued.append(line)
+    def queue(self, line: str, client: str | None = None) -> None:
+        """Keep `line` (`client`'s prompt, if another client sent it) for when the running
+        turn or command ends, and say so."""
+        self.queued.append((line, client))
         after = "this turn" if self.turn_running else self.screen.activity or "this command"
-        self.say(f"(queued for after {after}: {line})", "dim")
+        self.say(f"(queued for after {after}: {_shown(line, client)})", "dim")
+        if self.hosting is not None:
+            self.hosting.changed()
+
+    def take(self, prompt: str, client: str) -> None:
+        """A prompt another client sent to this session (`avatar attach`): a turn now, or
+        queued after the running work, in order with the REPL's own lines."""
+        if self.busy:
+            self.queue(prompt, client)
+        else:
+            self.work = asyncio.create_task(self.run_turn(prompt, client))
 
     async def _next(self) -> None:
         """The running work is over: start what was queued meanwhile, in order (a command
         that runs at once lets the next line go too)."""
         self.work = None
         while self.queued and not self.busy:
-            if await self.handle(self.queued.popleft()):
+            line, client = self.queued.popleft()
+            if self.hosting is not None:
+                self.hosting.changed()
+            if client is not None:  # another client's prompt: a turn, never a command
+                self.work = asyncio.create_task(self.run_turn(line, client))
+            elif await self.handle(line):
                 self.queued.clear()
                 break
 
@@ -287,9 +338,16 @@ class Repl:
             await self.work
 
     async def interrupt(self) -> None:
-        """Ctrl-C or Esc: stop the running turn, and say which queued lines are dropped."""
-        if self.busy:
-            dropped = list(self.queued)
+        """Ctrl-C or Esc: stop the running turn, and say which queued lines are dropped (on
+        a live session attached to: another client's turn too)."""
+        if not self.busy and self.engine.turn_elsewhere:
+            await self.engine.cancel()
+            self.say("(interrupted)", "dim")
+        elif self.busy:
+            dropped = [_shown(line, client) for line, client in self.queued]
+            for line, client in self.queued:
+                if client is not None and self.hosting is not None:
+                    self.hosting.dropped(line, client)
             self.queued.clear()
             if self.permission is not None and not self.permission.done():
                 self.permission.set_result("deny")
@@ -394,11 +452,12 @@ class Repl:
     async def keep_moving(self, app: Application[str]) -> None:
         """Redraw `app`'s input line and status line while busy (the spinner, the live tail,
         the clock), a few times a second, and once more when the work ends (the status line
-        says idle even when nothing was printed last); an idle screen is left alone."""
+        says idle even when nothing was printed last); an idle screen is left alone. Another
+        client's turn streaming in (`avatar attach`) moves it too."""
         moving = False
         while True:
             await asyncio.sleep(TICK)
-            busy = self.busy or self.permission is not None
+            busy = self.busy or self.permission is not None or bool(self.screen.pending)
             if app.is_running and (busy or moving):
                 app.invalidate()
             moving = busy
@@ -421,3 +480,8 @@ class Repl:
             if await self.handle(line):
                 break
             await self.wait()
+
+
+def _shown(line: str, client: str | None) -> str:
+    """A queued line as the REPL shows it: another client's with its name."""
+    return f"({client}) {line}" if client is not None else line

@@ -57,6 +57,7 @@ async def _main(
     worktree: str | None,
 ) -> int:
     repl = Repl(engine)
+    repl.host_on_server()  # `avatar ps` lists its session, `avatar attach` reaches it
     try:
         if worktree is not None:  # (before the REPL: a bad name is the command's error)
             repl.say((await engine.enter_worktree(worktree or None)).describe())
@@ -67,6 +68,8 @@ async def _main(
             repl.offer_handoff()
         await _interact(repl, pick)
     finally:
+        if repl.hosting is not None:
+            await repl.hosting.close()
         await engine.close()
     return 0
 
