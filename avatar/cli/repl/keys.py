@@ -4,7 +4,7 @@ full, Ctrl-O for the handoff.
 
 Ctrl-R (history search; Enter sends the line found, as in a shell), Ctrl-L (clear the screen),
 Ctrl-C and Ctrl-D are prompt-toolkit's own (Ctrl-C and Ctrl-D reach the REPL as its
-exceptions: `Repl.run_tty`).
+exceptions: `reading.read_terminal`).
 """
 
 from __future__ import annotations

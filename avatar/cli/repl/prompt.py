@@ -47,7 +47,7 @@ def make_prompt(repl: ReplHost) -> PromptSession[str]:
         complete_while_typing=False,
         key_bindings=key_bindings(repl),
         bottom_toolbar=repl.toolbar,
-        refresh_interval=0,  # none: redrawn by `Repl.keep_moving` while busy, never when idle
+        refresh_interval=0,  # none: redrawn by `reading.keep_moving` while busy, never when idle
         enable_history_search=False,  # Ctrl-R searches; up-arrow walks history
     )
     return session

@@ -4,7 +4,7 @@ Turns and slow commands (opening a session, switching provider) run as tasks whi
 stays live: the status line shows a spinner with what is happening, text typed meanwhile
 steers the turn (native) or is queued, shown as queued, and sent (or run, for a command) when
 the work ends; Ctrl-C or Esc interrupts the turn, not the REPL, and says which queued lines it
-dropped. Without a terminal on stdin, lines are read one by one (for scripts).
+dropped. How input is read (a terminal, or stdin line by line): `avatar.cli.repl.reading`.
 
 While a server runs, the open session is listed with it (`host_on_server`): `avatar attach`
 reaches it, and the prompts typed there queue here with the REPL's own, shown with who sent
@@ -48,15 +48,12 @@ from avatar.core.events import (
 )
 
 if TYPE_CHECKING:
-    from prompt_toolkit.application import Application
-
     from avatar.engine.engine import Engine
     from avatar.policy.permissions import Answer, Refusal
     from avatar.server.hosting import Hosting
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 QUIET = 0.3  # seconds without output before the spinner shows
-TICK = 0.25  # seconds between redraws while busy
 
 
 class Repl:
@@ -73,7 +70,6 @@ class Repl:
         self.queued: deque[tuple[str, str | None]] = deque()
         self.permission: asyncio.Future[Answer | Refusal] | None = None
         self._keyed: tuple[str, float] | None = None  # a single-key answer: (key, when)
-        self._leaving = 0.0  # when Ctrl-D was pressed mid-turn (a second one leaves)
         self._kept: set[asyncio.Future[Any]] = set()  # tasks keys started
         self.mode = menu.MODES[0]  # Shift-Tab: ask, accept edits without asking, or plan
         self._reopened = False  # a session was resumed: show where it was, once opened
@@ -407,7 +403,7 @@ class Repl:
         self.show_where_we_were()
         await self._next()
 
-    # ----- input loops ----------------------------------------------------------------
+    # ----- input ----------------------------------------------------------------------
 
     async def handle(self, line: str) -> bool:
         """Dispatch one input line; True means leave."""
@@ -423,63 +419,6 @@ class Repl:
             return await self.command(text)
         await self.submit(text)
         return False
-
-    async def run_tty(self) -> None:
-        """Interactive loop on a terminal."""
-        from avatar.cli.repl.prompt import make_prompt
-
-        prompt = make_prompt(self)
-        from prompt_toolkit.patch_stdout import patch_stdout
-
-        ticker = asyncio.create_task(self.keep_moving(prompt.app))
-        try:
-            with patch_stdout(raw=True):
-                while True:
-                    try:
-                        line = await prompt.prompt_async()
-                    except KeyboardInterrupt:
-                        await self.interrupt()
-                        continue
-                    except EOFError:
-                        if self.confirm_leaving():
-                            break
-                        continue
-                    if await self.handle(line):
-                        break
-        finally:
-            ticker.cancel()
-
-    async def keep_moving(self, app: Application[str]) -> None:
-        """Redraw `app`'s input line and status line while busy (the spinner, the live tail,
-        the clock), a few times a second, and once more when the work ends (the status line
-        says idle even when nothing was printed last); an idle screen is left alone. Another
-        client's turn streaming in (`avatar attach`) moves it too."""
-        moving = False
-        while True:
-            await asyncio.sleep(TICK)
-            busy = self.busy or self.permission is not None or bool(self.screen.pending)
-            if app.is_running and (busy or moving):
-                app.invalidate()
-            moving = busy
-
-    def confirm_leaving(self) -> bool:
-        """Ctrl-D: leave, unless a turn runs and this is the first Ctrl-D (then ask)."""
-        if not self.busy or time.monotonic() - self._leaving < menu.FINISH:
-            return True
-        self._leaving = time.monotonic()
-        self.say("a turn is running: Ctrl-D again to stop it and leave", "yellow")
-        return False
-
-    async def run_lines(self) -> None:
-        """Loop over stdin lines when stdin is not a terminal; each turn finishes first."""
-        loop = asyncio.get_running_loop()
-        while True:
-            line = await loop.run_in_executor(None, sys.stdin.readline)
-            if not line:
-                break
-            if await self.handle(line):
-                break
-            await self.wait()
 
 
 def _shown(line: str, client: str | None) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from avatar.cli.repl.held import keys_held
+from avatar.cli.repl.reading import read_lines, read_terminal
 from avatar.cli.repl.repl import Repl
 from avatar.cli.startup import settled
 
@@ -108,9 +109,9 @@ async def _interact(repl: Repl, pick: bool) -> None:
         repl.say("avatar REPL — /help for commands, Ctrl-D to leave", "dim")
         if pick:
             await repl.command("/resume")
-        await repl.run_tty()
+        await read_terminal(repl)
     else:
-        await repl.run_lines()
+        await read_lines(repl)
     if repl.busy:
         await repl.engine.cancel()
         await repl.wait()

@@ -1,0 +1,74 @@
+"""How the REPL reads what the user types: on a terminal, prompt-toolkit's input line (redrawn
+while work runs, Ctrl-C interrupting the turn, Ctrl-D leaving after a confirmation when a turn
+runs); without one, stdin line by line, each turn finished before the next line (scripts)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from typing import TYPE_CHECKING
+
+from avatar.cli.repl import menu
+
+if TYPE_CHECKING:
+    from prompt_toolkit.application import Application
+
+    from avatar.cli.repl.repl import Repl
+
+TICK = 0.25  # seconds between redraws while busy
+
+
+async def read_terminal(repl: Repl) -> None:
+    """The interactive loop on a terminal, until the user leaves."""
+    from prompt_toolkit.patch_stdout import patch_stdout
+
+    from avatar.cli.repl.prompt import make_prompt
+
+    prompt = make_prompt(repl)
+    ticker = asyncio.create_task(keep_moving(repl, prompt.app))
+    leaving = 0.0  # when Ctrl-D was pressed mid-turn (a second one soon after leaves)
+    try:
+        with patch_stdout(raw=True):
+            while True:
+                try:
+                    line = await prompt.prompt_async()
+                except KeyboardInterrupt:
+                    await repl.interrupt()
+                    continue
+                except EOFError:
+                    if not repl.busy or time.monotonic() - leaving < menu.FINISH:
+                        break
+                    leaving = time.monotonic()
+                    repl.say("a turn is running: Ctrl-D again to stop it and leave", "yellow")
+                    continue
+                if await repl.handle(line):
+                    break
+    finally:
+        ticker.cancel()
+
+
+async def keep_moving(repl: Repl, app: Application[str]) -> None:
+    """Redraw `app`'s input line and status line while busy (the spinner, the live tail, the
+    clock), a few times a second, and once more when the work ends (the status line says idle
+    even when nothing was printed last); an idle screen is left alone. Another client's turn
+    streaming in (`avatar attach`) moves it too."""
+    moving = False
+    while True:
+        await asyncio.sleep(TICK)
+        busy = repl.busy or repl.permission is not None or bool(repl.screen.pending)
+        if app.is_running and (busy or moving):
+            app.invalidate()
+        moving = busy
+
+
+async def read_lines(repl: Repl) -> None:
+    """Stdin line by line when it is not a terminal; each turn finishes first."""
+    loop = asyncio.get_running_loop()
+    while True:
+        line = await loop.run_in_executor(None, sys.stdin.readline)
+        if not line:
+            break
+        if await repl.handle(line):
+            break
+        await repl.wait()
