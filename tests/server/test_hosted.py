@@ -287,3 +287,31 @@ async def test_a_repl_that_does_not_answer_is_listed_but_an_attach_to_it_fails_i
     }
     writer.close()
     await _until(lambda: server.hub.live() == [])
+
+
+async def test_the_web_pages_live_list_shows_a_repls_session_to_attach_to(
+    server: Server, tmp_path: Path
+) -> None:
+    """`/live` lists a REPL's session with the server's own (its state, clients, project), and
+    says how to reach it: `avatar attach ID` from a terminal (its engine is the REPL's)."""
+    import httpx
+
+    from avatar.server.web.app import make_app
+
+    repl = _repl(tmp_path)
+    try:
+        await repl.submit("hello")
+        [info] = await _until(lambda: [i for i in server.hub.live() if i.state == "idle"])
+        app = make_app(server.hub, "t0ken", repl.engine.cwd, {"testserver"})
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://testserver", cookies={"avatar_token": "t0ken"}
+        ) as client:
+            page = (await client.get("/live")).text
+        assert f"avatar attach {info.session_id}" in page and "(REPL)" in page
+        assert info.session_id[:12] in page and ME in page and str(repl.engine.cwd) in page
+        assert f"/chat/{info.session_id}" not in page  # no chat page: the engine is the REPL's
+    finally:
+        assert repl.hosting is not None
+        await repl.hosting.close()
+        await repl.engine.close()

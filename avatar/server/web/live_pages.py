@@ -50,12 +50,20 @@ def _since(started: float) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02}m"
 
 
-def _row(web: Web, live: LiveSession, info: LiveInfo) -> str:
-    handle = web.handles.name(live)
+def _row(web: Web, info: LiveInfo) -> str:
+    # A session the server runs opens here; one a REPL runs (its engine is the REPL's own) is
+    # reached from a terminal, with `avatar attach`.
+    live = web.hub.get(info.session_id) if info.session_id else None
+    if live is not None:
+        handle = web.handles.name(live)
+        cell = f'<a href="/chat/{attr(handle)}">{escape(info.session_id[:12])}</a>'
+    else:
+        hint = f"a REPL's session: avatar attach {info.session_id}"
+        cell = f'<span title="{attr(hint)}">{escape(info.session_id[:12])}</span> (REPL)'
     clients = ", ".join(c for c in info.clients if c != HOLDER)
     return (
         f'<tr class="live" data-state="{attr(info.state)}"><td>{escape(info.provider)}</td>'
-        f'<td class="id"><a href="/chat/{attr(handle)}">{escape(info.session_id[:12])}</a></td>'
+        f'<td class="id">{cell}</td>'
         f"<td class=cwd>{escape(info.project)}</td><td>{STATES[info.state]}</td>"
         f"<td>{escape(info.model or '?')}</td><td class=n>{info.tokens or ''}</td>"
         f"<td>{_since(info.since)}</td><td>{escape(clients)}</td></tr>"
@@ -63,10 +71,10 @@ def _row(web: Web, live: LiveSession, info: LiveInfo) -> str:
 
 
 async def index(request: Request) -> Response:
-    """`/live`: every live session of the server, and a form that opens a new one."""
+    """`/live`: every live session of the server (and those REPLs list with it), and a form
+    that opens a new one."""
     web = _web(request)
-    sessions = web.hub.sessions()
-    rows = "".join(_row(web, live, live.info()) for live in sessions)
+    rows = "".join(_row(web, info) for info in web.hub.live())
     columns = ("provider", "session", "project", "state", "model", "tokens", "since", "clients")
     shown = table(columns, rows) if rows else '<p class="empty">No live session.</p>'
     providers = [s.name for s in web.hub.library(web.project).catalog.registry.specs()]
