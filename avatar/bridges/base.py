@@ -15,6 +15,7 @@ from avatar.policy.permissions import PermissionHandler, deny_all
 from avatar.providers.capabilities import SessionCapabilities
 
 if TYPE_CHECKING:
+    from avatar.bridges.acp.launch import Ahead
     from avatar.core.config import Settings
     from avatar.core.events import BaseEvent, SessionStarted
     from avatar.core.prompts import Prompt
@@ -92,6 +93,9 @@ class BridgeContext:
     #: Called once the agent's process is spawned, while it boots: the engine makes there
     #: what the session needs first (a cold one-shot waits for neither then).
     booting: Callable[[], object] = _nothing
+    #: The agent the engine started ahead of the event loop, for the one-shot bridge to
+    #: adopt (`Engine.launch_ahead`); None: the bridge starts its own.
+    ahead: Ahead | None = None
 
 
 _OPENING: dict[OpenMode, str] = {

@@ -10,16 +10,17 @@ import asyncio
 import contextlib
 import os
 import signal
-import sys
+import subprocess
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from avatar.core.errors import ProviderError
+from avatar.bridges import spawning
 from avatar.policy.kernel.guard import guard
 
 if TYPE_CHECKING:
+    from avatar.bridges.spawning import Spawned
     from avatar.policy.sandbox import Sandbox
 
 # The SDK's own default: ACP messages (a replayed history, a big file) can be long lines.
@@ -69,37 +70,68 @@ class StderrTail:
         return "\n".join(kept)
 
 
-def with_bundled_node(program: str, env: Mapping[str, str]) -> dict[str, str]:
-    """`env`, with the Node of the program's own `node_modules/.bin` first on PATH when it
-    ships one: the agents pinned in `bridges/` need a newer Node than a machine may have, and
-    their `#!/usr/bin/env node` must find the pinned one."""
-    out = dict(env)
-    bin_dir = Path(program).parent
-    if bin_dir.name == ".bin" and (bin_dir / "node").is_file():
-        out["PATH"] = f"{bin_dir}{os.pathsep}{out.get('PATH', '')}"
-    return out
+class Child:
+    """A started process as the event loop sees it: its pipes as streams (stdout read up to
+    STDOUT_LIMIT a line), its exit as `wait()` (the kernel tells the loop, through a pidfd)."""
 
+    def __init__(
+        self,
+        popen: subprocess.Popen[bytes],
+        stdin: asyncio.StreamWriter,
+        stdout: asyncio.StreamReader,
+        stderr: asyncio.StreamReader,
+    ) -> None:
+        self.popen, self.stdin, self.stdout, self.stderr = popen, stdin, stdout, stderr
+        self._exited: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._watch()
 
-def _child_setup(sandbox: Sandbox | None) -> Callable[[], None] | None:
-    """What the child runs before exec (Linux): ask the kernel to SIGTERM it when avatar dies,
-    then raise the sandbox's walls. Its own process group keeps it from a terminal's Ctrl-C, so
-    without the signal an agent that ignores its stdin closing (Claude Code mid-turn) would
-    outlive an avatar killed with SIGKILL (the guard then ends what it started). libc is loaded
-    here, in the parent: importing after fork could deadlock."""
-    if sys.platform != "linux":
-        return None
-    import ctypes
+    @classmethod
+    async def of(cls, popen: subprocess.Popen[bytes]) -> Child:
+        """`popen`'s pipes (all three: PIPE, unbuffered) connected to the running loop."""
+        loop = asyncio.get_running_loop()
+        assert popen.stdin is not None and popen.stdout is not None and popen.stderr is not None
+        stdout = asyncio.StreamReader(limit=STDOUT_LIMIT)
+        stderr = asyncio.StreamReader()
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdout), popen.stdout)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stderr), popen.stderr)
+        writing, protocol = await loop.connect_write_pipe(
+            lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), popen.stdin
+        )
+        return cls(popen, asyncio.StreamWriter(writing, protocol, None, loop), stdout, stderr)
 
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
-    pr_set_pdeathsig = 1
-    walls = sandbox.preexec() if sandbox is not None else None
+    def _watch(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            fd = os.pidfd_open(self.popen.pid)
+        except (AttributeError, OSError):  # no pidfd (an old kernel): a thread waits
+            waiting = loop.run_in_executor(None, self.popen.wait)
+            waiting.add_done_callback(lambda done: self._exit(done.result()))
+            return
 
-    def setup() -> None:
-        prctl(pr_set_pdeathsig, int(signal.SIGTERM))
-        if walls is not None:
-            walls()
+        def exited() -> None:
+            loop.remove_reader(fd)
+            os.close(fd)
+            self._exit(self.popen.wait())  # (at once: it has exited; this reaps it)
 
-    return setup
+        loop.add_reader(fd, exited)
+
+    def _exit(self, code: int) -> None:
+        if not self._exited.done():
+            self._exited.set_result(code)
+
+    @property
+    def pid(self) -> int:
+        """The process id."""
+        return self.popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """Its exit code (negative: the signal) once the loop saw it exit, else None."""
+        return self._exited.result() if self._exited.done() else None
+
+    async def wait(self) -> int:
+        """Its exit code, once it exited."""
+        return await asyncio.shield(self._exited)
 
 
 class AgentProcess:
@@ -109,9 +141,7 @@ class AgentProcess:
     cancels the turn) rather than killing the agent, and `stop()` can end the agent's children.
     """
 
-    def __init__(
-        self, name: str, process: asyncio.subprocess.Process, sandbox: Sandbox | None = None
-    ) -> None:
+    def __init__(self, name: str, process: Child, sandbox: Sandbox | None = None) -> None:
         self.name = name
         self.process = process
         self.sandbox = sandbox
@@ -131,28 +161,13 @@ class AgentProcess:
     ) -> AgentProcess:
         """Start `argv` with exactly `env` (inside `sandbox`'s walls when given); a missing or
         unrunnable program is a ProviderError."""
-        if not cwd.is_dir():
-            raise ProviderError(f"{name}: working directory {cwd} does not exist")
-        env = with_bundled_node(argv[0], env)
-        try:
-            process = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                env=sandbox.env(env) if sandbox else env,
-                cwd=str(cwd),
-                limit=STDOUT_LIMIT,
-                start_new_session=True,
-                preexec_fn=_child_setup(sandbox),
-            )
-        except (FileNotFoundError, PermissionError, NotADirectoryError) as e:
-            hint = f" (install: {install_hint})" if install_hint else ""
-            raise ProviderError(f"{name}: cannot run {argv[0]}: {e.strerror or e}{hint}") from None
-        except OSError as e:
-            raise ProviderError(f"{name}: cannot start {argv[0]}: {e}") from None
-        guard().watch(process.pid)
-        return cls(name, process, sandbox)
+        return await cls.adopt(name, spawning.spawn(name, argv, env, cwd, install_hint, sandbox))
+
+    @classmethod
+    async def adopt(cls, name: str, spawned: Spawned) -> AgentProcess:
+        """The agent `spawning.spawn` started (perhaps before the event loop ran: a one-shot
+        starts its agent first, `Engine.launch_ahead`), now read and written from the loop."""
+        return cls(name, await Child.of(spawned.popen), spawned.sandbox)
 
     @property
     def pid(self) -> int:

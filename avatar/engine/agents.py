@@ -212,6 +212,10 @@ class Agents:
         """`Engine.bridge_for`: a bridge to `provider`, not started."""
         host = self.host
         spec = host.registry.spec(provider)
+        ahead = host.take_ahead(provider)
+        if ahead is not None and not one_shot:  # (it opens otherwise: not on that agent)
+            ahead.stop()
+            ahead = None
         ctx = BridgeContext(
             spec=spec,
             cwd=host.cwd,
@@ -226,6 +230,7 @@ class Agents:
             emit=self.hooks.emit,
             wait_busy=host.wait_busy,
             booting=host.secrets,  # (what the session's first record is masked with)
+            ahead=ahead,
         )
         path = spec.one_shot_bridge if one_shot else spec.bridge
         return load_class(path, BaseBridge)(ctx)  # type: ignore[type-abstract]

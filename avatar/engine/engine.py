@@ -29,6 +29,7 @@ from avatar.providers.registry import ProviderRegistry, ProviderSpec, shipped
 from avatar.sessions.types import SessionInfo, Transcript
 
 if TYPE_CHECKING:
+    from avatar.bridges.acp.launch import Ahead
     from avatar.bridges.base import BaseBridge, OpenRequest
     from avatar.core.events import BaseEvent, Listener, OpenHow, SessionStarted
     from avatar.core.prompts import Prompt
@@ -80,6 +81,7 @@ class Engine(LibraryNames):
         self.library = Library(self.catalog, self.cwd, self.home, self._open_id, self._delete)
         self._handler: PermissionHandler | None = None
         self._running: Agents | None = None  # (built when a session first needs an agent)
+        self._ahead: tuple[str, Ahead] | None = None  # (`launch_ahead`)
         self._policy = SettingsPolicy(source, self.home)
         self._requested = self.spec(provider).name if provider else None
         self.untrusted_config = source.untrusted if source else None  #: keys ignored: `notice()`
@@ -466,9 +468,47 @@ class Engine(LibraryNames):
         next session runs `name`'s own model unless `model` names one."""
         return await self._agents.switch(self.spec(name).name, **how)
 
+    # ----- starting ahead -----------------------------------------------------------------
+
+    def launch_ahead(self) -> None:
+        """Start now, before the event loop runs, the agent the next `open()` of a new one-shot
+        session (`one_shot`) will run on, so that it boots while the caller loads the rest of
+        what a turn needs (a cold `avatar chat`: benchmarks/oneshot.py). Only an ACP agent's
+        one-shot bridge adopts it; one no session adopted is stopped by `close()`. Nothing
+        starts when the provider is of another kind or its agent cannot start here (the open
+        then says why, as it would have)."""
+        from avatar.providers.registry import ACP_ONE_SHOT_BRIDGE
+
+        spec = self.spec(self.chosen_provider())
+        if not self.one_shot or self._ahead is not None:
+            return
+        if spec.one_shot_bridge != ACP_ONE_SHOT_BRIDGE:
+            return
+        from avatar.bridges.acp.launch import Ahead
+
+        env = self.registry.env_for(spec)
+        try:
+            ahead = Ahead.start(spec, self.settings, self.cwd, self.add_dirs, env)
+        except AvatarError:
+            return
+        self._ahead = (spec.name, ahead)
+
+    def take_ahead(self, provider: str) -> Ahead | None:
+        """The agent `launch_ahead` started for `provider`, once (its bridge adopts it)."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is None:
+            return None
+        if ahead[0] != provider:  # (another provider opened instead: it is not needed)
+            ahead[1].stop()
+            return None
+        return ahead[1]
+
     # ----- shutting down ------------------------------------------------------------------
 
     async def close(self) -> None:
         """Stop the active agent (flushing its session); the engine can open again later."""
+        if self._ahead is not None:
+            self._ahead[1].stop()
+            self._ahead = None
         if self._running is not None:
             await self._running.close()

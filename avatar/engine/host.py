@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from avatar.bridges.acp.launch import Ahead
     from avatar.bridges.base import OpenRequest
     from avatar.core.config import Settings
     from avatar.core.events import BaseEvent, Listener, OpenHow
@@ -83,6 +84,10 @@ class EngineCore(SessionHost, Protocol):
 
     def claim_model(self, provider: str) -> None:
         """The model asked for before any provider opened becomes `provider`'s."""
+        ...
+
+    def take_ahead(self, provider: str) -> Ahead | None:
+        """The agent started ahead for `provider`'s one-shot (`Engine.launch_ahead`), once."""
         ...
 
     def walls(self, provider: str) -> str:

@@ -21,7 +21,6 @@ what is left unprotected, once, for a notice.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import shutil
@@ -35,7 +34,6 @@ from typing import Literal
 from avatar.core.config import user_config_path
 from avatar.policy.covered import CoveredTree
 from avatar.policy.kernel import landlock, namespaces
-from avatar.policy.kernel.guard import guard
 from avatar.policy.protected import protected_by
 from avatar.policy.readable import (
     HOME_READABLE,
@@ -308,31 +306,6 @@ def _sandbox(
         home=home,
         search_path=env.get("PATH", os.defpath),
     )
-
-
-async def start_command(
-    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], sandbox: Sandbox | None
-) -> asyncio.subprocess.Process:
-    """Start a command for an agent: its own process group (a timeout or an abort ends all it
-    started), stdout and stderr in one pipe, no stdin, inside `sandbox` when given and watched
-    so that it dies with avatar. Call `command_ended` when it has exited."""
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=str(cwd),
-        env=sandbox.env(env) if sandbox else dict(env),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-        preexec_fn=sandbox.preexec() if sandbox else None,
-    )
-    guard().watch(process.pid)
-    return process
-
-
-def command_ended(process: asyncio.subprocess.Process) -> None:
-    """`process` (started by `start_command`) has exited: stop watching its group once empty."""
-    guard().release(process.pid)
 
 
 def walls(mode: str, transport: str, state: Sequence[str] = ()) -> str:

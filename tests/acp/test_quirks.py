@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from avatar.bridges.acp import launch
 from avatar.bridges.acp import quirks as acp_quirks
 from avatar.bridges.base import OpenRequest
 from avatar.bridges.process import StderrTail
@@ -33,13 +34,13 @@ def test_installed_claude_is_found(tmp_path: Path) -> None:
     spec = BUILTIN["claude-acp"]
     on_path = _exe(tmp_path / "bin" / "claude")
     env = {"PATH": str(tmp_path / "bin")}
-    assert acp_quirks.quirk_env(spec, Settings(), env) == {"CLAUDE_CODE_EXECUTABLE": str(on_path)}
+    assert launch.quirk_env(spec, Settings(), env) == {"CLAUDE_CODE_EXECUTABLE": str(on_path)}
     configured = _exe(tmp_path / "opt" / "my-claude")
     settings = Settings(providers={"claude": ProviderConfig(executable=str(configured))})
-    assert acp_quirks.quirk_env(spec, settings, env)["CLAUDE_CODE_EXECUTABLE"] == str(configured)
+    assert launch.quirk_env(spec, settings, env)["CLAUDE_CODE_EXECUTABLE"] == str(configured)
     # Already set: left alone. Other providers: nothing.
-    assert acp_quirks.quirk_env(spec, Settings(), {**env, "CLAUDE_CODE_EXECUTABLE": "x"}) == {}
-    assert acp_quirks.quirk_env(BUILTIN["codex"], Settings(), env) == {}
+    assert launch.quirk_env(spec, Settings(), {**env, "CLAUDE_CODE_EXECUTABLE": "x"}) == {}
+    assert launch.quirk_env(BUILTIN["codex"], Settings(), env) == {}
 
 
 def test_stderr_tail_keeps_the_last_lines() -> None:

@@ -137,6 +137,7 @@ class ACPBridge(BaseBridge):
             emit=ctx.emit,
             sandbox=setup.walls,
             booting=self.ctx.booting,
+            spawned=setup.spawned,
         )
         self.agent, self._terminals, self.asker.policy = agent, terminals, files.policy
         self.session_id, self.config_options = None, []

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -21,12 +20,10 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from avatar.bridges.acp.guard import StdoutSeen, guard_stdout
 from avatar.bridges.acp.jsonrpc import RpcError
-from avatar.bridges.acp.quirks import quirk_env
 from avatar.bridges.process import AgentProcess
 from avatar.core.errors import ProviderError
 from avatar.core.events import Error, Notice
 from avatar.core.version import __version__
-from avatar.providers.registry import find_executable
 
 if TYPE_CHECKING:
     from acp.core import ClientSideConnection
@@ -38,9 +35,9 @@ if TYPE_CHECKING:
         TerminalAuthMethod,
     )
 
-    from avatar.bridges.base import BridgeContext, EventSink
+    from avatar.bridges.base import EventSink
+    from avatar.bridges.spawning import Spawned
     from avatar.policy.sandbox import Sandbox
-    from avatar.providers.registry import ProviderSpec
 
 T = TypeVar("T")
 
@@ -99,30 +96,6 @@ def describe_error(error: BaseException) -> str:
     return str(error) or type(error).__name__
 
 
-def agent_env(ctx: BridgeContext) -> dict[str, str]:
-    """The agent's environment: ctx.env (already merged with the spec's), plus its quirks'."""
-    env = dict(ctx.env) if ctx.env else {**os.environ, **ctx.spec.env}
-    env.update(quirk_env(ctx.spec, ctx.settings, env))
-    return env
-
-
-def agent_argv(spec: ProviderSpec, env: dict[str, str]) -> list[str]:
-    """The command to run, its program resolved (config path, PATH, bridges/)."""
-    if not spec.command:
-        raise ProviderError(
-            f"{spec.name}: no command configured (set providers.{spec.name}.command)"
-        )
-    program = spec.command[0]
-    found = find_executable(program, path=env.get("PATH"))
-    if found is None:
-        hint = f"; install it: {spec.install_hint}" if spec.install_hint else ""
-        raise ProviderError(
-            f"{spec.name}: {program} not found (looked in config, PATH and "
-            f"bridges/node_modules/.bin){hint}"
-        )
-    return [found, *spec.command[1:]]
-
-
 class AgentConnection(Generic[C]):
     """A running agent and the connection to it (see the module docstring).
 
@@ -174,11 +147,15 @@ class AgentConnection(Generic[C]):
         emit: EventSink,
         sandbox: Sandbox | None = None,
         booting: Callable[[], object] | None = None,
+        spawned: Spawned | None = None,
     ) -> AgentConnection[C]:
         """Spawn `argv` (inside `sandbox` when given), `connect` to it and `initialize`
         (`hello` sends it and keeps the answer); closed on failure. `booting` is called once
-        the agent is spawned, while it boots."""
-        process = await AgentProcess.spawn(name, argv, env, cwd, install_hint, sandbox)
+        the agent is spawned, while it boots; `spawned`: the agent started already, adopted."""
+        if spawned is not None:
+            process = await AgentProcess.adopt(name, spawned)
+        else:
+            process = await AgentProcess.spawn(name, argv, env, cwd, install_hint, sandbox)
         try:
             stdin, stdout = process.process.stdin, process.process.stdout
             assert stdin is not None and stdout is not None

@@ -100,6 +100,7 @@ class OneShotBridge(BaseBridge):
             emit=self.ctx.emit,
             sandbox=setup.walls,
             booting=self.ctx.booting,
+            spawned=setup.spawned,
         )
         self.asker.policy = setup.files.policy
         self.capabilities = session_capabilities(self._agent_caps)

@@ -13,7 +13,7 @@ import asyncio
 import os
 from typing import TYPE_CHECKING
 
-from avatar.bridges.acp.connection import agent_argv, agent_env
+from avatar.bridges.acp.launch import agent_argv, agent_env
 from avatar.core.errors import ProviderError
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ async def delete_with_cli(ctx: BridgeContext, info: SessionInfo) -> None:
             f"{ctx.spec.name} deletes a session from its project directory, "
             f"and that of session {info.id} ({cwd or 'unknown'}) is gone"
         )
-    env = agent_env(ctx)
+    env = agent_env(ctx.spec, ctx.settings, ctx.env)
     program = agent_argv(ctx.spec, env)[0]
     proc = await asyncio.create_subprocess_exec(
         program,

@@ -41,9 +41,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from avatar.core.config import Settings
 from avatar.core.errors import ProviderError
-from avatar.providers.registry import ProviderSpec, find_executable
+from avatar.providers.registry import ProviderSpec
 
 # How long the agent must stay silent after a load before its replay counts as finished.
 REPLAY_QUIET = 0.15
@@ -54,33 +53,6 @@ REPLAY_LIMIT = 15.0
 def replay_quiet(spec: ProviderSpec) -> float:
     """Quiet period that ends a load's replay window for this provider."""
     return LATE_REPLAY_QUIET if "late_replay" in spec.quirks else REPLAY_QUIET
-
-
-def claude_executable(settings: Settings, env: Mapping[str, str]) -> str | None:
-    """The installed `claude`: config `providers.claude`, then PATH, then bridges/."""
-    cfg = settings.provider_config("claude")
-    candidates: list[str] = []
-    if cfg is not None:
-        if cfg.executable:
-            candidates.append(cfg.executable)
-        if cfg.command:
-            candidates.append(cfg.command[0])
-    candidates.append("claude")
-    for program in candidates:
-        found = find_executable(program, path=env.get("PATH"))
-        if found:
-            return found
-    return None
-
-
-def quirk_env(spec: ProviderSpec, settings: Settings, env: Mapping[str, str]) -> dict[str, str]:
-    """Environment additions the provider's quirks call for."""
-    extra: dict[str, str] = {}
-    if "use_installed_claude" in spec.quirks and not env.get("CLAUDE_CODE_EXECUTABLE"):
-        claude = claude_executable(settings, env)
-        if claude:
-            extra["CLAUDE_CODE_EXECUTABLE"] = claude
-    return extra
 
 
 # -- Gemini's same-minute load -----------------------------------------------------------------

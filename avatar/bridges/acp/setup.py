@@ -1,70 +1,79 @@
 """What an ACP agent is started with, the same for the full bridge and the one-shot bridge:
-its environment and command, the scope its file and terminal callbacks are held to, the
-kernel's walls around it, the agent's own mode avatar asks for, and what it can do."""
+its launch (`avatar.bridges.acp.launch`: environment, command, the scope its file callbacks are
+held to, the kernel's walls, its own mode), the terminals it is given, and what it can do."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from avatar.bridges.acp.connection import agent_argv, agent_env
-from avatar.bridges.acp.fs import FileAccess
+from avatar.bridges.acp.launch import AgentLaunch, agent_mode
 from avatar.bridges.acp.permission import get
 from avatar.bridges.acp.terminal import TerminalManager
 from avatar.policy import sandbox
 from avatar.providers.capabilities import SessionCapabilities
 
 if TYPE_CHECKING:
+    from avatar.bridges.acp.fs import FileAccess
     from avatar.bridges.base import BridgeContext
+    from avatar.bridges.spawning import Spawned
     from avatar.policy.sandbox import Sandbox
 
 
 @dataclass
 class AgentSetup:
-    """One agent start's environment, command, callbacks' scope and walls."""
+    """One agent start: its launch, its terminals, and its process when the engine started it
+    ahead (`spawned`: the bridge adopts it instead of starting another)."""
 
-    env: dict[str, str]
-    argv: list[str]
-    files: FileAccess
+    launch: AgentLaunch
     terminals: TerminalManager
-    walls: Sandbox | None
-    #: The agent runs inside avatar's kernel walls.
-    walled: bool
+    spawned: Spawned | None = None
 
     @classmethod
     def of(cls, ctx: BridgeContext) -> AgentSetup:
         """The setup of `ctx`'s agent (a ProviderError when its program is missing)."""
-        env = agent_env(ctx)
-        argv = agent_argv(ctx.spec, env)
-        files = FileAccess(
-            ctx.cwd,
-            ctx.additional_dirs,
-            ctx.settings.scope,
-            missing_reads_empty="missing_file_empty" in ctx.spec.quirks,
-        )
-        terminals = TerminalManager(
-            files,
-            env,
-            ctx.settings.scope.shell_commands,
-            sandbox.for_commands(files.policy, env),
-        )
-        walls = sandbox.for_agent(files.policy, ctx.spec.state_dirs, env)
-        walled = walls is not None and sandbox.support().walls
-        mode = _mode(ctx, walled)
-        if ctx.spec.mode_env and mode:  # (the agent's only: not its terminals' commands)
-            env = {**env, ctx.spec.mode_env: mode}
-        return cls(env, argv, files, terminals, walls, walled)
+        ahead = ctx.ahead
+        if ahead is not None:
+            launch, spawned = ahead.launch, ahead.spawned
+        else:
+            launch, spawned = (
+                AgentLaunch.of(ctx.spec, ctx.settings, ctx.cwd, ctx.additional_dirs, ctx.env),
+                None,
+            )
+        files, env = launch.files, launch.env
+        commands = sandbox.for_commands(files.policy, env)
+        terminals = TerminalManager(files, env, ctx.settings.scope.shell_commands, commands)
+        return cls(launch, terminals, spawned)
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The agent process's environment."""
+        return self.launch.agent_env()
+
+    @property
+    def argv(self) -> list[str]:
+        """The agent's command."""
+        return self.launch.argv
+
+    @property
+    def files(self) -> FileAccess:
+        """The scope of its file callbacks."""
+        return self.launch.files
+
+    @property
+    def walls(self) -> Sandbox | None:
+        """The kernel's walls around it."""
+        return self.launch.walls
+
+    @property
+    def walled(self) -> bool:
+        """It runs inside avatar's kernel walls."""
+        return self.launch.walled
 
     def mode(self, ctx: BridgeContext) -> str | None:
         """The agent's own mode to set: the one in which it asks before changing anything, so
         avatar's scope and policy decide (claude-agent-acp starts in one that asks nothing)."""
-        return _mode(ctx, self.walled)
-
-
-def _mode(ctx: BridgeContext, walled: bool) -> str | None:
-    if walled and ctx.spec.walled_mode and ctx.settings.permission == "allow":
-        return ctx.spec.walled_mode  # its own sandbox cannot run inside the walls
-    return ctx.spec.permission_mode
+        return agent_mode(ctx.spec, ctx.settings, self.launch.walled)
 
 
 def session_capabilities(agent_capabilities: Any) -> SessionCapabilities:

@@ -18,8 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from avatar.bridges.acp.fs import AccessDenied, FileAccess
+from avatar.policy.commands import command_ended, start_command
 from avatar.policy.denied import ScopeDenied
-from avatar.policy.sandbox import Sandbox, command_ended, start_command
+from avatar.policy.sandbox import Sandbox
 from avatar.policy.shell import check_argv, check_env
 
 DEFAULT_OUTPUT_LIMIT = 1024 * 1024

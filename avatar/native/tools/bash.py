@@ -16,7 +16,7 @@ from pydantic import Field
 from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext
 from avatar.native.tools.errors import ToolError
 from avatar.native.tools.truncate import MAX_BYTES, truncate_tail
-from avatar.policy.sandbox import command_ended, start_command
+from avatar.policy.commands import command_ended, start_command
 
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 1800.0

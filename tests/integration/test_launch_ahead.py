@@ -1,0 +1,76 @@
+"""A cold one-shot starts its agent before the rest of avatar loads (`Engine.launch_ahead`):
+the session runs on that very process (one start of the agent, which then gets initialize,
+session/new and the prompt), inside avatar's walls like any agent (it cannot create a file
+outside the project); and an agent started ahead
+that no session takes (here a `session: continue_last` block makes the open a continue, which
+the full bridge runs) is stopped, nothing of it left once avatar exits. The real codex-acp,
+behind a tap that logs what it is sent (tests/support/acp_tap.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.drive import Avatar
+from tests.support.homes import AgentHome, avatar_env, require_bridges
+from tests.support.model_server import FakeModelServer, Reply
+from tests.support.served import alive
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+
+
+def _tapped(home: AgentHome, **codex: object) -> Path:
+    sent = home.workdir / "sent.jsonl"  # (in the project: the walls let the agent write it)
+    tap = Path(__file__).parents[1] / "support" / "acp_tap.py"
+    env = {"TAP_TRY_WRITE": str(home.root / "outside.txt")}
+    entry = {"command": [sys.executable, str(tap), str(sent), "codex-acp"], "env": env, **codex}
+    (home.root / "avatar-config.yaml").write_text(json.dumps({"providers": {"codex": entry}}))
+    return sent
+
+
+def _starts(sent: Path) -> list[list[str]]:
+    """What each start of the agent was sent: its methods, start by start."""
+    starts: list[list[str]] = []
+    for line in sent.read_text().splitlines():
+        message = json.loads(line)
+        if message.get("tap") == "started":
+            assert message["wrote"] is False  # inside the walls
+            starts.append([str(message["pid"])])
+        elif "method" in message:
+            starts[-1].append(message["method"])
+    return starts
+
+
+def test_a_one_shot_runs_on_the_agent_it_started_ahead(
+    tmp_path: Path, model_server: FakeModelServer
+) -> None:
+    require_bridges("codex-acp")
+    home = AgentHome(tmp_path, model_server)
+    sent = _tapped(home)
+    model_server.script("responses", Reply.text("hello back"))
+    proc = Avatar(home, avatar_env(home))("-p", "codex", "chat", "hello")
+    assert proc.stdout == "hello back\n"
+    [start] = _starts(sent)
+    assert start[1:4] == ["initialize", "session/new", "session/prompt"]
+    assert not alive(int(start[0]))
+    assert not (home.root / "outside.txt").exists()
+
+
+def test_an_agent_started_ahead_that_no_session_takes_is_stopped(
+    tmp_path: Path, model_server: FakeModelServer
+) -> None:
+    require_bridges("codex-acp")
+    home = AgentHome(tmp_path, model_server)
+    sent = _tapped(home, session={"continue_last": True})
+    model_server.script("responses", Reply.text("hello back"))
+    proc = Avatar(home, avatar_env(home))("-p", "codex", "chat", "hello")
+    assert "hello back" in proc.stdout
+    starts = _starts(sent)
+    ran = [s for s in starts if "session/prompt" in s]
+    assert len(ran) == 1 and len(starts) <= 2
+    for start in starts:  # (the one started ahead, if any, was sent nothing and is gone)
+        assert start[1:] == [] or start in ran
+        assert not alive(int(start[0]))
