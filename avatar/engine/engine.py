@@ -25,7 +25,12 @@ from avatar.library import worktrees
 from avatar.library.catalog import SessionLibrary
 from avatar.library.library import DeleteHow, Library
 from avatar.providers.facts import configured_model
-from avatar.providers.registry import ProviderRegistry, ProviderSpec, shipped
+from avatar.providers.registry import (
+    ACP_ONE_SHOT_BRIDGE,
+    ProviderRegistry,
+    ProviderSpec,
+    shipped,
+)
 from avatar.sessions.types import SessionInfo, Transcript
 
 if TYPE_CHECKING:
@@ -477,8 +482,6 @@ class Engine(LibraryNames):
         one-shot bridge adopts it; one no session adopted is stopped by `close()`. Nothing
         starts when the provider is of another kind or its agent cannot start here (the open
         then says why, as it would have)."""
-        from avatar.providers.registry import ACP_ONE_SHOT_BRIDGE
-
         spec = self.spec(self.chosen_provider())
         if not self.one_shot or self._ahead is not None:
             return
