@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Unpack
 
 from avatar.core.config import Settings, avatar_home
 from avatar.core.errors import AvatarError
+from avatar.engine.ahead import StartedAhead
 from avatar.engine.config_layers import project_config
 from avatar.engine.library_names import LibraryNames
 from avatar.engine.settings import SettingsPolicy, SettingsSource
@@ -25,12 +26,7 @@ from avatar.library import worktrees
 from avatar.library.catalog import SessionLibrary
 from avatar.library.library import DeleteHow, Library
 from avatar.providers.facts import configured_model
-from avatar.providers.registry import (
-    ACP_ONE_SHOT_BRIDGE,
-    ProviderRegistry,
-    ProviderSpec,
-    shipped,
-)
+from avatar.providers.registry import ProviderRegistry, ProviderSpec, shipped
 from avatar.sessions.types import SessionInfo, Transcript
 
 if TYPE_CHECKING:
@@ -86,7 +82,7 @@ class Engine(LibraryNames):
         self.library = Library(self.catalog, self.cwd, self.home, self._open_id, self._delete)
         self._handler: PermissionHandler | None = None
         self._running: Agents | None = None  # (built when a session first needs an agent)
-        self._ahead: tuple[str, Ahead] | None = None  # (`launch_ahead`)
+        self._ahead = StartedAhead()  # (`launch_ahead`)
         self._policy = SettingsPolicy(source, self.home)
         self._requested = self.spec(provider).name if provider else None
         self.untrusted_config = source.untrusted if source else None  #: keys ignored: `notice()`
@@ -479,39 +475,21 @@ class Engine(LibraryNames):
         """Start now, before the event loop runs, the agent the next `open()` of a new one-shot
         session (`one_shot`) will run on, so that it boots while the caller loads the rest of
         what a turn needs (a cold `avatar chat`: benchmarks/oneshot.py). Only an ACP agent's
-        one-shot bridge adopts it; one no session adopted is stopped by `close()`. Nothing
-        starts when the provider is of another kind or its agent cannot start here (the open
-        then says why, as it would have)."""
-        spec = self.spec(self.chosen_provider())
-        if not self.one_shot or self._ahead is not None:
-            return
-        if spec.one_shot_bridge != ACP_ONE_SHOT_BRIDGE:
-            return
-        from avatar.bridges.acp.launch import Ahead
-
-        env = self.registry.env_for(spec)
-        try:
-            ahead = Ahead.start(spec, self.settings, self.cwd, self.add_dirs, env)
-        except AvatarError:
-            return
-        self._ahead = (spec.name, ahead)
+        one-shot bridge adopts it (`avatar.engine.ahead`); one no session took is stopped by
+        the next open or `close()`."""
+        if self.one_shot:
+            spec = self.spec(self.chosen_provider())
+            env = self.registry.env_for(spec)
+            self._ahead.start(spec, self.settings, self.cwd, self.add_dirs, env)
 
     def take_ahead(self, provider: str) -> Ahead | None:
         """The agent `launch_ahead` started for `provider`, once (its bridge adopts it)."""
-        ahead, self._ahead = self._ahead, None
-        if ahead is None:
-            return None
-        if ahead[0] != provider:  # (another provider opened instead: it is not needed)
-            ahead[1].stop()
-            return None
-        return ahead[1]
+        return self._ahead.take(provider)
 
     # ----- shutting down ------------------------------------------------------------------
 
     async def close(self) -> None:
         """Stop the active agent (flushing its session); the engine can open again later."""
-        if self._ahead is not None:
-            self._ahead[1].stop()
-            self._ahead = None
+        self._ahead.stop()
         if self._running is not None:
             await self._running.close()
