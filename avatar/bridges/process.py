@@ -167,7 +167,12 @@ class AgentProcess:
     async def adopt(cls, name: str, spawned: Spawned) -> AgentProcess:
         """The agent `spawning.spawn` started (perhaps before the event loop ran: a one-shot
         starts its agent first, `Engine.launch_ahead`), now read and written from the loop."""
-        return cls(name, await Child.of(spawned.popen), spawned.sandbox)
+        try:
+            child = await Child.of(spawned.popen)
+        except BaseException:  # (e.g. cancelled meanwhile: it is not left running)
+            spawning.kill(spawned)
+            raise
+        return cls(name, child, spawned.sandbox)
 
     @property
     def pid(self) -> int:
