@@ -35,11 +35,12 @@ class StartedAhead:
         nothing when one was started already, or it cannot start (the open then says why)."""
         if self._started is not None or spec.one_shot_bridge != ACP_ONE_SHOT_BRIDGE:
             return
-        from avatar.bridges.acp.launch import Ahead
+        from avatar.bridges.acp.launch import AgentLaunch, Ahead
 
         try:
-            self._started = (spec.name, Ahead.start(spec, settings, cwd, additional_dirs, env))
-        except AvatarError:
+            launch = AgentLaunch.of(spec, settings, cwd, additional_dirs, env)
+            self._started = (spec.name, Ahead(launch, launch.spawn(cwd)))
+        except AvatarError:  # (the open says why)
             return
 
     def take(self, provider: str) -> Ahead | None:

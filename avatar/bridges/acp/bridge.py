@@ -127,15 +127,15 @@ class ACPBridge(BaseBridge):
 
         agent = await AgentConnection.launch(
             self.name,
-            setup.argv,
-            setup.env,
+            setup.launch.argv,
+            setup.launch.agent_env(),
             ctx.cwd,
             install_hint=ctx.spec.install_hint,
             connect=sdk_connect(make_client),
             hello=sdk_hello,
             on_exit=self._agent_exited,
             emit=ctx.emit,
-            sandbox=setup.walls,
+            sandbox=setup.launch.walls,
             booting=self.ctx.booting,
             spawned=setup.spawned,
         )

@@ -132,19 +132,6 @@ class Ahead:
     launch: AgentLaunch
     spawned: spawning.Spawned
 
-    @classmethod
-    def start(
-        cls,
-        spec: ProviderSpec,
-        settings: Settings,
-        cwd: Path,
-        additional_dirs: Sequence[Path],
-        env: Mapping[str, str],
-    ) -> Ahead:
-        """Start `spec`'s agent now (a ProviderError when it cannot start)."""
-        launch = AgentLaunch.of(spec, settings, cwd, additional_dirs, env)
-        return cls(launch, launch.spawn(cwd))
-
     def stop(self) -> None:
         """End it (no session adopted it)."""
         spawning.kill(self.spawned)

@@ -90,15 +90,15 @@ class OneShotBridge(BaseBridge):
 
         self.agent = await AgentConnection.launch(
             self.name,
-            setup.argv,
-            setup.env,
+            setup.launch.argv,
+            setup.launch.agent_env(),
             self.ctx.cwd,
             install_hint=self.ctx.spec.install_hint,
             connect=connect,
             hello=self._hello,
             on_exit=self._agent_exited,
             emit=self.ctx.emit,
-            sandbox=setup.walls,
+            sandbox=setup.launch.walls,
             booting=self.ctx.booting,
             spawned=setup.spawned,
         )

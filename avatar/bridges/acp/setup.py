@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from avatar.bridges.acp.fs import FileAccess
     from avatar.bridges.base import BridgeContext
     from avatar.bridges.spawning import Spawned
-    from avatar.policy.sandbox import Sandbox
 
 
 @dataclass
@@ -46,29 +45,9 @@ class AgentSetup:
         return cls(launch, terminals, spawned)
 
     @property
-    def env(self) -> dict[str, str]:
-        """The agent process's environment."""
-        return self.launch.agent_env()
-
-    @property
-    def argv(self) -> list[str]:
-        """The agent's command."""
-        return self.launch.argv
-
-    @property
     def files(self) -> FileAccess:
         """The scope of its file callbacks."""
         return self.launch.files
-
-    @property
-    def walls(self) -> Sandbox | None:
-        """The kernel's walls around it."""
-        return self.launch.walls
-
-    @property
-    def walled(self) -> bool:
-        """It runs inside avatar's kernel walls."""
-        return self.launch.walled
 
     def mode(self, ctx: BridgeContext) -> str | None:
         """The agent's own mode to set: the one in which it asks before changing anything, so
