@@ -1,5 +1,5 @@
 """A cold one-shot starts its agent before the rest of avatar loads (`Engine.launch_ahead`):
-the session runs on that very process (one start of the agent, which then gets initialize,
+its process starts before asyncio is imported (the order, from an audit hook); the session runs on that very process (one start of the agent, which then gets initialize,
 session/new and the prompt), inside avatar's walls like any agent (it cannot create a file
 outside the project); and an agent started ahead
 that no session takes (here a `session: continue_last` block makes the open a continue, which
@@ -74,3 +74,40 @@ def test_an_agent_started_ahead_that_no_session_takes_is_stopped(
     for start in starts:  # (the one started ahead, if any, was sent nothing and is gone)
         assert start[1:] == [] or start in ran
         assert not alive(int(start[0]))
+
+
+#: Put first on PYTHONPATH: logs, per process, the order in which modules load and processes
+#: start (an audit hook), to `$ORDER_LOG.<pid>`.
+_ORDER = """
+import os, sys
+_out = open(os.environ["ORDER_LOG"] + "." + str(os.getpid()), "a")
+def _hook(event, args):
+    if event == "import" and args[0] == "asyncio":
+        _out.write("import asyncio\\n"); _out.flush()
+    elif event == "subprocess.Popen":
+        _out.write("start " + " ".join(map(str, args[1])) + "\\n"); _out.flush()
+sys.addaudithook(_hook)
+"""
+
+
+def test_the_agent_starts_before_the_event_loop_loads(
+    tmp_path: Path, model_server: FakeModelServer
+) -> None:
+    """The point of starting ahead: in `avatar chat`, the agent's process starts before asyncio
+    (and all that loads after it) is imported, so the two overlap."""
+    require_bridges("codex-acp")
+    home = AgentHome(tmp_path / "home", model_server)
+    _tapped(home)
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(_ORDER)
+    env = {**avatar_env(home), "PYTHONPATH": str(hooks), "ORDER_LOG": str(tmp_path / "order")}
+    model_server.script("responses", Reply.text("hello back"))
+    assert Avatar(home, env)("-p", "codex", "chat", "hello").stdout == "hello back\n"
+    [ours] = [
+        p.read_text().splitlines()
+        for p in tmp_path.glob("order.*")
+        if "acp_tap.py" in p.read_text()  # (avatar's own log: the process that started the tap)
+    ]
+    started = next(i for i, line in enumerate(ours) if "acp_tap.py" in line)
+    assert started < ours.index("import asyncio"), ours
