@@ -1,10 +1,11 @@
 """A cold one-shot starts its agent before the rest of avatar loads (`Engine.launch_ahead`):
-its process starts before asyncio is imported (the order, from an audit hook); the session runs on that very process (one start of the agent, which then gets initialize,
-session/new and the prompt), inside avatar's walls like any agent (it cannot create a file
-outside the project); and an agent started ahead
-that no session takes (here a `session: continue_last` block makes the open a continue, which
-the full bridge runs) is stopped, nothing of it left once avatar exits. The real codex-acp,
-behind a tap that logs what it is sent (tests/support/acp_tap.py)."""
+its process starts before asyncio is imported (the order, from an audit hook); the session
+runs on that very process (one start of the agent, which then gets initialize, session/new
+and the prompt), inside avatar's walls like any agent (it cannot create a file outside the
+project); and an agent started ahead that no session takes (here a `session: continue_last`
+block makes the open a continue, which the full bridge runs) is stopped, nothing of it left
+once avatar exits. The real codex-acp, behind a tap that logs what it is sent
+(tests/support/acp_tap.py)."""
 
 from __future__ import annotations
 
