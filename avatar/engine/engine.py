@@ -21,6 +21,7 @@ from avatar.core.errors import AvatarError
 from avatar.engine.ahead import StartedAhead
 from avatar.engine.config_layers import project_config
 from avatar.engine.library_names import LibraryNames
+from avatar.engine.model_choice import ModelChoice
 from avatar.engine.settings import SettingsPolicy, SettingsSource
 from avatar.library import worktrees
 from avatar.library.catalog import SessionLibrary
@@ -88,9 +89,7 @@ class Engine(LibraryNames):
         self.untrusted_config = source.untrusted if source else None  #: keys ignored: `notice()`
         #: The model asked for on each provider; the flag's (or preset's) until a provider
         #: is opened, then it is that provider's alone (`model_for`).
-        self._models: dict[str, str | None] = {}
-        self._unbound_model: str | None = settings.model
-        self._native_default: str | None = None  # (resolved when first shown)
+        self._models = ModelChoice(settings.model)
 
     @classmethod
     def from_config(
@@ -198,8 +197,7 @@ class Engine(LibraryNames):
     def model_for(self, provider: str) -> str | None:
         """The model asked for on `provider`: the one set there (`-m` or a preset for the
         first provider opened, the session's settings, `set_model`), else None (its own)."""
-        name = self.spec(provider).name
-        return self._models.get(name, self._unbound_model)
+        return self._models.of(self.spec(provider).name)
 
     def default_model(self, provider: str) -> str | None:
         """The model `provider` runs when none is asked for, where avatar can tell before the
@@ -208,15 +206,7 @@ class Engine(LibraryNames):
         spec = self.spec(provider)
         if spec.model or spec.transport != "native":
             return spec.model or configured_model(spec, self.env)
-        if self._native_default is None:
-            from avatar.native.models import ModelResolver  # the catalog: not for a listing
-
-            try:
-                resolver = ModelResolver.from_settings(self.settings, self.env)
-                self._native_default = resolver.resolve(None).full_id
-            except AvatarError:  # no credentials for any model: nothing to name
-                self._native_default = ""
-        return self._native_default or None
+        return self._models.native_default(self.settings, self.env)
 
     def secrets(self) -> SecretDetector:
         """The detector masking every output (made when first needed: listing never does)."""
@@ -225,14 +215,11 @@ class Engine(LibraryNames):
     def claim_model(self, provider: str) -> None:
         """The model asked for before any provider opened (`-m`, a preset) becomes
         `provider`'s, unless one was set there."""
-        name = self.spec(provider).name
-        if name not in self._models:
-            self.use_model(name, self._unbound_model)
+        self._models.claim(self.spec(provider).name)
 
     def use_model(self, provider: str, model: str | None) -> None:
         """Ask for `model` on `provider` from its next session on (None: its own choice)."""
-        self._models[self.spec(provider).name] = model
-        self._unbound_model = None  # a model asked for is one provider's, never the next's
+        self._models.use(self.spec(provider).name, model)
 
     def check_model(self) -> None:
         """A usage error now for a model the chosen provider is known not to offer."""
@@ -378,7 +365,7 @@ class Engine(LibraryNames):
         if settings.model != self.settings.model:  # (the flag's model stays where it is)
             self.use_model(provider, settings.model)
         self.settings = settings
-        self._native_default = None  # (the settings may name another default)
+        self._models.settings_changed()  # (the settings may name another default)
         if self._running is not None:
             self._running.gate.policy = settings.permission
 
