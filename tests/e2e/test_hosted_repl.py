@@ -55,17 +55,6 @@ def wait_ps(env: dict[str, str], cwd: Path, check: Any, timeout: float = 30) -> 
     raise AssertionError(f"avatar ps: {live}")
 
 
-def pane_pid(term: Terminal) -> int:
-    """The pid of the program in `term`."""
-    out = subprocess.run(
-        ["tmux", "-S", term.socket, "display-message", "-p", "-t", "t", "#{pane_pid}"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return int(out.stdout.strip())
-
-
 def test_a_repl_session_is_listed_attached_to_and_answered_from_attach(
     agent_home: AgentHome, model_server: FakeModelServer
 ) -> None:
@@ -82,7 +71,7 @@ def test_a_repl_session_is_listed_attached_to_and_answered_from_attach(
     repl_argv = ["avatar", "-p", "native", "repl"]
     with serving(env, cwd) as server, Terminal(repl_argv, env, cwd) as repl:
         repl.wait_for("avatar REPL")
-        me = f"repl:{pane_pid(repl)}"
+        me = f"repl:{repl.pid()}"
         repl.type("first question")
         screen = repl.wait_for(rf"session: ({ULID}) \(native, new\)")
         sid = re.findall(rf"session: ({ULID})", screen)[0]
@@ -99,7 +88,7 @@ def test_a_repl_session_is_listed_attached_to_and_answered_from_attach(
             assert "› first question" in screen  # the conversation so far
             assert "First answer from the REPL." in screen
             assert f"({me}) second question" in screen  # the running turn, whose prompt
-            attacher = f"attach:{pane_pid(att)}"
+            attacher = f"attach:{att.pid()}"
             info = wait_ps(env, cwd, lambda s: len(s["clients"]) == 2)
             assert info["clients"] == [me, attacher]
             # Typed in attach during the REPL's turn: queued in the REPL, then run.

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tests.e2e.test_hosted_repl import pane_pid, wait_ps
+from tests.e2e.test_hosted_repl import wait_ps
 from tests.support.drive import avatar
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
@@ -38,7 +38,7 @@ def test_a_codex_repl_session_is_attached_to_and_answered_from_attach(
         repl.wait_for("Codex heard the pelican.", timeout=90)
         info = wait_ps(env, cwd, lambda s: s["state"] == "idle", timeout=60)
         assert info["provider"] == "codex"
-        assert info["clients"] == [f"repl:{pane_pid(repl)}"]
+        assert info["clients"] == [f"repl:{repl.pid()}"]
         sid = info["session_id"]
         assert re.search(rf"session: {sid} \(codex, new\)", repl.screen())
         with Terminal(["avatar", "attach", sid], env, cwd) as att:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -114,7 +113,7 @@ def test_three_processes_on_one_live_session(
             live = _ps(env, cwd)
             assert [s["state"] for s in live] == ["idle"]  # then idle
             assert live[0]["session_id"] == sid
-            assert sorted(live[0]["clients"]) == sorted([f"attach:{_pid_of(term)}", "watcher"])
+            assert sorted(live[0]["clients"]) == sorted([f"attach:{term.pid()}", "watcher"])
             term.keys("C-d")
             _wait(term.dead)
         watcher.close()
@@ -146,13 +145,3 @@ def test_three_processes_on_one_live_session(
         assert stopped.returncode == 0, stopped.stderr
         assert server.wait(15) == 0
     assert helpers and not any(alive(pid) for pid in helpers)  # its helpers ended with it
-
-
-def _pid_of(term: Terminal) -> int:
-    out = subprocess.run(
-        ["tmux", "-S", term.socket, "display-message", "-p", "-t", "t", "#{pane_pid}"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return int(out.stdout.strip())

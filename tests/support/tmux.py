@@ -122,6 +122,10 @@ class Terminal:
         """The pane's title, as the program may have set it (OSC 0 / OSC 2)."""
         return self._tmux("display-message", "-p", "-t", "t", "#{pane_title}").strip()
 
+    def pid(self) -> int:
+        """The pid of the program running in the pane."""
+        return int(self._tmux("display-message", "-p", "-t", "t", "#{pane_pid}").strip())
+
     def dead(self) -> bool:
         """True once the program has exited."""
         return self._tmux("display-message", "-p", "-t", "t", "#{pane_dead}").strip() == "1"
