@@ -162,9 +162,7 @@ async def test_prompts_from_attached_clients_queue_in_the_repl_and_every_client_
         await late.close()
         await other.close()
     finally:
-        assert repl.hosting is not None
-        await repl.hosting.close()
-        await repl.engine.close()
+        await repl.close()
 
 
 async def test_a_permission_question_is_answered_by_whoever_answers_first(
@@ -203,9 +201,7 @@ async def test_a_permission_question_is_answered_by_whoever_answers_first(
         await _until(lambda: [i.state for i in server.hub.live()] == ["idle"])
         await other.close()
     finally:
-        assert repl.hosting is not None
-        await repl.hosting.close()
-        await repl.engine.close()
+        await repl.close()
 
 
 async def test_a_cancel_from_a_client_interrupts_the_repl_and_ends_the_prompts_it_dropped(
@@ -228,9 +224,7 @@ async def test_a_cancel_from_a_client_interrupts_the_repl_and_ends_the_prompts_i
         assert "(interrupted)" in shown and "(dropped 1 queued line: (other) after it)" in shown
         await other.close()
     finally:
-        assert repl.hosting is not None
-        await repl.hosting.close()
-        await repl.engine.close()
+        await repl.close()
 
 
 async def test_the_repl_leaving_ends_the_session_for_its_clients(
@@ -266,9 +260,7 @@ async def test_the_server_stopping_leaves_the_repl_working_with_one_line(
         await _idle(repl)
         assert _shown(repl).count("the server stopped") == 1
     finally:
-        assert repl.hosting is not None
-        await repl.hosting.close()
-        await repl.engine.close()
+        await repl.close()
 
 
 async def test_a_repl_that_does_not_answer_is_listed_but_an_attach_to_it_fails_in_one_line(
@@ -312,6 +304,4 @@ async def test_the_web_pages_live_list_shows_a_repls_session_to_attach_to(
         assert info.session_id[:12] in page and ME in page and str(repl.engine.cwd) in page
         assert f"/chat/{info.session_id}" not in page  # no chat page: the engine is the REPL's
     finally:
-        assert repl.hosting is not None
-        await repl.hosting.close()
-        await repl.engine.close()
+        await repl.close()

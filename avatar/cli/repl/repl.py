@@ -92,6 +92,13 @@ class Repl:
             self.engine.set_permission_handler(self.hosting.asking(self.ask_permission))
             self.hosting.register()
 
+    async def close(self) -> None:
+        """Leave: the session is no longer listed with the server, and the engine stops its
+        agent."""
+        if self.hosting is not None:
+            await self.hosting.close()
+        await self.engine.close()
+
     # ----- events ---------------------------------------------------------------------
 
     def _on_event(self, event: BaseEvent) -> None:

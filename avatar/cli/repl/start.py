@@ -69,9 +69,7 @@ async def _main(
             repl.offer_handoff()
         await _interact(repl, pick)
     finally:
-        if repl.hosting is not None:
-            await repl.hosting.close()
-        await engine.close()
+        await repl.close()
     return 0
 
 
