@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import errno
-import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, cast
+from typing import cast
 
 import click
 
+from avatar.cli.failing import failed
 from avatar.cli.state import AppState
-from avatar.core.errors import AvatarError, UsageError, utf8_text
+from avatar.core.errors import UsageError, utf8_text
 from avatar.core.version import __version__
-
-if TYPE_CHECKING:
-    pass
 
 PERMISSIONS = click.Choice(["ask", "allow", "deny"])
 ADD_DIR = click.option(
@@ -35,27 +31,6 @@ WORKTREE = click.option(
 )
 
 
-def fail(message: str, code: int = 2) -> NoReturn:
-    """Print the one-line error of the output contract and exit (an agent's words in it are
-    made inert at a terminal)."""
-    say_error(message)
-    raise SystemExit(code)
-
-
-def say_error(message: str) -> None:
-    """Print the one-line error of the output contract (`avatar: <message>`)."""
-    from avatar.policy.terminal_text import for_terminal
-
-    sys.stderr.write(for_terminal(f"avatar: {message}\n", sys.stderr))
-    sys.stderr.flush()
-
-
-#: Errors of a filesystem that takes no more writes (read-only, full, over quota, no access).
-_WRITE_ERRNOS = frozenset(
-    {errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EFBIG}
-)
-
-
 def run(args: list[str]) -> None:
     """Run the CLI with avatar's error contract: one stderr line, exit 2 usage / 1 provider."""
     try:
@@ -63,33 +38,6 @@ def run(args: list[str]) -> None:
     except (Exception, KeyboardInterrupt) as e:
         raise SystemExit(failed(e)) from None
     raise SystemExit(result if isinstance(result, int) else 0)
-
-
-def failed(e: Exception | KeyboardInterrupt) -> int:
-    """What a command that raised `e` ends with: its one stderr line said, its exit code
-    (never a traceback, unless AVATAR_DEBUG asks for one)."""
-    if isinstance(e, click.exceptions.Exit):
-        return e.exit_code
-    if isinstance(e, click.exceptions.Abort | KeyboardInterrupt):
-        return 130
-    if isinstance(e, click.ClickException):
-        say_error(e.format_message())
-        return 2
-    if isinstance(e, AvatarError):
-        say_error(str(e))
-        return e.exit_code
-    if isinstance(e, BrokenPipeError):
-        # The reader went away (`avatar session list | head`): not an error worth a line.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    if os.environ.get("AVATAR_DEBUG"):
-        raise e
-    if isinstance(e, OSError):  # disk trouble ($AVATAR_HOME read-only or full): one clear line
-        what = "cannot write" if e.errno in _WRITE_ERRNOS else "cannot use"
-        say_error(f"{what} {e.filename or 'a file'}: {e.strerror or e}")
-        return 1
-    say_error(f"internal error: {type(e).__name__}: {e} (set AVATAR_DEBUG=1 for details)")
-    return 1
 
 
 class _Group(click.Group):

@@ -17,7 +17,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from avatar.cli.commands import failed, run
+from avatar.cli.commands import run
+from avatar.cli.failing import failed
 from avatar.cli.served_run import SERVING, Chunks, Declined, NoStdin, Served
 from avatar.server.client import command_words
 from avatar.server.hub import Hub
