@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from avatar.core.errors import AvatarError
 from avatar.server.broadcast import Broadcast
-from avatar.server.shared import Event, LiveInfo, State
+from avatar.server.shared import Event, LiveInfo, State, turn_ended
 
 if TYPE_CHECKING:
     from avatar.policy.permissions import Answer, Refusal
@@ -129,7 +129,7 @@ class HostedSession:
         """Send `text` to the REPL, which queues it with its own prompts; its `turn_ended`
         event when it ran (or was dropped)."""
         if self._closed:
-            return _ended(client, "the session has ended", 1)
+            return turn_ended(0, client, "the session has ended", 1)
         done: asyncio.Future[Event] = asyncio.get_running_loop().create_future()
         self._prompts.setdefault(client, deque()).append(done)
         self.peer.send({"op": "prompt", "text": text, "client": client})
@@ -157,7 +157,7 @@ class HostedSession:
         for waiting in self._prompts.values():
             for done in waiting:
                 if not done.done():
-                    done.set_result(_ended("", "the session has ended", 1))
+                    done.set_result(turn_ended(0, "", "the session has ended", 1))
         self._prompts.clear()
         for _, joined in self._joining.values():
             if not joined.done():
@@ -208,10 +208,6 @@ class HostedSession:
             waiting = self._prompts.get(str(event.get("client")))
             if waiting:
                 waiting.popleft().set_result(event)
-
-
-def _ended(client: str, error: str, code: int) -> Event:
-    return {"type": "turn_ended", "turn": 0, "client": client, "error": error, "exit": code}
 
 
 async def host(hub: Hub, frame: dict[str, Any], peer: Peer) -> None:

@@ -30,7 +30,15 @@ from typing import TYPE_CHECKING, Any
 from avatar.core.events import SessionStarted
 from avatar.server.peer import peer_creds
 from avatar.server.protocol import decode, encode, socket_path
-from avatar.server.shared import Event, State, answer_of, conversation_of, said_of
+from avatar.server.shared import (
+    Event,
+    State,
+    answer_of,
+    conversation_of,
+    said_of,
+    turn_ended,
+    turn_exit,
+)
 
 if TYPE_CHECKING:
     from avatar.core.errors import AvatarError
@@ -229,7 +237,7 @@ class Hosting:
         """The running turn ended (`error`: what the REPL said of it, if it failed)."""
         running, self._running = self._running, None
         if running is not None:
-            code = 130 if self._stop == "cancelled" else 1 if self._failed else 0
+            code = turn_exit(self._stop, self._failed)
             said = str(error) if error is not None else None
             self._ended(running, said, error.exit_code if error is not None else code)
         for prompt, client in self._dropped:
@@ -241,8 +249,7 @@ class Hosting:
         self.changed()
 
     def _ended(self, turn: Event, error: str | None, code: int) -> None:
-        ended = {"turn": turn["turn"], "client": turn["client"], "error": error, "exit": code}
-        self._send({"event": {"type": "turn_ended", **ended}})
+        self._send({"event": turn_ended(turn["turn"], turn["client"], error, code)})
 
     def dropped(self, prompt: str, client: str) -> None:
         """`client`'s queued prompt was dropped (the REPL's turn was interrupted): it ends

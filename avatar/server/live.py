@@ -30,7 +30,15 @@ from typing import TYPE_CHECKING, Any
 
 from avatar.core.errors import AvatarError
 from avatar.server.broadcast import Broadcast
-from avatar.server.shared import Event, LiveInfo, State, conversation_of, said_of
+from avatar.server.shared import (
+    Event,
+    LiveInfo,
+    State,
+    conversation_of,
+    said_of,
+    turn_ended,
+    turn_exit,
+)
 
 if TYPE_CHECKING:
     from avatar.core.events import BaseEvent, PermissionRequested
@@ -295,17 +303,10 @@ class LiveSession:
             return self._ended(turn, str(e), e.exit_code)
         except OSError as e:  # a full or read-only disk: as `chat` says it
             return self._ended(turn, f"cannot write {e.filename or 'a file'}: {e.strerror}", 1)
-        code = 130 if stop == "cancelled" else 1 if failed or stop == "error" else 0
-        return self._ended(turn, None, code)
+        return self._ended(turn, None, turn_exit(stop, failed))
 
     def _ended(self, turn: _Turn, error: str | None, code: int) -> Event:
-        event = {
-            "type": "turn_ended",
-            "turn": turn.number,
-            "client": turn.client,
-            "error": error,
-            "exit": code,
-        }
+        event = turn_ended(turn.number, turn.client, error, code)
         self._publish(event)
         return event
 

@@ -90,6 +90,17 @@ class Shared(Protocol):
         """End it for every client (the server stops)."""
 
 
+def turn_exit(stop: str, failed: bool) -> int:
+    """The exit code `chat` gives a turn that stopped with `stop` (its `turn_finished` stop
+    reason), after an error event or not (`failed`): 130 cancelled, 1 failed, else 0."""
+    return 130 if stop == "cancelled" else 1 if failed or stop == "error" else 0
+
+
+def turn_ended(turn: int, client: str, error: str | None, code: int) -> Event:
+    """The `turn_ended` event (`error`: the one line an AvatarError said, else None)."""
+    return {"type": "turn_ended", "turn": turn, "client": client, "error": error, "exit": code}
+
+
 def answer_of(text: str) -> Answer | Refusal:
     """A permission answer as a client sends it: a word of the menu, else a refusal saying
     what to do instead."""
