@@ -7,6 +7,7 @@ avatar loads (`Engine.launch_ahead`), so that the two overlap.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -67,8 +68,6 @@ def spawn(
 
 def kill(spawned: Spawned) -> None:
     """End a spawned agent that was never adopted: its whole group, at once."""
-    import contextlib
-
     popen = spawned.popen
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(popen.pid, signal.SIGKILL)
