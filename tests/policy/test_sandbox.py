@@ -17,6 +17,7 @@ from avatar.policy.readable import program_prefixes
 from avatar.policy.sandbox import (
     Sandbox,
     command_env,
+    entered,
     for_agent,
     for_commands,
     notices,
@@ -28,15 +29,17 @@ from avatar.policy.scope import ScopePolicy
 
 
 def _run(box: Sandbox, command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["bash", "-c", command],
-        cwd=cwd,
-        env=box.env({"PATH": os.environ["PATH"], "HOME": str(cwd)}),
-        preexec_fn=box.preexec(),
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    env = box.env({"PATH": os.environ["PATH"], "HOME": str(cwd)})
+    with entered(box, ["bash", "-c", command], env, cwd) as entry:
+        return subprocess.run(
+            entry.argv,
+            cwd=cwd,
+            env=env,
+            pass_fds=entry.pass_fds,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
 
 
 @pytest.fixture
