@@ -266,8 +266,9 @@ class Sandbox:
 
     def _covered_socket_dirs(self) -> list[Path]:
         if self._socket_dirs is None:
-            kept = [self.root, *self.extra_roots, self.tmpdir, *self.state_dirs, self.home]
-            self._socket_dirs = sockets.to_cover(sockets.socket_dirs(self._env), kept)
+            kept = [self.root, *self.extra_roots, self.tmpdir, *self.state_dirs]
+            found = sockets.socket_dirs(self._env)
+            self._socket_dirs = sockets.to_cover(found, kept, self.home)
         return self._socket_dirs
 
     def spec(self) -> stub.Spec:

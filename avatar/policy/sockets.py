@@ -88,12 +88,15 @@ def opened(names: Iterable[str], env: Mapping[str, str]) -> tuple[list[Path], di
     return list(dict.fromkeys(paths)), variables
 
 
-def to_cover(dirs: Sequence[Path], kept: Sequence[Path]) -> list[Path]:
-    """`dirs` without those the walls must leave alone: a directory holding (or inside) a kept
-    root (the project, an added directory, the private temp dir, a state dir), and one inside
-    another covered directory (covering the outer one hides it already)."""
+def to_cover(dirs: Sequence[Path], kept: Sequence[Path], home: Path) -> list[Path]:
+    """`dirs` without those the walls must leave alone: a directory inside or holding a kept
+    root (the project, an added directory, the private temp dir, a state dir), the home or a
+    directory above it, and one inside another covered directory (covering the outer one
+    hides it already)."""
     out = []
     for d in dirs:
+        if home.is_relative_to(d):
+            continue
         if any(k.is_relative_to(d) or d.is_relative_to(k) for k in kept):
             continue
         out.append(d)

@@ -11,7 +11,9 @@ The stub is built on first use with the system's C compiler (`cc`, `gcc` or `cla
   trusted there as the `.pyc` files Python runs from the same directory, and a walled process
   can write it only where it can write avatar's own code;
 - else in the user's cache dir (`$XDG_CACHE_HOME/avatar/`), which no wall lets a process write
-  (the sandbox binds it read-only where it lies inside a writable root).
+  (the sandbox binds it read-only where it lies inside a writable root);
+- `$AVATAR_STUB_DIR` instead of both when set (an install whose package directory is read-only
+  and shared, say).
 
 It is written under a temporary name and renamed into place, under a lock, so concurrent
 avatars build it once. Where no compiler is found, `available()` says why and the walls are
@@ -50,6 +52,9 @@ def _digest() -> str:
 
 
 def _places() -> list[Path]:
+    chosen = os.environ.get("AVATAR_STUB_DIR")
+    if chosen and os.path.isabs(chosen):
+        return [Path(chosen)]
     beside = SOURCE.parent / "__pycache__"
     xdg = os.environ.get("XDG_CACHE_HOME")
     cache_home = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
@@ -111,7 +116,9 @@ def executable() -> Path:
     for place in places:
         if (place / name).is_file():
             return place / name
-    cc = compiler()
+    # Not from a PATH directory inside the project avatar runs in (an activated `.venv/bin`).
+    cwd = Path.cwd()
+    cc = compiler([cwd] if cwd != Path(cwd.anchor) else [])
     if cc is None:
         raise StubError("no C compiler")
     for place in places:
