@@ -28,11 +28,8 @@ unprotected, once, for a notice.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
-import shutil
 import signal
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -40,7 +37,7 @@ from pathlib import Path
 from typing import Literal
 
 from avatar.core.config import user_config_path
-from avatar.policy import sockets
+from avatar.policy import private_tmp, sockets
 from avatar.policy.covered import CoveredTree
 from avatar.policy.kernel import landlock, stub
 from avatar.policy.protected import protected_by
@@ -188,19 +185,13 @@ class Sandbox:
         """This sandbox's private temp dir (made on first use, removed by `close()`; one left
         by an avatar that was killed is removed when the next one makes its own)."""
         if self._tmp is None:
-            remove_stale_tmpdirs()
-            self._tmp = Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{self.kind}-"))
-            self._lock = _hold(self._tmp)
-            blank = self._tmp / ".blank"
-            blank.touch(mode=0)
-            (self._tmp / ".blank.d").mkdir(mode=0)
-            (self._tmp / "tmp").mkdir(mode=0o700)
+            self._tmp, self._lock = private_tmp.make(self.kind)
         return self._tmp
 
     def close(self) -> None:
         """Remove the private temp dir."""
         if self._tmp is not None:
-            _remove(self._tmp)
+            private_tmp.remove(self._tmp)
             self._tmp = None
         if self._lock is not None:
             os.close(self._lock)
@@ -305,55 +296,6 @@ class Sandbox:
             if self.network != "on" and found.network:
                 spec.network = self.network
         return spec
-
-
-#: The private temp dirs' names begin so.
-_TMP_PREFIX = "avatar-"
-
-
-def _hold(tmp: Path) -> int:
-    """Lock `tmp` as this process's: the lock is taken before its file appears (renamed into
-    place), so another avatar never finds it free while its owner lives."""
-    fresh = tmp / ".lock.new"
-    fd = os.open(fresh, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_CLOEXEC, 0o600)
-    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    os.rename(fresh, tmp / ".lock")
-    return fd
-
-
-def _remove(tmp: Path) -> None:
-    for stand_in in (tmp / ".blank.d", tmp / ".blank"):
-        with contextlib.suppress(OSError):
-            os.chmod(stand_in, 0o700)
-    shutil.rmtree(tmp, ignore_errors=True)
-
-
-def remove_stale_tmpdirs(where: Path | None = None) -> list[Path]:
-    """Remove the private temp dirs of avatars that are gone (killed before they could): those
-    of this user whose lock nobody holds. Returns what was removed."""
-    base = where or Path(tempfile.gettempdir())
-    removed = []
-    uid = os.getuid()
-    try:
-        entries = [e for e in os.scandir(base) if e.name.startswith(_TMP_PREFIX)]
-    except OSError:
-        return []
-    for entry in entries:
-        try:
-            if not entry.is_dir(follow_symlinks=False) or entry.stat().st_uid != uid:
-                continue
-            fd = os.open(Path(entry.path, ".lock"), os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
-        except OSError:
-            continue  # not a sandbox's, or one still being made
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue  # its avatar lives
-        _remove(Path(entry.path))
-        os.close(fd)
-        removed.append(Path(entry.path))
-    return removed
 
 
 @contextlib.contextmanager
