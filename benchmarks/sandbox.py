@@ -1,8 +1,9 @@
 """What the kernel's walls cost (issue 20), each against the same without them, in one run:
 
 - a native `bash` tool call (`true`) in a project of this checkout's size: inside the sandbox
-  (Landlock, private mount and PID namespaces, the covered-path check) and outside it, run in
-  turns in one process; the difference per call (target ≤ 10 ms);
+  (the exec stub: Landlock, private mount and PID namespaces, covered sockets, the seccomp
+  filter, the covered-path check), the same with `scope.network: off` (a network namespace
+  too), and outside it, run in turns in one process; the difference per call (target ≤ 10 ms);
 - an agent one-shot, `avatar -p claude chat hello`, with `scope.sandbox: agents` (the default)
   against `scope.sandbox: off` (target ≤ 1.05×).
 """
@@ -30,7 +31,7 @@ def _project(tmp: Path) -> Path:
     return project
 
 
-async def _calls(project: Path, runs: int) -> tuple[float, float]:
+async def _calls(project: Path, runs: int) -> dict[str, float]:
     from avatar.core.config import Scope
     from avatar.native.tools.base import ToolContext
     from avatar.native.tools.bash import BashTool
@@ -41,15 +42,17 @@ async def _calls(project: Path, runs: int) -> tuple[float, float]:
         return True
 
     scope = ToolScope(Scope(), project)
+    offline = ToolScope(Scope(network="off"), project)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(project)}
-    walled = for_commands(scope, env)
-    assert walled is not None
+    walled, no_net = for_commands(scope, env), for_commands(offline, env)
+    assert walled is not None and no_net is not None
     contexts = {
         "in": ToolContext(scope=scope, ask=allow, env=env, sandbox=walled),
+        "off": ToolContext(scope=offline, ask=allow, env=env, sandbox=no_net),
         "out": ToolContext(scope=scope, ask=allow, env=env),
     }
     tool = BashTool()
-    times: dict[str, list[float]] = {"in": [], "out": []}
+    times: dict[str, list[float]] = {name: [] for name in contexts}
     try:
         for _ in range(runs):
             for name, ctx in contexts.items():
@@ -59,7 +62,8 @@ async def _calls(project: Path, runs: int) -> tuple[float, float]:
                 assert not result.is_error, result.output
     finally:
         walled.close()
-    return statistics.median(times["in"]), statistics.median(times["out"])
+        no_net.close()
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def run(quick: bool) -> list[dict[str, object]]:
@@ -70,17 +74,19 @@ def run(quick: bool) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory() as tmp:
         project = _project(Path(tmp))
-        walled, bare = asyncio.run(_calls(project, 15 if quick else 60))
+        calls = asyncio.run(_calls(project, 15 if quick else 60))
+        bare = calls["out"]
         rows.append(row("bash tool call `true`, no sandbox (baseline)", bare, None, "-", True))
-        rows.append(
-            row(
-                "bash tool call `true` in the sandbox",
-                walled,
-                bare,
-                "≤ baseline + 10 ms",
-                walled - bare <= 0.010,
+        for name, label in (("in", ""), ("off", ", scope.network: off")):
+            rows.append(
+                row(
+                    f"bash tool call `true` in the sandbox{label}",
+                    calls[name],
+                    bare,
+                    "≤ baseline + 10 ms",
+                    calls[name] - bare <= 0.010,
+                )
             )
-        )
         if not bridges_installed("claude"):
             return rows
         with FakeModelServer() as server:

@@ -1,6 +1,7 @@
 """Starting an agent's process, without the event loop: its own process group, exactly the
-environment given (with the Node pinned beside it first on PATH), the kernel's walls raised in
-the child before exec, watched by the guard so that it dies with avatar. `AgentProcess.adopt`
+environment given (with the Node pinned beside it first on PATH), inside the kernel's walls
+(entered by the exec stub, `avatar.policy.kernel.stub`), watched by the guard so that it dies
+with avatar. `AgentProcess.adopt`
 then reads and writes it from the loop; a one-shot starts its agent this way before the rest of
 avatar loads (`Engine.launch_ahead`), so that the two overlap.
 """
@@ -11,14 +12,14 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from avatar.core.errors import ProviderError
 from avatar.policy.kernel.guard import guard
+from avatar.policy.sandbox import entered
 
 if TYPE_CHECKING:
     from avatar.policy.sandbox import Sandbox
@@ -45,18 +46,23 @@ def spawn(
     if not cwd.is_dir():
         raise ProviderError(f"{name}: working directory {cwd} does not exist")
     env = with_bundled_node(argv[0], env)
+    env = sandbox.env(env) if sandbox else env
     try:
-        popen = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            bufsize=0,
-            env=sandbox.env(env) if sandbox else env,
-            cwd=str(cwd),
-            start_new_session=True,
-            preexec_fn=_child_setup(sandbox),
-        )
+        # The kernel SIGTERMs the agent when avatar dies: its own process group keeps it from a
+        # terminal's Ctrl-C, and an agent that ignores its stdin closing (Claude Code mid-turn)
+        # would otherwise outlive an avatar killed with SIGKILL until the guard ends it.
+        with entered(sandbox, argv, env, cwd, deathsig=signal.SIGTERM) as entry:
+            popen = subprocess.Popen(
+                entry.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                bufsize=0,
+                env=env,
+                cwd=str(cwd),
+                start_new_session=True,
+                pass_fds=entry.pass_fds,
+            )
     except (FileNotFoundError, PermissionError, NotADirectoryError) as e:
         hint = f" (install: {install_hint})" if install_hint else ""
         raise ProviderError(f"{name}: cannot run {argv[0]}: {e.strerror or e}{hint}") from None
@@ -89,25 +95,3 @@ def with_bundled_node(program: str, env: Mapping[str, str]) -> dict[str, str]:
     if bin_dir.name == ".bin" and (bin_dir / "node").is_file():
         out["PATH"] = f"{bin_dir}{os.pathsep}{out.get('PATH', '')}"
     return out
-
-
-def _child_setup(sandbox: Sandbox | None) -> Callable[[], None] | None:
-    """What the child runs before exec (Linux): ask the kernel to SIGTERM it when avatar dies,
-    then raise the sandbox's walls. Its own process group keeps it from a terminal's Ctrl-C, so
-    without the signal an agent that ignores its stdin closing (Claude Code mid-turn) would
-    outlive an avatar killed with SIGKILL (the guard then ends what it started). libc is loaded
-    here, in the parent: importing after fork could deadlock."""
-    if sys.platform != "linux":
-        return None
-    import ctypes
-
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
-    pr_set_pdeathsig = 1
-    walls = sandbox.preexec() if sandbox is not None else None
-
-    def setup() -> None:
-        prctl(pr_set_pdeathsig, int(signal.SIGTERM))
-        if walls is not None:
-            walls()
-
-    return setup

@@ -80,6 +80,48 @@ class OffIsFalse:
         return core_schema.no_info_before_validator_function(off, handler(source))
 
 
+class OnOff:
+    """`Annotated` marker: YAML reads a bare `on` as true and `off` as false; here they are
+    the words."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Callable[[Any], Any]) -> Any:
+        """Turn `True` into `"on"` and `False` into `"off"` before the field's own check."""
+        from pydantic_core import core_schema
+
+        def words(value: Any) -> Any:
+            if isinstance(value, bool):
+                return "on" if value else "off"
+            return value
+
+        return core_schema.no_info_before_validator_function(words, handler(source))
+
+
+#: The sockets `scope.sockets` knows by name (`avatar.policy.sockets`); anything else there is
+#: a path.
+SOCKET_NAMES = ("ssh-agent", "gpg-agent", "docker")
+
+
+class SocketNames:
+    """`Annotated` marker: each entry of `scope.sockets` is a known name or a path (absolute,
+    `~/…` or `$VAR/…`)."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Callable[[Any], Any]) -> Any:
+        """Check every entry after the field's own check."""
+        from pydantic_core import PydanticCustomError, core_schema
+
+        def check(value: list[str]) -> list[str]:
+            for entry in value:
+                if entry not in SOCKET_NAMES and not entry.startswith(("/", "~", "$")):
+                    raise PydanticCustomError(
+                        "socket",
+                        "{entry!r} is neither a known socket ({known}) nor a path",
+                        {"entry": entry, "known": ", ".join(SOCKET_NAMES)},
+                    )
+            return value
+
+        return core_schema.no_info_after_validator_function(check, handler(source))
+
+
 @_strict
 @dataclass
 class SessionDefaults:
@@ -177,6 +219,12 @@ class Scope:
     sandbox: Annotated[Literal["agents", "commands", "off"], OffIsFalse()] = "agents"
     #: Paths outside the project that sandboxed commands may read besides the system's own.
     read_outside: list[str] = field(default_factory=list)
+    #: Unix sockets outside the project the walls leave reachable (`ssh-agent`, `gpg-agent`,
+    #: `docker`, or a path); every other one is covered.
+    sockets: Annotated[list[str], SocketNames()] = field(default_factory=list)
+    #: The network of sandboxed commands: all of it (`on`), only their own loopback
+    #: (`loopback`), or none (`off`).
+    network: Annotated[Literal["on", "loopback", "off"], OnOff()] = "on"
 
 
 @_strict

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from avatar.policy.kernel.guard import guard
+from avatar.policy.sandbox import entered
 
 if TYPE_CHECKING:
     from avatar.policy.sandbox import Sandbox
@@ -21,16 +22,18 @@ async def start_command(
     """Start a command for an agent: its own process group (a timeout or an abort ends all it
     started), stdout and stderr in one pipe, no stdin, inside `sandbox` when given and watched
     so that it dies with avatar. Call `command_ended` when it has exited."""
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=str(cwd),
-        env=sandbox.env(env) if sandbox else dict(env),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-        preexec_fn=sandbox.preexec() if sandbox else None,
-    )
+    env = sandbox.env(env) if sandbox else dict(env)
+    with entered(sandbox, argv, env, cwd) as entry:
+        process = await asyncio.create_subprocess_exec(
+            *entry.argv,
+            cwd=str(cwd),
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+            pass_fds=entry.pass_fds,
+        )
     guard().watch(process.pid)
     return process
 

@@ -1,39 +1,45 @@
 """The kernel as the wall behind the scope (DESIGN §10): every command avatar runs and every agent
-process it starts runs inside Landlock and a private mount namespace.
+process it starts runs inside Landlock and private namespaces, entered by the exec stub
+(`avatar.policy.kernel.stub`): avatar writes the walls into a `Spec`, the stub raises them and
+execs the program.
 
 Two kinds of walls, from one `ScopePolicy`:
 
 - **commands** (the native `bash` tool, ACP terminals): reads only in the project, the added
   directories, the private temp dir, the system's read-only roots (`/usr`, `/etc` without its
   secrets, …), the install prefixes of the programs on `PATH` and `scope.read_outside`; writes
-  only in the project, the added directories and the private temp dir. They get a scrubbed
-  environment (`command_env`): no key avatar holds reaches a command.
+  only in the project, the added directories and the private temp dir; the network
+  `scope.network` says. They get a scrubbed environment (`command_env`): no key avatar holds
+  reaches a command. A command is the first process of its own PID namespace.
 - **agents** (claude, codex-acp, gemini, claude-agent-acp, any ACP agent): reads as the user's;
   writes only in the project, the added directories, the private temp dir and the agent's own
-  state directories (`state_dirs` in the provider data).
+  state directories (`state_dirs` in the provider data). An agent runs in a PID namespace under
+  a small init (signals passed on, children reaped).
 
-In both, paths the scope denies are covered by an empty read-only stand-in and protected paths
-(`avatar.policy.protected`) are bound read-only onto themselves; the project's `.git` is pinned
-so it cannot be swapped for another. Every process is watched by the guard (`policy.guard`) so
-it dies with avatar. Where the kernel lacks Landlock, or user namespaces, `Sandbox.gaps` says
-what is left unprotected, once, for a notice.
+In both, paths the scope denies are covered by an empty read-only stand-in, protected paths
+(`avatar.policy.protected`) are bound read-only onto themselves, the project's `.git` is pinned
+so it cannot be swapped for another, Unix sockets outside the project are covered
+(`avatar.policy.sockets`), and TIOCSTI/TIOCLINUX are refused (seccomp). Every process is
+watched by the guard (`policy.kernel.guard`) so it dies with avatar. Where the kernel lacks
+Landlock or user namespaces, or no C compiler builds the stub, `Sandbox.gaps` says what is left
+unprotected, once, for a notice.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import signal
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Literal
 
 from avatar.core.config import user_config_path
+from avatar.policy import private_tmp, sockets
 from avatar.policy.covered import CoveredTree
-from avatar.policy.kernel import landlock, namespaces
+from avatar.policy.kernel import landlock, stub
 from avatar.policy.protected import protected_by
 from avatar.policy.readable import (
     HOME_READABLE,
@@ -46,6 +52,7 @@ from avatar.policy.readable import (
 from avatar.policy.scope import ScopePolicy
 
 Kind = Literal["commands", "agent"]
+Network = Literal["on", "loopback", "off"]
 
 #: The environment a sandboxed command keeps (DESIGN §10): what programs need to run and to
 #: format their output, never a credential. `TMPDIR` is set to the private temp dir.
@@ -72,30 +79,40 @@ def command_env(env: Mapping[str, str]) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Support:
-    """What the kernel offers here: the Landlock ABI (0: none) and private mount and PID
-    namespaces."""
+    """What the kernel offers here: the Landlock ABI (0: none); private mount, PID and user
+    namespaces; network namespaces; a seccomp filter; and, when the stub cannot be built, why
+    not (`unbuilt`)."""
 
     landlock_abi: int
     namespaces: bool
+    network: bool = False
+    seccomp: bool = False
+    unbuilt: str | None = None
 
     @property
     def walls(self) -> bool:
         """Can any process be confined at all?"""
-        return self.landlock_abi > 0
+        return self.landlock_abi > 0 and self.unbuilt is None
 
 
 @cache
 def support() -> Support:
-    """What this machine's kernel offers, probed once."""
+    """What this machine's kernel offers, probed once (building the stub if need be)."""
     abi = landlock.abi_version()
-    return Support(abi, abi > 0 and namespaces.available())
+    if abi <= 0:
+        return Support(0, False)
+    unbuilt = stub.available()
+    if unbuilt is not None:
+        return Support(abi, False, unbuilt=unbuilt)
+    found = stub.probe()
+    return Support(abi, found.namespaces, found.network, found.seccomp)
 
 
 class Sandbox:
     """The walls for processes of one kind, for one session's scope.
 
-    `preexec()` prepares a spawn (rechecking the tree for new denied or protected paths) and
-    returns what the child runs between fork and exec; `env()` is the environment to give it."""
+    `spec()` prepares a spawn (rechecking the tree for new denied or protected paths) and
+    returns the walls for the stub; `env()` is the environment to give the process."""
 
     def __init__(
         self,
@@ -108,6 +125,9 @@ class Sandbox:
         read_outside: Sequence[Path] = (),
         home: Path | None = None,
         search_path: str = "",
+        open_sockets: Sequence[str] = (),
+        network: Network = "on",
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.kind = kind
         self.root = Path(os.path.realpath(root))
@@ -117,10 +137,15 @@ class Sandbox:
         self.read_outside = [Path(os.path.realpath(p)) for p in read_outside]
         self.home = Path(os.path.realpath(home or Path.home()))
         self.search_path = search_path
+        self.network: Network = network if kind == "commands" else "on"
         self._trees = [
             CoveredTree(r, deny, allow_protected) for r in (self.root, *self.extra_roots)
         ]
+        self._env = dict(os.environ if env is None else env)
+        self._opened, self._socket_env = sockets.opened(open_sockets, self._env)
+        self._socket_dirs: list[Path] | None = None
         self._tmp: Path | None = None
+        self._lock: int | None = None
 
     # -- what the kernel can do ------------------------------------------------------------
 
@@ -130,20 +155,25 @@ class Sandbox:
         are whole."""
         found = support()
         if not found.walls:
-            return (
-                "the kernel offers no Landlock here: commands and agents are confined only by "
-                "avatar's own checks, not by the kernel"
-            )
+            why = found.unbuilt or "the kernel offers no Landlock here"
+            return f"{why}: commands and agents are confined only by avatar's own checks"
         missing = []
         if not found.namespaces:
             missing.append(
-                "protected and denied paths inside the project, and other processes' "
-                "environments (no user namespaces)"
+                "protected and denied paths inside the project, Unix sockets, and other "
+                "processes' environments (no user namespaces)"
             )
         if found.landlock_abi < 2:
             missing.append("renames across directories")
         if found.landlock_abi < 3:
             missing.append("truncation of files outside the walls")
+        if not found.seccomp:
+            missing.append("keystrokes pushed into a terminal (no seccomp)")
+        if self.network != "on" and not found.network:
+            if found.landlock_abi >= 4:
+                missing.append("UDP (scope.network: only TCP is refused, loopback included)")
+            else:
+                missing.append(f"the network (scope.network: {self.network})")
         if not missing:
             return None
         return "the kernel's walls here do not cover " + ", ".join(missing)
@@ -152,27 +182,26 @@ class Sandbox:
 
     @property
     def tmpdir(self) -> Path:
-        """This sandbox's private temp dir (made on first use, removed by `close()`)."""
+        """This sandbox's private temp dir (made on first use, removed by `close()`; one left
+        by an avatar that was killed is removed when the next one makes its own)."""
         if self._tmp is None:
-            self._tmp = Path(tempfile.mkdtemp(prefix=f"avatar-{self.kind}-"))
-            blank = self._tmp / ".blank"
-            blank.touch(mode=0)
-            (self._tmp / ".blank.d").mkdir(mode=0)
-            (self._tmp / "tmp").mkdir(mode=0o700)
+            self._tmp, self._lock = private_tmp.make(self.kind)
         return self._tmp
 
     def close(self) -> None:
         """Remove the private temp dir."""
         if self._tmp is not None:
-            for stand_in in (self._tmp / ".blank.d", self._tmp / ".blank"):
-                os.chmod(stand_in, 0o700)
-            shutil.rmtree(self._tmp, ignore_errors=True)
+            private_tmp.remove(self._tmp)
             self._tmp = None
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
 
     def env(self, env: Mapping[str, str]) -> dict[str, str]:
-        """The environment a process of this kind starts with: commands get `command_env`;
-        both get `TMPDIR` in the private temp dir."""
-        out = command_env(env) if self.kind == "commands" else dict(env)
+        """The environment a process of this kind starts with: commands get `command_env`
+        (and the variables naming the sockets `scope.sockets` opens); both get `TMPDIR` in the
+        private temp dir."""
+        out = {**command_env(env), **self._socket_env} if self.kind == "commands" else dict(env)
         out["TMPDIR"] = str(self.tmpdir / "tmp")
         return out
 
@@ -220,41 +249,76 @@ class Sandbox:
                     rel, "write", path.is_dir(), self.allow_protected
                 ):
                     read_only.append(path)
-        config = Path(os.path.realpath(user_config_path()))
-        if config.is_file() and any(config.is_relative_to(w) for w in self._writable()):
-            read_only.append(config)
+        # avatar's config and its stub run outside the walls: never writable inside them.
+        for own in (Path(os.path.realpath(user_config_path())), stub.executable()):
+            if own.is_file() and any(own.is_relative_to(w) for w in self._writable()):
+                read_only.append(own)
         return hidden, read_only, pinned
 
-    def preexec(self) -> Callable[[], None]:
-        """Prepare the walls for one child; the returned function applies them in the child."""
-        handled = landlock.WRITE if self.kind == "agent" else landlock.READ | landlock.WRITE
-        rules = [landlock.Rule(p, landlock.WRITE | landlock.READ) for p in self._writable()]
-        if self.kind == "commands":
-            rules += [landlock.Rule(p, landlock.READ) for p in self._readable()]
-        ruleset = landlock.Ruleset(handled, rules) if support().walls else None
-        spaces: namespaces.Namespaces | None = None
-        if support().namespaces:
+    def _covered_socket_dirs(self) -> list[Path]:
+        if self._socket_dirs is None:
+            kept = [self.root, *self.extra_roots, self.tmpdir, *self.state_dirs]
+            found = sockets.socket_dirs(self._env)
+            self._socket_dirs = sockets.to_cover(found, kept, self.home)
+        return self._socket_dirs
+
+    def spec(self) -> stub.Spec:
+        """The walls for the next child, as the stub takes them (the tree checked again for new
+        denied or protected paths)."""
+        found = support()
+        commands = self.kind == "commands"
+        handled = (landlock.READ | landlock.WRITE) if commands else landlock.WRITE
+        handled &= landlock.known_rights(found.landlock_abi)
+        scopes = landlock.SCOPES if found.landlock_abi >= 6 else 0
+        net = 0
+        if self.network != "on" and not found.network and found.landlock_abi >= 4:
+            net = landlock.TCP  # no network namespace here: at least no TCP at all
+        rules = [(landlock.WRITE | landlock.READ, p) for p in self._writable()]
+        if commands:
+            rules += [(landlock.READ, p) for p in self._readable()]
+        spec = stub.Spec(
+            deathsig=int(signal.SIGKILL if commands else signal.SIGTERM),
+            landlock=(handled, net, scopes),
+            rules=rules,
+            seccomp=found.seccomp,
+        )
+        if found.namespaces:
             hidden, read_only, pinned = self._covered()
             tmp = self.tmpdir
-            spaces = namespaces.Namespaces(
-                read_only, hidden, tmp / ".blank", tmp / ".blank.d", pinned,
-                pid=self.kind == "commands",
-            )  # fmt: skip
-        return _child(spaces, ruleset)
+            spec.mounts = True
+            spec.pid = "command" if commands else "init"
+            spec.blanks = (tmp / ".blank", tmp / ".blank.d")
+            spec.hidden, spec.read_only, spec.pinned = hidden, read_only, pinned
+            spec.scan_sockets = True
+            spec.socket_dirs = self._covered_socket_dirs()
+            spec.opened = list(self._opened)
+            spec.kept = [self.root, *self.extra_roots, tmp]
+            if self.network != "on" and found.network:
+                spec.network = self.network
+        return spec
 
 
-def _child(
-    spaces: namespaces.Namespaces | None, ruleset: landlock.Ruleset | None
-) -> Callable[[], None]:
-    def apply() -> None:
-        if spaces is not None:
-            spaces.enter()
-        if ruleset is not None:
-            if spaces is not None and spaces.private_proc and ruleset.handled & landlock.READ_FILE:
-                ruleset.allow_here(b"/proc", landlock.READ)  # the namespace's own /proc
-            ruleset.restrict()
-
-    return apply
+@contextlib.contextmanager
+def entered(
+    sandbox: Sandbox | None,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: Path,
+    *,
+    deathsig: int = 0,
+) -> Iterator[stub.Entry]:
+    """How to start `argv` (with `env`, in `cwd`) inside `sandbox`'s walls: the stub's argv and
+    the descriptor to pass it (closed when the block ends). Without walls, `deathsig` still
+    asks the kernel to signal the process when avatar dies, through the stub when it is
+    built. A missing or unrunnable program raises FileNotFoundError / PermissionError here."""
+    stub.resolve(argv[0], env.get("PATH", os.defpath), cwd)
+    spec: stub.Spec | None = None
+    if sandbox is not None and support().walls:
+        spec = sandbox.spec()
+    elif deathsig and stub.available() is None:
+        spec = stub.Spec(deathsig=deathsig)
+    with stub.entered(spec, argv) as entry:
+        yield entry
 
 
 def state_dirs(entries: Iterable[str], env: Mapping[str, str]) -> list[Path]:
@@ -305,20 +369,24 @@ def _sandbox(
         read_outside=outside,
         home=home,
         search_path=env.get("PATH", os.defpath),
+        open_sockets=policy.sockets,
+        network=policy.network,
+        env=env,
     )
 
 
 def walls(mode: str, transport: str, state: Sequence[str] = ()) -> str:
     """What the kernel confines for a provider, in a word for `avatar providers` and `/status`:
     `agent` (the agent's process and all it runs), `commands` (the commands avatar runs for
-    it), `off` (`scope.sandbox: off`) or `unavailable` (no Landlock here); `(partial)` is added
+    it), `off` (`scope.sandbox: off`) or `unavailable` (no Landlock here; `unavailable (no C
+    compiler)` where the stub cannot be built); `(partial)` is added
     where the kernel covers only part (`Sandbox.gaps`), `(no state_dirs)` for a walled agent
     given no place of its own outside the project (`state_dirs` in its provider entry)."""
     if mode == "off":
         return "off"
     found = support()
     if not found.walls:
-        return "unavailable"
+        return f"unavailable ({found.unbuilt})" if found.unbuilt else "unavailable"
     agent = mode == "agents" and transport != "native"
     word = "agent" if agent else "commands"
     if not (found.namespaces and found.landlock_abi >= 3):
@@ -331,6 +399,11 @@ def notices(mode: str) -> list[str]:
     if mode == "off":
         return []
     found = support()
+    if found.unbuilt:
+        return [
+            f"sandbox: {found.unbuilt} to build avatar's sandbox stub; commands and agents are "
+            f"confined only by avatar's own checks ({stub.INSTALL_HINT})"
+        ]
     if not found.walls:
         return [
             "sandbox: the kernel offers no Landlock here; commands and agents are confined only "

@@ -83,6 +83,8 @@ class ScopePolicy:
         self.allow_protected = list(scope.allow_protected)
         self.sandbox_mode = scope.sandbox
         self.read_outside = list(scope.read_outside)
+        self.sockets = list(scope.sockets)
+        self.network = scope.network
         patterns = [*self.read_patterns, *self.write_patterns, *self.deny_patterns]
         self._dir_only = any(p.strip().endswith("/") for p in patterns)  # stat only then
 

@@ -30,7 +30,8 @@ Keys ignored in a file not trusted, and why:
   patterns not within the trusted ones, `deny` patterns removed (those added apply),
   `shell_commands` wider than the trusted list (an empty list allows every command),
   `allow_protected` and `read_outside` entries not already given, a `sandbox` less strict than
-  the trusted one (`agents` > `commands` > `off`);
+  the trusted one (`agents` > `commands` > `off`), `sockets` not already opened, a `network`
+  more open than the trusted one (`off` < `loopback` < `on`);
 - `permission` and `presets.<name>.permission` more permissive than the trusted value
   (`deny` < `ask` < `allow`): a repository may make avatar ask more, never less;
 - any key this module does not classify (a key added to the config later is ignored in an
@@ -117,6 +118,7 @@ MODEL_HARMLESS = frozenset({"id", "api", "context_window", "max_output", "cost",
 
 _PERMISSIVE = {"deny": 0, "ask": 1, "allow": 2}
 _SANDBOX_OPEN = {"agents": 0, "commands": 1, "off": 2}
+_NETS = ("off", "loopback", "on")  # scope.network, least open first
 
 Ignored = dict[str, Any]
 """The keys a restriction dropped (dotted, as config errors name them) and their values."""
@@ -205,6 +207,8 @@ SCOPE_RULES: dict[str, Callable[[Any, Any], bool]] = {
     "allow_protected": lambda value, trusted: set(value) <= set(trusted),
     "read_outside": lambda value, trusted: set(value) <= set(trusted),
     "sandbox": lambda value, trusted: _SANDBOX_OPEN.get(value, 9) <= _SANDBOX_OPEN[trusted],
+    "sockets": lambda value, trusted: set(value) <= set(trusted),
+    "network": lambda value, trusted: _NETS.index(value) <= _NETS.index(trusted),
 }
 
 

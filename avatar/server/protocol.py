@@ -36,6 +36,8 @@ from __future__ import annotations
 import json
 import os
 
+from avatar.core.runtime import socket_dir
+
 # Not `typing` (nor pathlib, socket or signal, whose enums cost more than the rest of a
 # client's start): every command through the server loads this module.
 TYPE_CHECKING = False
@@ -43,15 +45,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 SOCKET_NAME = "server.sock"
-
-
-def socket_dir(env: dict[str, str] | None = None) -> str:
-    """The directory of the user's server socket (not created)."""
-    environ = os.environ if env is None else env
-    runtime = environ.get("XDG_RUNTIME_DIR")
-    if runtime and os.path.isabs(runtime):
-        return os.path.join(runtime, "avatar")
-    return f"/tmp/avatar-{os.getuid()}"
 
 
 def socket_path(env: dict[str, str] | None = None) -> str:

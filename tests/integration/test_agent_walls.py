@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from tests.support.acp_agent import command as fake_agent_command
 from tests.support.drive import avatar
 from tests.support.homes import REPO_ROOT, AgentHome, avatar_env, persistent_tmpdir
 from tests.support.model_server import FakeModelServer, Reply
+from tests.support.served import serving, socket_of
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -123,3 +125,47 @@ def test_an_agent_writes_its_own_state_inside_its_walls(
     again = avatar(avatar_env, agent_home.workdir, "-p", "claude", "chat", "--continue", "and?")
     assert again.returncode == 0, again.stderr
     assert "continued" in again.stderr
+
+
+def _claude_bash(home: AgentHome, server: FakeModelServer, command: str) -> str:
+    """Run `command` through Claude Code's own Bash tool; the tool's result the model was shown
+    next."""
+    api, tool, args = TOOLS["claude"]
+    server.script(api, Reply.tool_call(tool, args(command)), Reply.text("done"))
+    run = avatar(avatar_env(home), home.workdir, "-p", "claude", "chat", "--permission", "allow",
+                 "go", timeout=180)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    last = [r for r in server.requests_for(api) if r.is_main][-1]
+    [result] = [b for b in last.json()["messages"][-1]["content"] if b["type"] == "tool_result"]
+    return json.dumps(result["content"])
+
+
+def test_claudes_bash_cannot_reach_avatars_server(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    """A hook or a Bash call of the agent connecting to avatar's server (which runs outside the
+    walls) finds no socket there."""
+    env = avatar_env(agent_home)
+    with serving(env, agent_home.workdir):
+        code = (
+            "import socket; s = socket.socket(socket.AF_UNIX); "
+            f's.connect("{socket_of(env)}"); s.sendall(b"{{\\"op\\": \\"ps\\"}}\\n"); '
+            'print("ANSWER", s.recv(4096))'
+        )
+        shown = _claude_bash(agent_home, model_server, f"{sys.executable} -c '{code}'")
+    assert "ANSWER" not in shown and "Errno 2" in shown, shown
+
+
+def test_claudes_bash_cannot_read_another_processs_environment(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    """An agent runs in a PID namespace of its own: the environment of another process of the
+    user (here one holding a secret) is not in its /proc."""
+    secret = "ENVIRON-SECRET-2b7c"
+    other = subprocess.Popen(["sleep", "300"], env={"PATH": os.defpath, "TOKEN": secret})
+    try:
+        shown = _claude_bash(agent_home, model_server, f"cat /proc/{other.pid}/environ")
+    finally:
+        other.kill()
+        other.wait()
+    assert secret not in shown and "No such file" in shown, shown

@@ -6,7 +6,9 @@ tests/integration/test_agent_walls.py (agents) and test_kill_sandboxed_command.p
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from avatar.policy.readable import program_prefixes
 from avatar.policy.sandbox import (
     Sandbox,
     command_env,
+    entered,
     for_agent,
     for_commands,
     notices,
@@ -28,15 +31,17 @@ from avatar.policy.scope import ScopePolicy
 
 
 def _run(box: Sandbox, command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["bash", "-c", command],
-        cwd=cwd,
-        env=box.env({"PATH": os.environ["PATH"], "HOME": str(cwd)}),
-        preexec_fn=box.preexec(),
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    env = box.env({"PATH": os.environ["PATH"], "HOME": str(cwd)})
+    with entered(box, ["bash", "-c", command], env, cwd) as entry:
+        return subprocess.run(
+            entry.argv,
+            cwd=cwd,
+            env=env,
+            pass_fds=entry.pass_fds,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
 
 
 @pytest.fixture
@@ -88,6 +93,39 @@ def test_an_agents_walls_are_for_writes(tree: Path, tmp_path: Path) -> None:
         out = _run(box, f"cat {outside} && echo s > {state}/s && echo x > {tmp_path}/x", tree)
         assert out.stdout == "readable\n"
         assert (state / "s").read_text() == "s\n" and not (tmp_path / "x").exists()
+    finally:
+        box.close()
+
+
+def _start(box: Sandbox, script: str, cwd: Path) -> subprocess.Popen[bytes]:
+    env = box.env({"PATH": os.environ["PATH"], "HOME": str(cwd)})
+    with entered(box, ["bash", "-c", script], env, cwd) as entry:
+        return subprocess.Popen(
+            entry.argv, cwd=cwd, env=env, pass_fds=entry.pass_fds, start_new_session=True
+        )
+
+
+def test_an_agent_runs_under_an_init_that_passes_sigterm_on(tree: Path, tmp_path: Path) -> None:
+    """An agent is PID 2 of its own namespace, under the stub's init; avatar's SIGTERM to its
+    process group reaches the agent, which ends as it chooses (here: writes a file, exits 3),
+    and avatar sees that exit; an agent killed by a signal is seen killed by it."""
+    state = tmp_path / "state"
+    state.mkdir()
+    box = Sandbox("agent", tree, state_dirs=[state])
+    try:
+        script = (
+            f"echo $$ > {state}/pid; trap 'echo clean > {state}/ended; exit 3' TERM; "
+            "while :; do sleep 0.05; done"
+        )
+        agent = _start(box, script, tree)
+        deadline = time.monotonic() + 30
+        while not (state / "pid").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.killpg(agent.pid, signal.SIGTERM)
+        assert agent.wait(30) == 3
+        assert (state / "pid").read_text() == "2\n"
+        assert (state / "ended").read_text() == "clean\n"
+        assert _start(box, "kill -USR1 $$", tree).wait(30) == -signal.SIGUSR1
     finally:
         box.close()
 

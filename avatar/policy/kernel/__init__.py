@@ -1,2 +1,2 @@
-"""The kernel's own mechanisms the sandbox is built on: Landlock, namespaces, the guard that ends
-processes with avatar."""
+"""The kernel's own mechanisms the sandbox is built on: Landlock, the exec stub that enters the
+namespaces and filters, the guard that ends processes with avatar."""
