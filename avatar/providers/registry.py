@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 Transport = Literal["acp", "stream-json", "native"]
 
-# The checkout's pinned agent CLIs (`npm ci --prefix bridges`).
+# The checkout's pinned agent CLIs (`cd bridges && npm ci` installs them).
 BRIDGES_BIN = Path(__file__).resolve().parents[2] / "bridges" / "node_modules" / ".bin"
 
 

@@ -41,7 +41,7 @@ __all__ = [
 
 #: The checkout this test kit lives in.
 REPO_ROOT = Path(__file__).resolve().parents[2]
-#: ``bridges/`` pins the real agent CLIs (``npm ci --prefix bridges`` installs them).
+#: ``bridges/`` pins the real agent CLIs (``cd bridges && npm ci`` installs them).
 BRIDGES_DIR = REPO_ROOT / "bridges"
 #: Where ``claude``, ``gemini``, ``codex-acp`` and ``claude-agent-acp`` are installed.
 BRIDGES_BIN = BRIDGES_DIR / "node_modules" / ".bin"
@@ -49,7 +49,7 @@ BRIDGES_BIN = BRIDGES_DIR / "node_modules" / ".bin"
 #: Every CLI the kit knows how to run.
 AGENT_BINARIES = ("claude", "claude-agent-acp", "codex-acp", "gemini")
 
-SKIP_REASON = "agent CLIs not installed: run npm ci --prefix bridges"
+SKIP_REASON = "agent CLIs not installed: run cd bridges && npm ci"
 
 #: Model names written into the agents' config (the fake server answers any name).
 CODEX_MODEL = "gpt-6.1-sol"
