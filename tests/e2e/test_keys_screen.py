@@ -65,9 +65,11 @@ def test_yes_typed_in_the_menu_allows_once_and_sends_nothing_else(
         term.type("second")
         term.wait_for("permission: write slow.txt")
         term.keys("y")  # answers alone …
-        term.wait_for("slow done")
-        term.type("es")  # … and the rest of its word comes after: not a prompt
-        time.sleep(0.5)
+        term.wait_for(r"permission: write slow\.txt(?s:.*)→ allowed")
+        # … and the rest of its word, typed as a person types `yes`, is not a prompt. (Typed
+        # once the next answer had come, it raced the menu's 5 s window under load.)
+        term.type("es")
+        term.wait_for(r"slow done(?s:.*)" + TURN_DONE)
         term.type("third")
         screen = term.wait_for(r"all done(?s:.*)" + TURN_DONE)
         assert len([line for line in body(screen) if line.startswith("─ ")]) == 3  # no `es` turn
@@ -184,7 +186,10 @@ def test_keys_typed_while_the_repl_starts_wait_in_the_prompt(
     sid = talk(agent_home, "claude", ["remember this"])
     argv = [AVATAR, "-p", "claude", "repl", "--resume", sid]
     with Terminal(argv, avatar_env(agent_home), agent_home.workdir, width=110) as term:
-        time.sleep(0.5)  # avatar runs, and resumes the claude session meanwhile
+        # avatar holds the keys from its first line on, while it resumes the claude session.
+        # (Keys typed before it runs at all are the terminal's own echo, which no program
+        # holds: a fixed sleep here raced avatar's start under load.)
+        term.wait_for(f"resuming session {sid}")
         term.type("typed early", enter=False)
         screen = term.wait_for(PROMPT.replace(r"^›\s*$", r"^› typed early\s*$"), timeout=90)
         assert screen.count("typed early") == 1  # in the prompt, not echoed over start-up
