@@ -182,7 +182,7 @@ def test_ctrl_c_interrupts_and_the_session_resumes(
 def test_a_resumed_session_gets_its_preset_as_it_is_now_and_keeps_its_overrides(
     avatar_env: dict[str, str], project: Path, model_server: FakeModelServer
 ) -> None:
-    """DESIGN §4: a session records the preset it started from and only the settings that
+    """docs/design.md §4: a session records the preset it started from and only the settings that
     differ from it; resuming applies the preset as the config now defines it, then those."""
     config = Path(avatar_env["AVATAR_CONFIG"])
 

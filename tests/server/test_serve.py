@@ -1,5 +1,5 @@
-"""`avatar serve` as a user runs it (DESIGN §11), on the fake ACP agent: one server per user on
-a private socket (0600 in a 0700 directory, another user refused even where the modes would let
+"""`avatar serve` as a user runs it (docs/design.md §11), on the fake ACP agent: one server per user
+on a private socket (0600 in a 0700 directory, another user refused even where the modes would let
 them in, nothing on TCP); `--stop`, SIGTERM and `--idle-exit` end it with every agent it started;
 `chat` and the session listings print through it exactly what they print without it, and a
 chat through it loads neither the ACP SDK nor pydantic (nor click)."""

@@ -7,7 +7,7 @@ machine: every CLI talks to the :class:`~tests.support.model_server.FakeModelSer
 ``HTTPS_PROXY``/``HTTP_PROXY`` point at it too (it refuses ``CONNECT`` and records the host in
 ``server.proxy_attempts``), with ``NO_PROXY`` for loopback.
 
-Facts behind the settings: ``/work/shared/notes/agent-clis.md`` and DESIGN §7.
+Facts behind the settings (what each CLI needs to run offline): docs/design.md §7.
 
 Codex refuses to create its helper binaries when ``CODEX_HOME`` is inside the temporary directory
 (harmless for text, breaks tool use). Pass ``codex_home=`` a directory outside ``/tmp`` —
