@@ -6,6 +6,7 @@ says which queued lines it dropped."""
 from __future__ import annotations
 
 import re
+import threading
 import time
 
 import pytest
@@ -99,11 +100,13 @@ def test_text_typed_while_provider_switches_arrives_as_the_next_prompt(
 
 def test_esc_stops_a_running_turn(agent_home: AgentHome, model_server: FakeModelServer) -> None:
     words = [f"word{i} " for i in range(60)]
-    model_server.chat.append(Reply.slow_text(words, delay=0.2), Reply.text("Next answer."))
+    # The last word is held back for good: only the interrupt ends the turn.
+    talk = Reply.text("", chunks=words).held(threading.Event())
+    model_server.chat.append(talk, Reply.text("Next answer."))
     with repl(agent_home, "-p", "native", "repl") as term:
         term.type("talk slowly")
         term.wait_for("busy: typing steers")
-        time.sleep(1.0)
+        term.wait_for("word58")  # the answer streams (its last word held back)
         term.keys("Escape")
         term.wait_for(r"^─ .*cancelled", timeout=15)
         screen = term.wait_for(r"\(interrupted\)")  # (said once the cancel is through)
@@ -117,10 +120,12 @@ def test_ctrl_c_says_which_queued_lines_it_dropped(
     agent_home: AgentHome, model_server: FakeModelServer
 ) -> None:
     words = [f"word{i} " for i in range(60)]
-    model_server.chat.append(Reply.slow_text(words, delay=0.2))
+    # The last word is held back for good: the turn runs until the interrupt.
+    model_server.chat.append(Reply.text("", chunks=words).held(threading.Event()))
     with repl(agent_home, "-p", "native", "repl") as term:
         term.type("talk slowly")
         term.wait_for("busy: typing steers")
+        term.wait_for("word58")  # the answer streams (its last word held back)
         term.type("/model openai/gpt-4o-mini")  # a command waits for the turn's end
         term.wait_for(r"queued for after this turn: /model openai/gpt-4o-mini")
         term.keys("C-c")
