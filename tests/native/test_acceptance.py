@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 import pytest
@@ -126,9 +127,10 @@ async def test_continue_picks_the_newest_session_of_the_cwd(
 async def test_steering_arrives_in_the_next_request(
     api: str, project: Path, tmp_path: Path, model_server: FakeModelServer
 ) -> None:
+    steered = threading.Event()  # the answer's last piece waits for the steering
     model_server.script(
         api,
-        Reply.slow_text(["Working", " on", " it"], delay=0.2),
+        Reply.text("", chunks=["Working", " on", " it"]).held(steered),
         Reply.text("Noted, using tabs."),
     )
     bridge = make_bridge(project, tmp_path / "home", model_server, api)
@@ -139,6 +141,7 @@ async def test_steering_arrives_in_the_next_request(
         events.append(event)
         if isinstance(event, TextDelta) and event.text == "Working":
             assert await bridge.steer("use tabs, not spaces")
+            steered.set()
     await bridge.stop()
     requests = model_server.requests_for(api)
     assert len(requests) == 2
