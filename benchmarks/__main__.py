@@ -23,6 +23,7 @@ SUITES = (
     "search",
     "resume",
     "sandbox",
+    "linear",
 )
 #: The whole run must finish within these many seconds (issue 14).
 BUDGET = {True: 120.0, False: 600.0}

@@ -6,7 +6,6 @@ import json
 import subprocess
 import sys
 import threading
-import time
 from typing import Any
 
 import httpx
@@ -526,10 +525,9 @@ def test_disconnect_and_stop_cut_streams(model_server: FakeModelServer) -> None:
     t = threading.Thread(target=consume)
     t.start()
     model_server.wait_for_request(timeout=5, start=1)
-    started = time.monotonic()
     model_server.stop()
-    t.join(5)
-    assert time.monotonic() - started < 3 and errors
+    t.join(30)
+    assert not t.is_alive() and errors  # cut, not the minute the stream would take
 
 
 def test_reset_clears_queues_and_requests(

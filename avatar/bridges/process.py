@@ -1,7 +1,7 @@
 """An agent subprocess: spawned with an explicit env, stderr drained, shut down cleanly.
 
 Nothing here imports `acp`: the bridge spawns the agent first and imports the SDK while the
-agent boots (DESIGN §1).
+agent boots (docs/design.md §1).
 """
 
 from __future__ import annotations

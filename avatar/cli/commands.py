@@ -1,4 +1,4 @@
-"""The `avatar` command line (DESIGN §3). Renders events; knows nothing of vendors."""
+"""The `avatar` command line (docs/design.md §3). Renders events; knows nothing of vendors."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def run(args: list[str]) -> None:
 
 
 class _Group(click.Group):
-    """A group whose `--help` lists commands in the order of DESIGN §3. Its `lazy` commands
+    """A group whose `--help` lists commands in the order of docs/design.md §3. Its `lazy` commands
     (name: "module:attribute") are imported only when asked for, not at every start-up."""
 
     lazy: dict[str, str]

@@ -1,4 +1,4 @@
-"""What a command that fails prints and ends with (DESIGN §3, the output contract): one
+"""What a command that fails prints and ends with (docs/design.md §3, the output contract): one
 stderr line `avatar: <message>` (an agent's words in it made inert at a terminal), exit 2 for
 usage, 1 for the rest, 130 when interrupted; never a traceback unless AVATAR_DEBUG asks."""
 

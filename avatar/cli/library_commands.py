@@ -2,7 +2,7 @@
 
 Search prints, for each session, a line with provider, id, age and title (a name given with
 `rename` wins), then the matching snippet with the match in bold at a terminal; `--json`
-prints the array of DESIGN §3, best match first (then the newest). Prune lists what it would
+prints the array of docs/design.md §3, best match first (then the newest). Prune lists what it would
 delete, then asks (or takes `--yes`). The `session` group in `avatar.cli.commands` loads
 these commands when one of them is asked for.
 """
@@ -38,7 +38,7 @@ _BOLD, _PLAIN = "\x1b[1m", "\x1b[22m"
 
 
 def parse_age(text: str, flag: str) -> timedelta:
-    """AGE as DESIGN §3 writes it (`30d`, `12h`, `2w`; `30m`, `90s` too); a usage error
+    """AGE as docs/design.md §3 writes it (`30d`, `12h`, `2w`; `30m`, `90s` too); a usage error
     naming `flag` else."""
     found = _AGE.fullmatch(text.strip().lower())
     if not found:

@@ -1,5 +1,5 @@
 """`avatar session export` and `avatar session import`: a transcript as md/html/json, or the
-session itself packed to carry to another machine or project (DESIGN §3)."""
+session itself packed to carry to another machine or project (docs/design.md §3)."""
 
 from __future__ import annotations
 

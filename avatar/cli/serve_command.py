@@ -1,4 +1,4 @@
-"""`avatar serve [--idle-exit DURATION] [--stop]` and `avatar ps [--json]` (DESIGN §11).
+"""`avatar serve [--idle-exit DURATION] [--stop]` and `avatar ps [--json]` (docs/design.md §11).
 
 `serve` runs the user's engine server in the foreground until stopped (`--stop` from another
 terminal, SIGTERM, Ctrl-C, or `--idle-exit`); `ps` lists its live sessions. `ps` runs inside

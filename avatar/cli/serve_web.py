@@ -1,4 +1,4 @@
-"""`avatar serve --web [--port N]` (DESIGN §11): the server's engine as a web page too, on
+"""`avatar serve --web [--port N]` (docs/design.md §11): the server's engine as a web page too, on
 127.0.0.1 only, at the URL printed on stdout (its token inside). Kept apart from the serve
 command itself: the page's framework (Starlette, uvicorn) loads only with `--web`."""
 

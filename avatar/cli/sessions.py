@@ -40,7 +40,7 @@ def list_sessions(
     refresh: bool = False,
     tree: bool = False,
 ) -> int:
-    """Print the session table (newest first) or the JSON array of DESIGN §3; with
+    """Print the session table (newest first) or the JSON array of docs/design.md §3; with
     `refresh`, the agent is asked for its sessions too (`session/list`); with `tree`,
     sessions under the ones they were handed over or forked from."""
     engine = state.engine()

@@ -21,8 +21,9 @@ def settled(*, enable: bool = True) -> None:
 
 
 # The pydantic versions (major, minor) whose plugin loader `without_pydantic_plugins` stands
-# in for was checked against: tests/core/test_startup_pydantic.py fails when the installed
-# pydantic is not one of them or its loader no longer looks as the stand-in assumes.
+# in for was checked against: tests/core/test_startup_pydantic.py fails when the pydantic
+# requirements.lock pins is not one of them, or the installed one's loader no longer looks as
+# the stand-in assumes.
 PYDANTIC_CHECKED = frozenset({(2, 14)})
 
 

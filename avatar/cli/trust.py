@@ -1,4 +1,5 @@
-"""`avatar trust [--show | --revoke] [DIR]`: trust the project's `.avatar.yaml` (DESIGN §10).
+"""`avatar trust [--show | --revoke] [DIR]`: trust the project's `.avatar.yaml` (docs/design.md
+§10).
 
 A project file nobody trusted applies without the keys that run programs or widen what agents
 may touch (`avatar.policy.trust` lists them). `avatar trust` records the SHA-256 of the file's

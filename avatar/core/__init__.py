@@ -1,1 +1,2 @@
-"""The core layer (DESIGN §1): events, errors, ids, times, file writing, the config schema."""
+"""The core layer (docs/design.md §1): events, errors, ids, times, file writing, the config
+schema."""

@@ -1,4 +1,4 @@
-"""Configuration (DESIGN §4): layered YAML + environment + flags, checked by pydantic.
+"""Configuration (docs/design.md §4): layered YAML + environment + flags, checked by pydantic.
 
 Layers, lowest first: built-in defaults < user file (`$AVATAR_CONFIG`, `-c FILE`, or
 `~/.config/avatar/config.yaml`) < `<project>/.avatar.yaml` < environment < command-line flags;
@@ -204,7 +204,7 @@ class ModelConfig:
 @_strict
 @dataclass
 class Scope:
-    """What agents, their tools and the commands they run may touch (DESIGN §4, §10)."""
+    """What agents, their tools and the commands they run may touch (docs/design.md §4, §10)."""
 
     read: list[str] = field(default_factory=lambda: ["."])
     write: list[str] = field(default_factory=lambda: ["."])

@@ -1,2 +1,2 @@
-"""The engine layer (DESIGN §1, §8): the Engine, the open session, opening, switching, status, per-
-session settings."""
+"""The engine layer (docs/design.md §1, §8): the Engine, the open session, opening, switching,
+status, per-session settings."""

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class EngineHooks:
     """What the running half calls back in the engine: events out, and the per-session
-    settings it keeps (DESIGN §4)."""
+    settings it keeps (docs/design.md §4)."""
 
     emit: Callable[[BaseEvent], None]
     notice: Callable[[str, str], None]

@@ -1,4 +1,4 @@
-"""The layered configuration (DESIGN §4, §10), merged: built-in defaults < the user file <
+"""The layered configuration (docs/design.md §4, §10), merged: built-in defaults < the user file <
 the project's `.avatar.yaml` < environment < command-line flags.
 
 The user file (`-c FILE`, `$AVATAR_CONFIG`, `~/.config/avatar/config.yaml`) is the user's own

@@ -1,4 +1,4 @@
-"""Deleting a session (`avatar session delete`, `session prune`; DESIGN §3).
+"""Deleting a session (`avatar session delete`, `session prune`; docs/design.md §3).
 
 Through the agent itself where it can (its own command line without starting it, Gemini CLI's
 `--delete-session`; else ACP `session/delete` where advertised), else the provider's store

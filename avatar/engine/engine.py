@@ -1,9 +1,10 @@
-"""The engine: avatar's public Python API (DESIGN §8), and the only thing the CLI and REPL call.
+"""The engine: avatar's public Python API (docs/design.md §8), and the only thing the CLI and REPL
+call.
 
 It is built from nouns with their own state: `library` (every provider's sessions,
 `avatar.library.library`) and the open session (`current`, `avatar.engine.open_session`: its
 agent, model and conversation). The engine keeps which session is open, opens and switches,
-and offers the names of DESIGN §8 as thin delegates. Bridges load and start lazily: listing
+and offers the names of docs/design.md §8 as thin delegates. Bridges load and start lazily: listing
 never spawns an agent. A session id is resolved once, to its provider, and the bridge receives
 the resolved session. The running half (the agent, the open session, opening, switching:
 `avatar.engine.agents`) is built when a session first needs an agent. Examples: `examples/`.
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 class Engine(LibraryNames):
     """One project's agents behind one session API; see the module docstring.
 
-    Build it with `from_config()` (the layered config of DESIGN §4), or directly from
+    Build it with `from_config()` (the layered config of docs/design.md §4), or directly from
     `Settings` when embedding. A turn's events are what `send()` yields; events outside turns
     reach `subscribe()`d listeners; permission requests reach the handler given to
     `set_permission_handler()`.
@@ -79,7 +80,7 @@ class Engine(LibraryNames):
         self._listeners: list[Listener] = []
         self.registry = ProviderRegistry(settings, self.env)
         self.catalog = SessionLibrary(self.registry, self.home)  #: the stores and records
-        #: Every provider's sessions (DESIGN §8): see `avatar.library.library`.
+        #: Every provider's sessions (docs/design.md §8): see `avatar.library.library`.
         self.library = Library(self.catalog, self.cwd, self.home, self._open_id, self._delete)
         self._handler: PermissionHandler | None = None
         self._running: Agents | None = None  # (built when a session first needs an agent)
@@ -168,7 +169,8 @@ class Engine(LibraryNames):
         return self.registry.spec(name)
 
     def default_provider(self) -> str:
-        """DESIGN §3: config/preset provider, else native with credentials, else the first CLI."""
+        """docs/design.md §3: config/preset provider, else native with credentials, else the first
+        CLI."""
         return self.registry.default(self.settings)
 
     def chosen_provider(self) -> str:
@@ -320,7 +322,7 @@ class Engine(LibraryNames):
         self, provider: str, request: OpenRequest, how: OpenHow | None = None
     ) -> OpenSession:
         """Start `provider` and open a session on it as `request` says (a resumed or forked
-        session with the settings it was started with, DESIGN §4). An unsupported reopen
+        session with the settings it was started with, docs/design.md §4). An unsupported reopen
         opens a new session, with a notice. Internal: `open()` and its siblings resolve
         what to open; the switcher and forks use this."""
         return await self._agents.open_on(provider, request, how)
@@ -334,7 +336,7 @@ class Engine(LibraryNames):
         `one_shot`: the provider's one-shot bridge (`ProviderSpec.one_shot_bridge`)."""
         return self._agents.bridge_for(provider, one_shot=one_shot)
 
-    # ----- per-session settings (DESIGN §4) -----------------------------------------------
+    # ----- per-session settings (docs/design.md §4) -----------------------------------------------
 
     def _remember(self, fresh: bool = False) -> None:
         if self.current is not None:

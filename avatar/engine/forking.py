@@ -1,4 +1,4 @@
-"""Forking (`avatar session fork ID [--at N | --from-copy]`, REPL `/fork [N]`; DESIGN §3).
+"""Forking (`avatar session fork ID [--at N | --from-copy]`, REPL `/fork [N]`; docs/design.md §3).
 
 A whole fork is the provider's own (ACP `session/fork`, Claude Code's `--fork-session`, the
 native store's). An agent that cannot fork is refused with one line, nothing opened, never a

@@ -1,4 +1,4 @@
-"""The library's names on the engine (DESIGN §8): thin delegates of `engine.library`
+"""The library's names on the engine (docs/design.md §8): thin delegates of `engine.library`
 (`avatar.library.library`), so `engine.sessions()` and `engine.library.sessions()` are one."""
 
 from __future__ import annotations

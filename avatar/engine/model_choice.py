@@ -1,5 +1,5 @@
-"""Which model each provider runs (DESIGN §4). A model asked for is one provider's, never the
-next's: `-m` or a preset's model waits for the first provider opened (`claim`), a session's
+"""Which model each provider runs (docs/design.md §4). A model asked for is one provider's, never
+the next's: `-m` or a preset's model waits for the first provider opened (`claim`), a session's
 settings or `/model` set it for one provider (`use`), and a provider no one set it for runs its
 own. Also the native agent's default model, resolved once for the settings in force."""
 

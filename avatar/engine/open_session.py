@@ -1,4 +1,4 @@
-"""The open session (DESIGN §8): one session of one provider, with its own agent (bridge),
+"""The open session (docs/design.md §8): one session of one provider, with its own agent (bridge),
 model and conversation. `Engine.open()` and its siblings return it; turns run on it.
 
 Its model is its own: a switch opens the next session with the target provider's model (or

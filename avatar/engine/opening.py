@@ -1,6 +1,6 @@
 """Which provider to start and how to open the session, from what the user asked for.
 
-The open policy of DESIGN §3 in one place: `--resume ID` without a provider finds the
+The open policy of docs/design.md §3 in one place: `--resume ID` without a provider finds the
 provider that owns the id; with one, an id of another provider's session is a usage error
 that names the owner and suggests `--from`; an id no store knows is still handed to the
 agent, which may know it. `--continue`, `-s ID` and a provider's `session:` config block

@@ -1,4 +1,4 @@
-"""What each session was started with (DESIGN §4), applied: resuming a session applies, in
+"""What each session was started with (docs/design.md §4), applied: resuming a session applies, in
 order, the config as it is now, the session's preset as the config defines it now, the
 session's overrides (kept by `avatar.sessions.settings_log`), this run's flags.
 """
@@ -50,7 +50,7 @@ class SettingsSource:
         trust: bool = False,
         home: Path | None = None,
     ) -> SettingsSource:
-        """Settings from the layered config files of DESIGN §4, read again at every `load`
+        """Settings from the layered config files of docs/design.md §4, read again at every `load`
         (a resumed session gets the config as it is now); `providers`: the built-in ones'
         names, against which presets are checked; `trust` applies the project file whole
         (`--trust`), `home` holds the store of trusted files."""
@@ -101,7 +101,7 @@ class Adopted:
 
 
 class SettingsPolicy:
-    """The per-session settings rules of DESIGN §4, kept out of the engine.
+    """The per-session settings rules of docs/design.md §4, kept out of the engine.
 
     `source` says how this run's settings were made (None: an embedder gave fixed settings,
     and sessions neither record nor adopt anything).

@@ -1,4 +1,4 @@
-"""Switching provider mid-project (DESIGN §3 `/provider`, `--from`): a structured handoff
+"""Switching provider mid-project (docs/design.md §3 `/provider`, `--from`): a structured handoff
 sized to the target model's window, the lineage recorded, and a return to a provider used
 earlier reopening its session with only what happened elsewhere since (a delta)."""
 

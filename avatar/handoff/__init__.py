@@ -1,5 +1,5 @@
 """Handoffs: another session's conversation, condensed to open or continue a session on
-another provider (DESIGN §3, `--from` and `/provider`).
+another provider (docs/design.md §3, `--from` and `/provider`).
 
 Deterministic, no model call: `facts` reads the goal, decisions, files, failures and plan from
 the canonical transcript; `render` lays them out with the newest turns verbatim, fitted to a

@@ -1,5 +1,5 @@
 """`--import`: another provider's conversation written into the target's own session format,
-so the target's own resume opens it with the earlier turns as real messages (DESIGN §3).
+so the target's own resume opens it with the earlier turns as real messages (docs/design.md §3).
 
 What is said here is not format: the conversation flattened to alternating user and assistant
 text (tool calls and their results become text, since the formats differ; secrets masked;

@@ -1,2 +1,2 @@
-"""The library layer (DESIGN §1): every provider's sessions as one library — search, export,
+"""The library layer (docs/design.md §1): every provider's sessions as one library — search, export,
 archives, lineage, actions."""

@@ -1,5 +1,5 @@
 """Sessions between machines: `avatar session export ID --archive FILE.tar.gz` and
-`avatar session import FILE [--cwd DIR]` (DESIGN §3).
+`avatar session import FILE [--cwd DIR]` (docs/design.md §3).
 
 An archive is a gzipped tar of:
 

@@ -78,7 +78,7 @@ class SessionLibrary:
         tools: list[str],
         extra: dict[str, Any] | None = None,
     ) -> None:
-        """Add a turn's messages to avatar's own copy (kept for every provider, DESIGN §9):
+        """Add a turn's messages to avatar's own copy (kept for every provider, docs/design.md §9):
         the prompt as it is sent (answer empty), the answer when the turn ends (prompt
         None), so a turn killed midway still leaves what was asked."""
         self.records().turn(provider, session_id, prompt, answer, tools, extra)

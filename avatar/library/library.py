@@ -1,4 +1,4 @@
-"""`engine.library` (DESIGN §8): every provider's sessions as one library, for one project.
+"""`engine.library` (docs/design.md §8): every provider's sessions as one library, for one project.
 
 List, find, read, export, search, rename, prune, delete and pack sessions; each method is a
 thin call into the module doing the work (`catalog` for the stores, `avatar.library.search`,

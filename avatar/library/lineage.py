@@ -1,5 +1,5 @@
 """Where sessions came from and what came of them: handoffs and imports from avatar's records
-(DESIGN §9), native forks from the native index. Keys and links are `provider/id`."""
+(docs/design.md §9), native forks from the native index. Keys and links are `provider/id`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The native model registry and resolver (DESIGN §5), and the credential check.
+"""The native model registry and resolver (docs/design.md §5), and the credential check.
 
 `ModelRegistry` = a small built-in catalog + the config's `models:`; `ModelResolver` turns
 what the user typed (`-m`, preset, provider config, `default_model`) into one `ModelInfo`
@@ -325,7 +325,7 @@ def ollama_running(host: str = "127.0.0.1", port: int = 11434, timeout: float = 
 
 
 def native_has_credentials(settings: Settings | None, env: Mapping[str, str]) -> bool:
-    """Can the native provider talk to a model? (DESIGN §3: choosing the default provider.)
+    """Can the native provider talk to a model? (docs/design.md §3: choosing the default provider.)
 
     True with an API key for the resolved model's api, `OPENAI_BASE_URL` set, a configured
     model that needs no key, or an Ollama answering on localhost:11434.

@@ -1,2 +1,2 @@
-"""The providers layer (DESIGN §1): the provider table (data), its registry, and what avatar knows
-of each provider beyond it."""
+"""The providers layer (docs/design.md §1): the provider table (data), its registry, and what avatar
+knows of each provider beyond it."""

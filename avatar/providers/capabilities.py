@@ -1,5 +1,5 @@
 """What a provider can do with sessions (list, load, resume, continue, fork, delete, cancel):
-detected at runtime by its bridge (DESIGN §1), remembered with the provider's facts."""
+detected at runtime by its bridge (docs/design.md §1), remembered with the provider's facts."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 
 @dataclass
 class SessionCapabilities:
-    """What a running bridge can do with sessions, detected at runtime (DESIGN §1)."""
+    """What a running bridge can do with sessions, detected at runtime (docs/design.md §1)."""
 
     can_list: bool = False
     can_load: bool = False

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 Transport = Literal["acp", "stream-json", "native"]
 
-# The checkout's pinned agent CLIs (`npm ci --prefix bridges`).
+# The checkout's pinned agent CLIs (`cd bridges && npm ci` installs them).
 BRIDGES_BIN = Path(__file__).resolve().parents[2] / "bridges" / "node_modules" / ".bin"
 
 
@@ -223,7 +223,7 @@ class ProviderRegistry:
             ) from None
 
     def secrets(self) -> SecretDetector:
-        """The secret detector of every output (DESIGN §10, `avatar.policy.secrets`): the
+        """The secret detector of every output (docs/design.md §10, `avatar.policy.secrets`): the
         values of the native models' key variables and of every key-named variable in the
         environment and in the providers' configured `env`, then every secret shape. Made
         when first asked for: a listing never needs it."""
@@ -256,7 +256,7 @@ class ProviderRegistry:
             ModelResolver.from_settings(settings, self.env).resolve(model)
 
     def default(self, settings: Settings) -> str:
-        """DESIGN §3: config/preset provider, else native with credentials, else the first
+        """docs/design.md §3: config/preset provider, else native with credentials, else the first
         agent CLI found; an AvatarError saying how to enable each when nothing is usable."""
         if settings.provider:
             return self.spec(settings.provider).name
@@ -273,7 +273,8 @@ class ProviderRegistry:
 
 
 def find_executable(program: str, path: str | None = None) -> str | None:
-    """Config path, then PATH, then the checkout's `bridges/node_modules/.bin` (DESIGN §2)."""
+    """Config path, then PATH, then the checkout's `bridges/node_modules/.bin` (docs/design.md
+    §2)."""
     if not program:
         return None
     if os.sep in program:

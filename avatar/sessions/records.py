@@ -1,5 +1,5 @@
-"""Records avatar keeps of the sessions it opens (DESIGN §9), for providers whose own session
-files avatar cannot read (any ACP agent from config or the shipped table).
+"""Records avatar keeps of the sessions it opens (docs/design.md §9), for providers whose own
+session files avatar cannot read (any ACP agent from config or the shipped table).
 
 - `$AVATAR_HOME/records/sessions.jsonl`: one line per change of a session's record (id,
   provider, cwd, title from the user's first words, times, message count, model); the last

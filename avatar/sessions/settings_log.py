@@ -1,4 +1,4 @@
-"""What each session was started with (DESIGN §4): its preset and its own overrides.
+"""What each session was started with (docs/design.md §4): its preset and its own overrides.
 
 A session records the preset it started from and only the settings that differ from it, so a
 changed preset reaches old sessions while their own overrides survive. avatar cannot write

@@ -41,7 +41,7 @@ class SessionInfo:
     worktree: str | None = None  # the avatar git worktree it runs in (`--worktree`)
 
     def to_public(self) -> dict[str, Any]:
-        """The object `session list --json` prints (DESIGN §3), times in ISO-8601."""
+        """The object `session list --json` prints (docs/design.md §3), times in ISO-8601."""
         return (
             {
                 "id": self.id,

@@ -1,4 +1,4 @@
-"""Every branch of the load → resume → new cascade (DESIGN §2), against the fake agent.
+"""Every branch of the load → resume → new cascade (docs/design.md §2), against the fake agent.
 
 A new session stands in only for a session the agent does not have (or cannot reopen at
 all); any other failure of a reopen or a fork is an error, and nothing is opened."""

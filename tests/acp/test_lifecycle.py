@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -62,9 +61,7 @@ async def test_crash_mid_prompt_then_restart_reopens(fake: Factory) -> None:
     h = await fake("load,list", crash=True)
     await h.bridge.open(OpenRequest("new"))
     sid = h.bridge.session_id
-    t0 = time.monotonic()
-    events = await h.turn("crash now")
-    assert time.monotonic() - t0 < 2.0
+    events = await h.turn("crash now")  # (an unnoticed death would hang: the test's timeout)
     error = events[-1]
     assert isinstance(error, Error), events
     assert "exited unexpectedly (exit code 3)" in error.message
@@ -110,9 +107,7 @@ async def test_death_during_a_request_is_one_error(fake: Factory) -> None:
 async def test_stderr_flood_does_not_stall(fake: Factory) -> None:
     h = await fake(stderr_flood=10 * 1024 * 1024)
     await h.bridge.open(OpenRequest("new"))
-    t0 = time.monotonic()
-    events = await h.turn("flood")
-    assert time.monotonic() - t0 < 10
+    events = await h.turn("flood")  # (a stalled agent would hang: the test's timeout)
     assert isinstance(events[-1], TurnFinished)
     assert h.bridge.agent is not None
     assert h.bridge.agent.process.stderr.bytes_read >= 10 * 1024 * 1024

@@ -6,7 +6,6 @@ The agent is started once for the module and reconfigured per test (`_fake/confi
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
 
 import pytest
@@ -193,14 +192,11 @@ async def test_terminal_runs_a_real_command(h: Harness) -> None:
 async def test_cancel_ends_the_turn(h: Harness) -> None:
     await h.configure(chunk_delay=0.2)
     seen = []
-    t0 = 0.0
     async for event in h.bridge.send("slow"):
         seen.append(event)
         if isinstance(event, TextDelta) and len(seen) == 1:
-            t0 = time.monotonic()
             await h.bridge.cancel()
     assert isinstance(seen[-1], TurnFinished) and seen[-1].stop_reason == "cancelled"
-    assert time.monotonic() - t0 < 1.0
     assert h.requests("session/cancel")
 
 
@@ -209,11 +205,9 @@ async def test_cancel_of_an_agent_that_ignores_it(h: Harness) -> None:
     stream = h.bridge.send("stubborn")
     first = await anext(stream)
     assert isinstance(first, TextDelta)
-    t0 = time.monotonic()
     await h.bridge.cancel()
     rest = [e async for e in stream]
     assert isinstance(rest[-1], TurnFinished) and rest[-1].stop_reason == "cancelled"
-    assert time.monotonic() - t0 < 2.5
     # Let the stubborn prompt finish inside the agent before the next test uses it.
     await asyncio.sleep(1.3)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 import uuid
 from dataclasses import replace
 from pathlib import Path
@@ -123,9 +122,7 @@ async def test_interrupt_uses_the_control_request(fake: FakeClaude) -> None:
     bridge = fake.bridge()
     await bridge.open(OpenRequest("new"))
     try:
-        t0 = time.monotonic()
         events = await _cancel_after_text(bridge, "SLOW")
-        assert time.monotonic() - t0 < 3
         assert events[-1] == TurnFinished(stop_reason="cancelled")
         assert not any(isinstance(e, Error) for e in events)
         after = await collect(bridge.send("next"))
@@ -396,9 +393,7 @@ async def test_a_confirmed_interrupt_that_does_not_end_the_turn_stops_claude(
     bridge = fake.bridge()
     started = await bridge.open(OpenRequest("new"))
     try:
-        t0 = time.monotonic()
         events = await _cancel_after_text(bridge, "SLOW")
-        assert time.monotonic() - t0 < 3  # not the 4 s the whole answer takes
         assert events[-1] == TurnFinished(stop_reason="cancelled")
         assert bridge.process_pid is None
         after = await collect(bridge.send("next"))

@@ -1,4 +1,4 @@
-"""The CLI's output contract (DESIGN §3): one-line errors, exit codes, light start-up."""
+"""The CLI's output contract (docs/design.md §3): one-line errors, exit codes, light start-up."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def test_version_and_help_import_nothing_heavy(flag: str, env: dict[str, str]) -
 
 
 def test_model_validation_works_without_pydantic_s_plugin_scan(env: dict[str, str]) -> None:
-    """The CLI stands in for pydantic's plugin loader (a start-up cost, DESIGN §1): models
+    """The CLI stands in for pydantic's plugin loader (a start-up cost, docs/design.md §1): models
     still validate and reject, and `importlib.metadata` is never imported for it."""
     code = (
         "import sys\n"

@@ -1,4 +1,4 @@
-"""Config layering, validation and error messages (DESIGN §4)."""
+"""Config layering, validation and error messages (docs/design.md §4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The folders are the layers (DESIGN §1), and the code keeps them: the import graph of
+"""The folders are the layers (docs/design.md §1), and the code keeps them: the import graph of
 `avatar/`, read from the source (imports inside functions and under TYPE_CHECKING included),
 has no cycle and no arrow from a lower layer up to a higher one.
 

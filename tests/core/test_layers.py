@@ -1,4 +1,4 @@
-"""The house rules the code itself must keep (DESIGN §1, §8): the CLI and REPL use only the
+"""The house rules the code itself must keep (docs/design.md §1, §8): the CLI and REPL use only the
 engine's public API, importing `avatar` stays cheap, and modules stay small."""
 
 from __future__ import annotations

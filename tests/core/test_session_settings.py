@@ -1,4 +1,4 @@
-"""Per-session settings (DESIGN §4): the record file, and what the engine does with it.
+"""Per-session settings (docs/design.md §4): the record file, and what the engine does with it.
 
 The end-to-end proof with the real CLI and native agent is in tests/native/test_cli.py.
 """

@@ -1,4 +1,5 @@
-"""`avatar --version` and `avatar --help` import none of avatar's heavy dependencies (DESIGN §1).
+"""`avatar --version` and `avatar --help` import none of avatar's heavy dependencies (docs/design.md
+§1).
 
 The list names what avatar itself imports somewhere (lazily): a module avatar never imports
 (a vendor SDK, say) could not show up anyway and would only make the test look stricter.

@@ -1,6 +1,6 @@
-"""Trust in a project's `.avatar.yaml` (DESIGN §10): which keys a file nobody trusted may set
-(`avatar.policy.trust`), how the layers apply it (`avatar.engine.config_layers`), and the store of
-trusted files. The end-to-end proof, with the real agents, is tests/integration/test_trust.py."""
+"""Trust in a project's `.avatar.yaml` (docs/design.md §10): which keys a file nobody trusted may
+set (`avatar.policy.trust`), how the layers apply it (`avatar.engine.config_layers`), and the store
+of trusted files. The end-to-end proof, with the real agents, is tests/integration/test_trust.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`avatar trust [--show | --revoke] [DIR]` and the one notice of a project file nobody trusted
-(DESIGN §3, §10), through the installed command. No agent runs here: what an untrusted file
+(docs/design.md §3, §10), through the installed command. No agent runs here: what an untrusted file
 would have started is tests/integration/test_trust.py."""
 
 from __future__ import annotations

@@ -142,8 +142,7 @@ def _listener(path: Path) -> socket.socket:
     return sock
 
 
-def _repl_lines(env: dict[str, str], cwd: Path, text: str) -> tuple[float, str]:
-    began = time.monotonic()
+def _repl_lines(env: dict[str, str], cwd: Path, text: str) -> str:
     proc = subprocess.run(
         ["avatar", "-p", "native", "repl"],
         input=text,
@@ -154,7 +153,7 @@ def _repl_lines(env: dict[str, str], cwd: Path, text: str) -> tuple[float, str]:
         timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
-    return time.monotonic() - began, proc.stdout
+    return proc.stdout
 
 
 def test_without_a_server_the_repl_connects_to_nothing_and_waits_for_nothing(
@@ -163,22 +162,22 @@ def test_without_a_server_the_repl_connects_to_nothing_and_waits_for_nothing(
     model_server.chat.append(Reply.text("Alone."), Reply.text("Not listed."))
     env, cwd = avatar_env(agent_home), agent_home.workdir
     assert not socket_of(env).exists()
-    alone, out = _repl_lines(env, cwd, "hello\n")  # no socket: as before
+    out = _repl_lines(env, cwd, "hello\n")  # no socket: as before
     assert "Alone." in out
     # A server that hangs (it never reads): the REPL registers, and waits for nothing.
     stuck = _listener(socket_of(env))
     stuck.settimeout(0.5)
     try:
-        hung, out = _repl_lines(env, cwd, "hello\n" * 1)
+        # (The REPL has no timeout of its own here: had it waited, it would hang.)
+        out = _repl_lines(env, cwd, "hello\n")
         assert "Not listed." in out
         conn, _ = stuck.accept()  # it did connect, and said what it hosts
         first = json.loads(conn.makefile("rb").readline())
         assert first["op"] == "host" and first["info"]["provider"] == "native"
         conn.close()
-        assert hung < alone + 2.0, (hung, alone)
         # AVATAR_NO_SERVER=1: not even a connection.
         model_server.chat.append(Reply.text("Skipped."))
-        _, out = _repl_lines({**env, "AVATAR_NO_SERVER": "1"}, cwd, "hello\n")
+        out = _repl_lines({**env, "AVATAR_NO_SERVER": "1"}, cwd, "hello\n")
         assert "Skipped." in out
         with pytest.raises(TimeoutError):
             stuck.accept()
@@ -226,7 +225,7 @@ def test_a_socket_another_user_listens_on_is_told_nothing(
         )
         assert foreign.stdout is not None
         assert foreign.stdout.readline() == "ready\n"
-        _, out = _repl_lines(env, cwd, "hello\n")
+        out = _repl_lines(env, cwd, "hello\n")
         assert "Told nobody." in out
         said, _ = foreign.communicate(timeout=30)
         assert said == "b''\n"  # it connected, saw whose socket it was, and left

@@ -1,4 +1,4 @@
-"""Escape sequences in a model's answer do nothing to the terminal (DESIGN §10): in the REPL
+"""Escape sequences in a model's answer do nothing to the terminal (docs/design.md §10): in the REPL
 and in `chat`, an answer that changes the window title, clears the screen and hides a link
 behind OSC 8 leaves the earlier lines and the title as they were, and the escapes read as
 text on the screen."""

@@ -6,6 +6,7 @@ says which queued lines it dropped."""
 from __future__ import annotations
 
 import re
+import threading
 import time
 
 import pytest
@@ -65,9 +66,11 @@ def test_yes_typed_in_the_menu_allows_once_and_sends_nothing_else(
         term.type("second")
         term.wait_for("permission: write slow.txt")
         term.keys("y")  # answers alone …
-        term.wait_for("slow done")
-        term.type("es")  # … and the rest of its word comes after: not a prompt
-        time.sleep(0.5)
+        term.wait_for(r"permission: write slow\.txt(?s:.*)→ allowed")
+        # … and the rest of its word, typed as a person types `yes`, is not a prompt. (Typed
+        # once the next answer had come, it raced the menu's 5 s window under load.)
+        term.type("es")
+        term.wait_for(r"slow done(?s:.*)" + TURN_DONE)
         term.type("third")
         screen = term.wait_for(r"all done(?s:.*)" + TURN_DONE)
         assert len([line for line in body(screen) if line.startswith("─ ")]) == 3  # no `es` turn
@@ -97,11 +100,13 @@ def test_text_typed_while_provider_switches_arrives_as_the_next_prompt(
 
 def test_esc_stops_a_running_turn(agent_home: AgentHome, model_server: FakeModelServer) -> None:
     words = [f"word{i} " for i in range(60)]
-    model_server.chat.append(Reply.slow_text(words, delay=0.2), Reply.text("Next answer."))
+    # The last word is held back for good: only the interrupt ends the turn.
+    talk = Reply.text("", chunks=words).held(threading.Event())
+    model_server.chat.append(talk, Reply.text("Next answer."))
     with repl(agent_home, "-p", "native", "repl") as term:
         term.type("talk slowly")
         term.wait_for("busy: typing steers")
-        time.sleep(1.0)
+        term.wait_for("word58")  # the answer streams (its last word held back)
         term.keys("Escape")
         term.wait_for(r"^─ .*cancelled", timeout=15)
         screen = term.wait_for(r"\(interrupted\)")  # (said once the cancel is through)
@@ -115,10 +120,12 @@ def test_ctrl_c_says_which_queued_lines_it_dropped(
     agent_home: AgentHome, model_server: FakeModelServer
 ) -> None:
     words = [f"word{i} " for i in range(60)]
-    model_server.chat.append(Reply.slow_text(words, delay=0.2))
+    # The last word is held back for good: the turn runs until the interrupt.
+    model_server.chat.append(Reply.text("", chunks=words).held(threading.Event()))
     with repl(agent_home, "-p", "native", "repl") as term:
         term.type("talk slowly")
         term.wait_for("busy: typing steers")
+        term.wait_for("word58")  # the answer streams (its last word held back)
         term.type("/model openai/gpt-4o-mini")  # a command waits for the turn's end
         term.wait_for(r"queued for after this turn: /model openai/gpt-4o-mini")
         term.keys("C-c")
@@ -184,7 +191,10 @@ def test_keys_typed_while_the_repl_starts_wait_in_the_prompt(
     sid = talk(agent_home, "claude", ["remember this"])
     argv = [AVATAR, "-p", "claude", "repl", "--resume", sid]
     with Terminal(argv, avatar_env(agent_home), agent_home.workdir, width=110) as term:
-        time.sleep(0.5)  # avatar runs, and resumes the claude session meanwhile
+        # avatar holds the keys from its first line on, while it resumes the claude session.
+        # (Keys typed before it runs at all are the terminal's own echo, which no program
+        # holds: a fixed sleep here raced avatar's start under load.)
+        term.wait_for(f"resuming session {sid}")
         term.type("typed early", enter=False)
         screen = term.wait_for(PROMPT.replace(r"^›\s*$", r"^› typed early\s*$"), timeout=90)
         assert screen.count("typed early") == 1  # in the prompt, not echoed over start-up

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import shutil
 import sys
+import threading
 from pathlib import Path
 
 import pexpect
@@ -184,15 +185,18 @@ def test_repl_asks_before_a_write_and_honours_the_answer(
 def test_text_typed_during_a_native_turn_steers_it(
     agent_home: AgentHome, model_server: FakeModelServer
 ) -> None:
-    model_server.chat.append(
-        Reply.slow_text(["working ", "on ", "it ", "slowly ", "now "] * 4, delay=0.15),
-        Reply.text("Steered answer."),
-    )
+    # The first answer holds its last line back until the steering is taken: the line is typed
+    # while the turn runs however slow the machine is (a 3 s answer raced it under load). Its
+    # first line ends in a newline: a terminal without redraws prints whole lines only.
+    steered_in = threading.Event()
+    first = Reply.text("", chunks=["working ", "on ", "it\n", "and done"]).held(steered_in)
+    model_server.chat.append(first, Reply.text("Steered answer."))
     child = spawn(agent_home, "-p", "native", "repl")
     child.sendline("start the task")
     child.expect("working on")
     child.sendline("use tabs, not spaces")
     child.expect(r"\(steering the running turn\)")
+    steered_in.set()
     child.expect("Steered answer.", timeout=30)
     steered = model_server.requests_for("chat")[-1].all_text()
     assert "start the task" in steered and "use tabs, not spaces" in steered

@@ -1,10 +1,12 @@
 """Patterns a model sends can be catastrophic for a backtracking engine: `(a+)+$b` on a line of
 many `a`s, the glob `*a*a*a*a*a*a*a*b` on long names. grep's regex is bounded by a timeout
 (and gives the model an error it can act on), globs match in linear time, and Ctrl-C ends a
-turn whose tool is busy in such a match within a second."""
+turn whose tool is busy in such a match: the tool ends "interrupted", not at the match's timeout.
+How fast each grows with its input is `python -m benchmarks --only linear`."""
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 from pathlib import Path
@@ -15,8 +17,8 @@ from avatar.native.tools.find import FindTool
 from avatar.native.tools.grep import GrepTool
 from avatar.policy.patterns import glob_match
 from tests.native.test_tools import make_ctx
-from tests.support.drive import start
-from tests.support.homes import AgentHome
+from tests.support.drive import avatar, start
+from tests.support.homes import AgentHome, avatar_env
 from tests.support.model_server import FakeModelServer, Reply
 
 pytestmark = pytest.mark.timeout(60)
@@ -28,9 +30,8 @@ EVIL_GLOB = "*a*a*a*a*a*a*a*b"
 async def test_a_catastrophic_regex_is_stopped_and_the_model_told(tmp_path: Path) -> None:
     (tmp_path / "as.txt").write_text("a" * 5000 + "\n")
     (tmp_path / "ok.txt").write_text("fine\n")
-    started = time.monotonic()
     result = await GrepTool()({"pattern": EVIL_REGEX}, make_ctx(tmp_path))
-    assert time.monotonic() - started < 5
+    # Stopped by its timeout (a match that ended on its own would be no error).
     assert result.is_error and "as.txt" in result.output and "simplify" in result.output
     fine = await GrepTool()({"pattern": "f(i+)+ne"}, make_ctx(tmp_path))
     assert fine.output == "ok.txt:1: fine"
@@ -40,12 +41,10 @@ async def test_a_catastrophic_glob_matches_in_linear_time(tmp_path: Path) -> Non
     names = ["a" * 200 + str(n) for n in range(20)] + ["a" * 100 + "b"]
     for name in names:
         (tmp_path / name).write_text("a\n")
-    started = time.monotonic()
     found = await FindTool()({"pattern": EVIL_GLOB}, make_ctx(tmp_path))
     assert found.output == "a" * 100 + "b"
     grep = await GrepTool()({"pattern": "a", "glob": EVIL_GLOB}, make_ctx(tmp_path))
-    assert grep.output == "a" * 100 + "b:1: a"
-    assert time.monotonic() - started < 2
+    assert grep.output == "a" * 100 + "b:1: a"  # (it took hours; its growth: benchmarks)
 
 
 @pytest.mark.parametrize(
@@ -88,15 +87,23 @@ def test_ctrl_c_ends_a_turn_whose_tool_is_stuck_in_a_match(
         assert proc.stderr is not None
         while not (line := proc.stderr.readline()).startswith("tool: "):
             assert line, "avatar ended before the tool started"
-        time.sleep(0.3)  # the match is under way
-        interrupted = time.monotonic()
+        time.sleep(0.3)  # the match is under way (its timeout is 2 s)
         proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=10)
-        assert time.monotonic() - interrupted < 1.0
+        proc.wait(timeout=30)
         assert proc.returncode == 130
     finally:
         proc.kill()
         proc.communicate()
+    _interrupted_not_timed_out(avatar_env, project)
+
+
+def _interrupted_not_timed_out(env: dict[str, str], project: Path) -> None:
+    """The session's grep ended by the interrupt, not by the match's own 2 s timeout (which
+    would say the pattern ran too long: an interrupt held up until then)."""
+    [listed] = json.loads(avatar(env, project, "session", "list", "--json").stdout)
+    shown = avatar(env, project, "session", "show", listed["id"]).stdout
+    assert "interrupted by the user before it finished" in shown, shown
+    assert "without finishing" not in shown
 
 
 @pytest.mark.integration
@@ -110,7 +117,6 @@ def test_ctrl_c_in_the_repl_ends_a_turn_stuck_in_a_match(
     with repl(agent_home, "-p", "native", "repl") as term:
         term.type("search")
         term.wait_for("running grep")  # the status line, once the tool has run a moment
-        interrupted = time.monotonic()
         term.keys("C-c")
-        term.wait_for(r"\(interrupted\)", timeout=10)
-        assert time.monotonic() - interrupted < 1.5  # (the match alone would run for 2 s)
+        term.wait_for(r"\(interrupted\)", timeout=30)
+    _interrupted_not_timed_out(avatar_env(agent_home), agent_home.workdir)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,17 +17,15 @@ ONE_LINE = "import time\nprint('Welcome to my tool! Type help.', flush=True)\nti
 
 
 @pytest.mark.parametrize("script", [FLOOD, ONE_LINE], ids=["flood", "one-line-then-silence"])
-def test_an_agent_writing_only_garbage_ends_within_10_s_in_one_line(
+def test_an_agent_writing_only_garbage_ends_in_one_line_saying_so(
     avatar_env: dict[str, str], tmp_path: Path, script: str
 ) -> None:
     command = json.dumps([sys.executable, "-c", script])
     Path(avatar_env["AVATAR_CONFIG"]).write_text(
         f"providers:\n  junky: {{transport: acp, command: {command}}}\n"
     )
-    started = time.monotonic()
     out = avatar(avatar_env, tmp_path, "-p", "junky", "chat", "hi", timeout=90)
-    took = time.monotonic() - started
     assert out.returncode == 1
     assert out.stderr.count("\n") == 1 and out.stderr.startswith("avatar: junky "), out.stderr
-    assert "not JSON-RPC" in out.stderr
-    assert took < 10, took
+    # Said by the junk check (seconds after the junk), not by initialize's 60 s timeout.
+    assert "is not speaking ACP: its output is not JSON-RPC" in out.stderr

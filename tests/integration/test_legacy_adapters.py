@@ -1,5 +1,5 @@
 """The ACP adapters avatar pinned before their makers moved them (@zed-industries codex-acp
-0.16 and claude-agent-acp 0.23, installed by `npm ci --prefix bridges/legacy`) still chat,
+0.16 and claude-agent-acp 0.23, installed by `cd bridges/legacy && npm ci`) still chat,
 resume by id and continue, as users who installed them last year have them on PATH.
 """
 
@@ -28,7 +28,7 @@ def test_old_adapter_resumes_and_continues(
     tmp_path: Path, model_server: FakeModelServer, provider: str, program: str, api: str
 ) -> None:
     if not (LEGACY_BIN / program).exists():
-        pytest.skip("old adapters not installed: npm ci --prefix bridges/legacy")
+        pytest.skip("old adapters not installed: cd bridges/legacy && npm ci")
     # The old codex core knows models by last year's names (a newer one earns a warning).
     agent_home = AgentHome(tmp_path / "agent", model_server, codex_model="gpt-5.4")
     env = avatar_env(agent_home)

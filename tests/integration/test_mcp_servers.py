@@ -1,4 +1,4 @@
-"""Config `mcp_servers` reaches every agent that accepts MCP servers (DESIGN §4).
+"""Config `mcp_servers` reaches every agent that accepts MCP servers (docs/design.md §4).
 
 A project `.avatar.yaml` names one stdio MCP server, the tiny `tests/support/mcp_server.py` (one
 tool, `stamp`); avatar runs with `--trust`, since a project file's MCP servers start only once

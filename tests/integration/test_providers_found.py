@@ -22,7 +22,7 @@ pytestmark = pytest.mark.integration
 
 def test_providers_finds_every_pinned_cli_with_its_version(tmp_path: Path) -> None:
     if not (ROOT / "bridges" / "node_modules" / ".bin").is_dir():
-        pytest.skip("agent CLIs not installed: run npm ci --prefix bridges")
+        pytest.skip("agent CLIs not installed: run cd bridges && npm ci")
     env = {
         # A PATH without the developer's own installs: the checkout's bridges/ must be found.
         "PATH": os.path.dirname(sys.executable) + ":/usr/bin:/bin",

@@ -1,5 +1,5 @@
 """Acceptance (issue 20, item 3): a project `.avatar.yaml` nobody trusted runs nothing it names
-until `avatar trust`, and after an edit it runs nothing again (DESIGN §10).
+until `avatar trust`, and after an edit it runs nothing again (docs/design.md §10).
 
 The project ships `agent.sh`, which leaves a marker and then runs the real codex-acp, and names
 it as codex's executable; it also names an MCP server (the test kit's stamp server, which logs

@@ -1,4 +1,4 @@
-"""The web page (`avatar serve --web`, DESIGN §11) in a real headless Chromium (Debian's,
+"""The web page (`avatar serve --web`, docs/design.md §11) in a real headless Chromium (Debian's,
 driven by Playwright with that executable), with the real agents behind the server: the
 native agent and codex-acp against the fake model server. What a person does on the page is
 what the test does: open the printed URL, start a chat, send a prompt and watch the answer

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import time
+import threading
 from pathlib import Path
 
 import pytest
@@ -127,9 +127,10 @@ async def test_continue_picks_the_newest_session_of_the_cwd(
 async def test_steering_arrives_in_the_next_request(
     api: str, project: Path, tmp_path: Path, model_server: FakeModelServer
 ) -> None:
+    steered = threading.Event()  # the answer's last piece waits for the steering
     model_server.script(
         api,
-        Reply.slow_text(["Working", " on", " it"], delay=0.2),
+        Reply.text("", chunks=["Working", " on", " it"]).held(steered),
         Reply.text("Noted, using tabs."),
     )
     bridge = make_bridge(project, tmp_path / "home", model_server, api)
@@ -140,6 +141,7 @@ async def test_steering_arrives_in_the_next_request(
         events.append(event)
         if isinstance(event, TextDelta) and event.text == "Working":
             assert await bridge.steer("use tabs, not spaces")
+            steered.set()
     await bridge.stop()
     requests = model_server.requests_for(api)
     assert len(requests) == 2
@@ -169,10 +171,8 @@ async def test_abort_during_slow_stream_is_prompt_and_resumable(
     task = asyncio.create_task(consume())
     while not any(isinstance(e, TextDelta) for e in events):
         await asyncio.sleep(0.01)
-    t0 = time.monotonic()
     await bridge.cancel()
-    await asyncio.wait_for(task, 1.0)
-    assert time.monotonic() - t0 < 1.0
+    await asyncio.wait_for(task, 60)
     assert isinstance(events[-1], TurnFinished) and events[-1].stop_reason == "cancelled"
     await bridge.stop()
 
@@ -193,7 +193,8 @@ async def test_abort_kills_a_running_bash_and_records_the_call(
 ) -> None:
     model_server.script(
         api,
-        Reply.tool_call("bash", {"command": "sleep 30 & sleep 30; echo done"}),
+        # Sleeps past the wait below: a cancel that waited for them would fail it.
+        Reply.tool_call("bash", {"command": "sleep 600 & sleep 600; echo done"}),
         Reply.text("ok"),
     )
     home = tmp_path / "home"
@@ -210,10 +211,8 @@ async def test_abort_kills_a_running_bash_and_records_the_call(
     while not any(isinstance(e, ToolCallStarted) for e in events):
         await asyncio.sleep(0.01)
     await asyncio.sleep(0.2)
-    t0 = time.monotonic()
     await bridge.cancel()
-    await asyncio.wait_for(task, 1.0)
-    assert time.monotonic() - t0 < 1.0
+    await asyncio.wait_for(task, 60)
     finished = [e for e in events if isinstance(e, ToolCallFinished)]
     assert finished and finished[0].is_error
     await bridge.stop()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-import time
+import contextlib
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -316,22 +318,40 @@ async def test_preset_system_prompt_is_added(
     assert "Review only; no edits." in model_server.requests_for("chat")[0].system_text()
 
 
-def test_listing_is_fast(tmp_path: Path) -> None:
-    """Listing reads the index, not the files: 2,000 sessions well within 1/5 of the 0.3 s
-    budget for 10,000 (the 10,000-session figure is measured by `benchmarks/native.py`,
-    where creating the files does not slow the test suite down)."""
+def test_listing_reads_the_index_not_the_files(tmp_path: Path) -> None:
+    """Listing reads the index, not the session files (how long 10,000 take is measured by
+    `benchmarks/native.py`)."""
     from benchmarks.native import make_many_sessions
 
     home = tmp_path / "h"
-    make_many_sessions(home, 2_000)
+    make_many_sessions(home, 200)
     store = NativeStore("native", {}, home)
-    assert len(store.list(None)) == 2_000
-    # CPU time, best of 5: other processes on a loaded machine must not fail this test.
-    best = min(_cpu(lambda: store.list(None)) for _ in range(5))
-    assert best < 0.06, best
+    assert len(store.list(None)) == 200  # (the first listing may build the index)
+    with _opened() as opened:
+        assert len(store.list(None)) == 200
+    files = [Path(p) for p in opened if (home / "sessions") in Path(p).parents]
+    assert files and all(f.name == ".index.jsonl" for f in files), files[:3]
 
 
-def _cpu(fn) -> float:  # type: ignore[no-untyped-def]
-    t0 = time.process_time()
-    fn()
-    return time.process_time() - t0
+_OPENING: list[list[str]] = []
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if event == "open" and _OPENING and isinstance(args[0], str):
+        _OPENING[-1].append(args[0])
+
+
+@contextlib.contextmanager
+def _opened() -> Iterator[list[str]]:
+    """Every file this process opens meanwhile (an audit hook: it sees opens in any module)."""
+    if not _HOOKED:
+        sys.addaudithook(_audit)
+        _HOOKED.append(True)
+    _OPENING.append([])
+    try:
+        yield _OPENING[-1]
+    finally:
+        _OPENING.pop()
+
+
+_HOOKED: list[bool] = []

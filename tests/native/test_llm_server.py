@@ -90,14 +90,12 @@ async def test_cancel_closes_the_connection(api: str, model_server: FakeModelSer
     task = asyncio.create_task(consume())
     while not seen:
         await asyncio.sleep(0.01)
-    t0 = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert time.monotonic() - t0 < 0.2
     await c.aclose()
     request = model_server.requests_for(api)[0]
-    assert request.wait_finished(3) and request.disconnected
+    assert request.wait_finished(30) and request.disconnected
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -222,16 +220,13 @@ async def test_abort_while_the_server_is_silent(api: str, how: str) -> None:
     if how == "cancel":
         task = asyncio.create_task(parts.__anext__())
         await asyncio.sleep(0.05)  # let it wait for the next event
-        t0 = time.monotonic()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
     else:  # the consumer stops iterating and closes the generator (GeneratorExit)
-        t0 = time.monotonic()
         await parts.aclose()
-    assert time.monotonic() - t0 < 0.2
-    # The connection is closed at once, long before the read timeout.
-    assert await asyncio.to_thread(server.hung_up.wait, 1.0)
+    # The connection is closed by the abort: the server, silent for STALL, never ends it.
+    assert await asyncio.to_thread(server.hung_up.wait, STALL / 2)
     await c.aclose()
     server.close()
 
@@ -247,12 +242,10 @@ async def test_abort_before_the_headers_cuts_the_connection(api: str, retry: boo
     while server.requests < 1 + retry:
         await asyncio.sleep(0.01)
     await asyncio.sleep(0.05)
-    t0 = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert time.monotonic() - t0 < 0.2
-    assert await asyncio.to_thread(server.hung_up.wait, 1.0)
+    assert await asyncio.to_thread(server.hung_up.wait, STALL / 2)
     await c.aclose()
     server.close()
 
@@ -266,11 +259,10 @@ async def test_abort_while_waiting_to_retry(api: str) -> None:
     while not notices:
         await asyncio.sleep(0.01)
     assert "retrying in 30.0 s" in notices[0]
-    t0 = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert time.monotonic() - t0 < 0.2
+    assert server.requests == 1  # cancelled in the wait: no retry went out
     await c.aclose()
     server.close()
 
@@ -281,11 +273,10 @@ async def test_a_silent_server_still_hits_the_read_timeout(
 ) -> None:
     model_server.script(api, Reply.text("a") + Reply.slow_text(["b"], delay=STALL))
     c = client(model_server, api, read_timeout=0.3)
-    t0 = time.monotonic()
+    # The reply stalls for STALL (30 s) and then ends well: the error is the read timeout's.
     with pytest.raises(ProviderError, match="the stream broke off"):
         async for _ in c.stream(REQ):
             pass
-    assert time.monotonic() - t0 < 2.0
     await c.aclose()
 
 

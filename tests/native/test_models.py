@@ -102,12 +102,8 @@ def test_native_has_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     assert native_has_credentials(Settings(), {})
 
 
-def test_ollama_probe_is_quick_and_real() -> None:
-    import time
-
-    t0 = time.monotonic()
+def test_ollama_probe_is_real() -> None:
     assert not models.ollama_running(port=_free_port())  # nobody listens there
-    assert time.monotonic() - t0 < 0.5
     with socket.socket() as srv:
         srv.bind(("127.0.0.1", 0))
         srv.listen()

@@ -1,4 +1,4 @@
-"""Protected paths at the native tools' door (DESIGN §10): `write` and `edit` leave avatar's
+"""Protected paths at the native tools' door (docs/design.md §10): `write` and `edit` leave avatar's
 config, git's config and hooks, nested repositories and `.env` files as they were whatever the
 scope says; `read`, `grep` and `find` neither read nor list `.env` files even when no deny
 pattern names them; `scope.allow_protected` lets the named path through."""

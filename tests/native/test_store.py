@@ -35,10 +35,14 @@ def manager(tmp_path: Path) -> SessionManager:
 
 
 def test_ulid_is_sortable_and_monotonic() -> None:
+    before = time.time()
     ids = [new_ulid() for _ in range(1000)]
+    after = time.time()
     assert ids == sorted(ids) and len(set(ids)) == 1000
     assert all(len(i) == 26 for i in ids)
-    assert abs(ulid_time(ids[0]).timestamp() - time.time()) < 5  # type: ignore[union-attr]
+    # The time in the id is the time it was made (to the millisecond).
+    made = ulid_time(ids[0]).timestamp()  # type: ignore[union-attr]
+    assert before - 0.001 <= made <= after + 0.001
     assert new_ulid(now_ms=0) > ids[-1]  # a clock step back never breaks the order
 
 
@@ -272,7 +276,6 @@ def test_explicit_id(manager: SessionManager, tmp_path: Path) -> None:
 def test_crash_safety_sigkill_at_random_moments(tmp_path: Path) -> None:
     """Acceptance 5: 60 writers killed mid-append; every reported-flushed entry survives."""
     runs = 60
-    t0 = time.monotonic()
     out = subprocess.run(
         [sys.executable, "-m", "tests.native.crash_child", str(tmp_path / "home"), str(runs), "7"],
         capture_output=True,
@@ -303,4 +306,3 @@ def test_crash_safety_sigkill_at_random_moments(tmp_path: Path) -> None:
         w.close()
         assert manager.load(run["id"]).state.messages[-1].text == "after crash"
     assert total > 0
-    assert time.monotonic() - t0 < 30

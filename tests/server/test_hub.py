@@ -1,4 +1,4 @@
-"""The hub's live sessions (DESIGN §11), on the fake ACP agent: prompts of several clients
+"""The hub's live sessions (docs/design.md §11), on the fake ACP agent: prompts of several clients
 queue in order, every client sees every event (a late one gets the history first), a
 permission question reaches every client that can answer and the first answer wins, a session
 nobody can answer for denies as `chat` does, and a resume of a live session joins it."""

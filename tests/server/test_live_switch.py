@@ -1,4 +1,4 @@
-"""A provider switch of a live session (DESIGN §11), on the fake ACP agent: every client is
+"""A provider switch of a live session (docs/design.md §11), on the fake ACP agent: every client is
 told (`switched`: the new provider and session, the handoff the next prompt opens with, who
 switched), a page's or a socket watcher's alike, after the new session's own `session` event;
 a switch to where it is already tells nobody; a REPL attached through the socket shows it as a

@@ -1,4 +1,4 @@
-"""The web server's door (DESIGN §11, issue 24 acceptance 3): the real server, started as
+"""The web server's door (docs/design.md §11, issue 24 acceptance 3): the real server, started as
 `avatar serve --web` starts it, asked over HTTP. Without the token, or with a wrong one,
 every page, the event stream and the API answer 401; the printed URL's token becomes a
 cookie and leaves the address; no answer carries an `Access-Control-*` header (no CORS);

@@ -7,7 +7,7 @@ machine: every CLI talks to the :class:`~tests.support.model_server.FakeModelSer
 ``HTTPS_PROXY``/``HTTP_PROXY`` point at it too (it refuses ``CONNECT`` and records the host in
 ``server.proxy_attempts``), with ``NO_PROXY`` for loopback.
 
-Facts behind the settings: ``/work/shared/notes/agent-clis.md`` and DESIGN §7.
+Facts behind the settings (what each CLI needs to run offline): docs/design.md §7.
 
 Codex refuses to create its helper binaries when ``CODEX_HOME`` is inside the temporary directory
 (harmless for text, breaks tool use). Pass ``codex_home=`` a directory outside ``/tmp`` —
@@ -41,7 +41,7 @@ __all__ = [
 
 #: The checkout this test kit lives in.
 REPO_ROOT = Path(__file__).resolve().parents[2]
-#: ``bridges/`` pins the real agent CLIs (``npm ci --prefix bridges`` installs them).
+#: ``bridges/`` pins the real agent CLIs (``cd bridges && npm ci`` installs them).
 BRIDGES_DIR = REPO_ROOT / "bridges"
 #: Where ``claude``, ``gemini``, ``codex-acp`` and ``claude-agent-acp`` are installed.
 BRIDGES_BIN = BRIDGES_DIR / "node_modules" / ".bin"
@@ -49,7 +49,7 @@ BRIDGES_BIN = BRIDGES_DIR / "node_modules" / ".bin"
 #: Every CLI the kit knows how to run.
 AGENT_BINARIES = ("claude", "claude-agent-acp", "codex-acp", "gemini")
 
-SKIP_REASON = "agent CLIs not installed: run npm ci --prefix bridges"
+SKIP_REASON = "agent CLIs not installed: run cd bridges && npm ci"
 
 #: Model names written into the agents' config (the fake server answers any name).
 CODEX_MODEL = "gpt-6.1-sol"

@@ -179,6 +179,8 @@ class Reply:
     stop_reason: StopReason | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    #: Held before the last chunk of the last text part until the test sets it (see `held`).
+    hold: threading.Event | None = field(default=None, compare=False)
 
     # -- constructors -----------------------------------------------------------------------
 
@@ -273,6 +275,12 @@ class Reply:
     def with_usage(self, input_tokens: int, output_tokens: int) -> Reply:
         """The same reply reporting the given token usage instead of the estimate."""
         return replace(self, input_tokens=input_tokens, output_tokens=output_tokens)
+
+    def held(self, until: threading.Event) -> Reply:
+        """The same reply, its last text chunk held back until `until` is set: the turn is
+        under way (its first words streamed) for as long as the test needs, whatever the
+        machine's load, instead of for a guessed number of seconds."""
+        return replace(self, hold=until)
 
     def with_delay(self, delay: float, *, latency: float = 0.0) -> Reply:
         """The same reply with ``delay`` before each delta and ``latency`` before headers."""
@@ -743,7 +751,8 @@ class _Disconnect:
 @dataclass
 class _Frame:
     data: bytes
-    delay: float = 0.0
+    #: Seconds to wait before the frame, or an event to wait for (`Reply.held`).
+    delay: float | threading.Event = 0.0
 
 
 _Stream = Iterator["_Frame | _Disconnect"]
@@ -786,7 +795,12 @@ class _Ctx:
         text = "".join(p.text or p.args_json for p in self.reply.parts)
         return _estimate_tokens(text)
 
-    def delay_for(self, part: Part, i: int) -> float:
+    def delay_for(self, part: Part, i: int) -> float | threading.Event:
+        hold = self.reply.hold
+        if hold is not None and i == len(part.chunks) - 1:
+            texts = [p for p in self.reply.parts if p.kind == "text"]
+            if texts and part is texts[-1]:
+                return hold
         return part.delays[i] if i < len(part.delays) else self.reply.delay
 
 
@@ -1219,7 +1233,7 @@ def _gemini_json(ctx: _Ctx) -> dict[str, Any]:
 def _gemini_stream(ctx: _Ctx) -> _Stream:
     rid = ctx.ids("fake-")
     emitted = 0
-    pieces: list[tuple[Part, dict[str, Any], float]] = []
+    pieces: list[tuple[Part, dict[str, Any], float | threading.Event]] = []
     for part in ctx.reply.parts:
         if part.kind in ("text", "thinking"):
             for i, c in enumerate(part.chunks):
@@ -1805,7 +1819,10 @@ class FakeModelServer:
                     h.close_connection = True
                     _hard_close(h)
                     return
-                if frame.delay and self._stopping.wait(frame.delay):
+                if isinstance(frame.delay, threading.Event):
+                    while not frame.delay.wait(0.05) and not self._stopping.is_set():
+                        pass
+                elif frame.delay and self._stopping.wait(frame.delay):
                     h.close_connection = True
                     _hard_close(h)
                     return

@@ -1,5 +1,5 @@
-"""Protected paths (DESIGN §10) as the door tests plant them: one project holding each kind of
-path an agent may not change whatever the scope says, to check the file system afterwards."""
+"""Protected paths (docs/design.md §10) as the door tests plant them: one project holding each kind
+of path an agent may not change whatever the scope says, to check the file system afterwards."""
 
 from __future__ import annotations
 

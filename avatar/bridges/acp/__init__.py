@@ -1,1 +1,2 @@
-"""The ACP bridge (DESIGN §2): any Agent Client Protocol agent behind avatar's session API."""
+"""The ACP bridge (docs/design.md §2): any Agent Client Protocol agent behind avatar's session
+API."""

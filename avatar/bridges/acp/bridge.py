@@ -201,8 +201,8 @@ class ACPBridge(BaseBridge):
             self._spare = await opener.new()
 
     async def open(self, request: OpenRequest) -> SessionStarted:
-        """Open a session as `request` asks (DESIGN §2 cascade); a fallback is reported here,
-        in one Notice saying what failed and what was opened instead."""
+        """Open a session as `request` asks (docs/design.md §2 cascade); a fallback is reported
+        here, in one Notice saying what failed and what was opened instead."""
         _, opener = self._running()
         spare, self._spare = self._spare, None
         if spare is not None and request.mode == "new" and not request.session_id:

@@ -1,7 +1,7 @@
 """Finding the session to continue: every page of `session/list`, else the on-disk reader.
 
 Listing for users goes through the engine's stores; the bridge lists only to continue the
-newest session of its cwd (DESIGN §2).
+newest session of its cwd (docs/design.md §2).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Opening ACP sessions: the load → resume → new cascade of DESIGN §2.
+"""Opening ACP sessions: the load → resume → new cascade of docs/design.md §2.
 
 1. A session id: `session/load` when advertised, else (or when it fails) `session/resume`.
 2. Continue-last: the newest session in the cwd from `session/list` (every page, newest by
@@ -138,7 +138,7 @@ class SessionOpener:
     # -- the cascade ------------------------------------------------------------------------
 
     async def open(self, request: OpenRequest) -> OpenResult:
-        """Open what `request` asks for, falling back as DESIGN §2 says."""
+        """Open what `request` asks for, falling back as docs/design.md §2 says."""
         if request.mode == "new":
             result = await self.new()
             if request.session_id and request.session_id != result.session_id:

@@ -56,7 +56,7 @@ class AgentSetup:
 
 
 def session_capabilities(agent_capabilities: Any) -> SessionCapabilities:
-    """DESIGN §2: every `agent_capabilities` field (the SDK's object, or the wire's dict)
+    """docs/design.md §2: every `agent_capabilities` field (the SDK's object, or the wire's dict)
     mapped into `SessionCapabilities`."""
     agent = agent_capabilities
     session = get(agent, "session_capabilities", "sessionCapabilities") if agent else None

@@ -6,7 +6,7 @@ one-shot bridge (which never loads the SDK) show every update the same way.
 
 This module imports the SDK (`import acp` costs about a second): the client side
 (`avatar.bridges.acp.client`) imports it, and the bridge loads that only once the agent is
-spawning, so the import runs while the agent boots (DESIGN §1).
+spawning, so the import runs while the agent boots (docs/design.md §1).
 """
 
 from __future__ import annotations

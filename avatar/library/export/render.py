@@ -1,5 +1,5 @@
 """`avatar session export ID --format md|html|json`: a session's canonical transcript as a file
-a person can read or a script can parse (DESIGN §3).
+a person can read or a script can parse (docs/design.md §3).
 
 Every format carries the messages numbered as `session show` numbers them, the tool calls with
 their arguments, the tool results (cut to `RESULT_CHARS`), times, model and provider. Secrets

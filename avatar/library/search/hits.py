@@ -36,7 +36,7 @@ class SearchHit:
     spans: list[tuple[int, int]] = field(default_factory=list)
 
     def to_public(self) -> dict[str, object]:
-        """The object `session search --json` prints (DESIGN §3)."""
+        """The object `session search --json` prints (docs/design.md §3)."""
         s = self.session
         out: dict[str, object] = {
             "id": s.id,

@@ -1,4 +1,4 @@
-"""Compaction strategies (DESIGN §5): what to do when the context fills up.
+"""Compaction strategies (docs/design.md §5): what to do when the context fills up.
 
 A strategy looks at the current context and proposes a `CompactionEntry` — a summary (or
 none) plus the first message to keep. The session records it; folding that entry rebuilds

@@ -1,4 +1,4 @@
-"""The native agent's system prompt (DESIGN §5).
+"""The native agent's system prompt (docs/design.md §5).
 
 Working directory, each tool's description, project instructions (`AGENTS.md`, else
 `CLAUDE.md`, in every directory from the filesystem root down to the cwd — nearest last, so

@@ -1,1 +1,2 @@
-"""The native session store (DESIGN §6): the session files, their writer, index and versions."""
+"""The native session store (docs/design.md §6): the session files, their writer, index and
+versions."""

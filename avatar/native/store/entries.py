@@ -1,4 +1,4 @@
-"""The native session file format (DESIGN §6), as pydantic models: the on-disk boundary.
+"""The native session file format (docs/design.md §6), as pydantic models: the on-disk boundary.
 
 Line 1 is a `SessionHeader`; every later line is one entry with `type`, `id`, `timestamp`.
 Unknown entry types are skipped on load (forward compatibility), never fatal.

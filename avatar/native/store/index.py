@@ -1,4 +1,4 @@
-"""The per-project index of native sessions (DESIGN §6): what listing reads.
+"""The per-project index of native sessions (docs/design.md §6): what listing reads.
 
 Layout: `$AVATAR_HOME/sessions/<project-slug>/<id>.jsonl`, one file per session, plus a
 per-project `.index.jsonl` cache (one record per line, last record per id wins) so listing

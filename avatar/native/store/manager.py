@@ -1,4 +1,4 @@
-"""SessionManager: the native session store of DESIGN §6 — creating, reading, forking and
+"""SessionManager: the native session store of docs/design.md §6 — creating, reading, forking and
 deleting session files. Where they live and how they are listed is `avatar.native.store.index`.
 """
 

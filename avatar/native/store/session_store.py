@@ -2,7 +2,7 @@
 
 Listing reads the per-project index (no session file is parsed unless the index is stale),
 so 10,000 sessions list in well under the 0.3 s budget. The files themselves are written by
-`SessionManager` (DESIGN §6); this store asks it for a fork at a message, an imported
+`SessionManager` (docs/design.md §6); this store asks it for a fork at a message, an imported
 conversation, a title, a deletion, and says what an archive carries and where it goes back
 (the header's `cwd` moves; the index learns the file when it is next read).
 """

@@ -1,4 +1,4 @@
-"""The seven native tools of DESIGN §5: read, write, edit, bash, grep, find, ls."""
+"""The seven native tools of docs/design.md §5: read, write, edit, bash, grep, find, ls."""
 
 from __future__ import annotations
 
