@@ -34,7 +34,7 @@ from typing import Literal
 from avatar.core.config import user_config_path
 from avatar.policy.covered import CoveredTree
 from avatar.policy.kernel import landlock, namespaces
-from avatar.policy.protected import protected_by
+from avatar.policy.protected import GIT_FINER, protected_by
 from avatar.policy.readable import (
     HOME_READABLE,
     SYSTEM_ROOTS,
@@ -61,8 +61,6 @@ COMMAND_ENV_PREFIXES = ("LC_",)
 #: Devices every sandboxed process may write to.
 WRITABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts", "/dev/shm",
                     "/dev/ptmx")  # fmt: skip
-# `.git` entries that are protected whether or not a walk finds them.
-_GIT_PROTECTED = ("config", "config.worktree", "hooks", "modules", "worktrees")
 
 
 def command_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -202,28 +200,47 @@ class Sandbox:
             h, r = tree.refresh()
             hidden += h
             read_only += r
-        pinned: list[Path] = []
-        git = self.root / ".git"
-        if git.is_dir() and not git.is_symlink():
-            pinned.append(git)
-            hooks = git / "hooks"
-            if not hooks.exists() and protected_by(
-                ".git/hooks", "write", True, self.allow_protected
-            ):
-                # A hooks directory the agent could create would run its hooks on the user's
-                # next commit; an empty one, read-only, cannot be filled.
-                hooks.mkdir(exist_ok=True)
-            for name in _GIT_PROTECTED:
-                path = git / name
-                rel = f".git/{name}"
-                if path.exists() and protected_by(
-                    rel, "write", path.is_dir(), self.allow_protected
-                ):
-                    read_only.append(path)
+        pinned, git_read_only = self._git()
+        read_only += git_read_only
         config = Path(os.path.realpath(user_config_path()))
         if config.is_file() and any(config.is_relative_to(w) for w in self._writable()):
             read_only.append(config)
-        return hidden, read_only, pinned
+        return hidden, list(dict.fromkeys(read_only)), pinned
+
+    def _git(self) -> tuple[list[Path], list[Path]]:
+        """(pinned, read-only) paths of the project's git directory. Whole, it is read-only (the
+        walk finds it); opened (`allow_protected: [.git]`), it is pinned — a mount point cannot
+        be renamed, so it cannot be swapped for a repository the agent built — and what decides
+        what runs in it stays read-only (`GIT_FINER`)."""
+        git = self.root / ".git"
+        allow = self.allow_protected
+        if not os.path.lexists(git):
+            if protected_by(".git", "write", True, allow) and _in_work_tree(self.root.parent):
+                # A project inside a repository: a `.git` made here would be the repository
+                # the user's next `git` in it uses. An empty one, read-only, cannot be filled,
+                # and git looks past it to the repository above, as it did.
+                with contextlib.suppress(OSError):
+                    git.mkdir()
+                    return [], [git]
+            return [], []
+        if not git.is_dir() or git.is_symlink():
+            return [], []  # a gitfile or a link: the walk covers them
+        if protected_by(".git", "write", True, allow):
+            # Read-only whole (the walk finds it), but for what an entry opens inside it.
+            return _opened_inside(git, ".git", allow), []
+        read_only: list[Path] = []
+        for name in GIT_FINER:
+            path = git / name
+            if not protected_by(f".git/{name}", "write", path.is_dir(), allow):
+                continue
+            if name in ("hooks", "info") and not path.exists():
+                # A hooks directory the agent could create would run its hooks on the user's
+                # next commit; an empty one, read-only, cannot be filled.
+                with contextlib.suppress(OSError):
+                    path.mkdir()
+            if path.exists():
+                read_only.append(path)
+        return [git], read_only
 
     def preexec(self) -> Callable[[], None]:
         """Prepare the walls for one child; the returned function applies them in the child."""
@@ -255,6 +272,31 @@ def _child(
             ruleset.restrict()
 
     return apply
+
+
+def _opened_inside(directory: Path, rel: str, allow: Sequence[str]) -> list[Path]:
+    """What `allow_protected` entries naming paths inside the protected `directory` (at
+    root-relative `rel`) open: bound writable over its read-only mount. Entries are followed
+    down as far as their text names directories."""
+    named = [a.strip().lstrip("/").removeprefix("./") for a in allow]
+    if not any(n.startswith(rel + "/") for n in named):
+        return []
+    out: list[Path] = []
+    with contextlib.suppress(OSError), os.scandir(directory) as entries:
+        for entry in entries:
+            if entry.is_symlink():
+                continue
+            below, is_dir = f"{rel}/{entry.name}", entry.is_dir()
+            if protected_by(below, "write", is_dir, allow) is None:
+                out.append(Path(entry.path))
+            elif is_dir:
+                out += _opened_inside(Path(entry.path), below, allow)
+    return out
+
+
+def _in_work_tree(directory: Path) -> bool:
+    """Does `directory` (or one above it) hold a `.git`?"""
+    return any(os.path.lexists(d / ".git") for d in (directory, *directory.parents))
 
 
 def state_dirs(entries: Iterable[str], env: Mapping[str, str]) -> list[Path]:

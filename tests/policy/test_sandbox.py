@@ -98,20 +98,37 @@ def test_the_covered_tree_follows_changes_and_rescans_only_changed_directories(
     covered = CoveredTree(tree, ["**/.env", "*.pem"], [])
     hidden, read_only = covered.refresh()
     assert hidden == [tree / ".env"]
-    assert read_only == []  # the root `.git` is the sandbox's own business, not the walk's
+    assert read_only == [tree / ".git"]  # git's metadata, whole
     (tree / "src" / "key.pem").write_text("k")
     (tree / "vendor" / "lib").mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(tree / "vendor" / "lib")], check=True)
     hidden, read_only = covered.refresh()
     assert sorted(hidden) == [tree / ".env", tree / "src" / "key.pem"]
-    assert read_only == [tree / "vendor" / "lib" / ".git"]
+    assert sorted(read_only) == [tree / ".git", tree / "vendor" / "lib" / ".git"]
     (tree / ".env").unlink()
     assert covered.refresh()[0] == [tree / "src" / "key.pem"]
 
 
 def test_allow_protected_lifts_a_protection(tree: Path) -> None:
-    covered = CoveredTree(tree, [], ["**/.env"])
+    covered = CoveredTree(tree, [], ["**/.env", ".git"])
     assert covered.refresh() == ([], [])
+
+
+def test_no_repository_can_be_made_in_a_project_inside_one(tmp_path: Path) -> None:
+    """A project that is a directory of a repository gets an empty read-only `.git`: git
+    looks past it to the repository above, and nothing can fill it."""
+    repo = tmp_path / "repo"
+    project = repo / "sub"
+    project.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    box = Sandbox("commands", project)
+    try:
+        made = _run(box, "git init -q; mkdir .git/x; echo x > .git/config", project)
+        assert made.returncode != 0 and os.listdir(project / ".git") == []
+        top = ["git", "-C", str(project), "rev-parse", "--show-toplevel"]  # the user's git
+        assert subprocess.run(top, capture_output=True, text=True).stdout == f"{repo}\n"
+    finally:
+        box.close()
 
 
 def test_the_environment_is_an_allow_list() -> None:

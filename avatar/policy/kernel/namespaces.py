@@ -5,7 +5,8 @@
   readable. The process gets its own view of the mounts instead: protected paths are bound
   read-only onto themselves (writes fail with EROFS; renaming or removing a mount point fails
   with EBUSY), paths the scope denies are covered by an empty read-only stand-in, and pinned
-  paths are bound onto themselves so they cannot be swapped for others.
+  paths are bound writable onto themselves, so they cannot be swapped for others (or stay
+  writable inside a read-only one).
 - **Processes.** In a new PID namespace with its own `/proc`, the process sees only itself and
   its children: not avatar, not the user's shells, not their environments
   (`/proc/PID/environ` of a process of the same user is readable, and Landlock does not stop
@@ -97,7 +98,9 @@ class Namespaces:
         binds = [_bind(p, p, writable=True) for p in pinned or ()]
         binds += [_bind(p, p) for p in read_only]
         binds += [_bind(blank_dir if p.is_dir() else blank_file, p) for p in hidden]
-        self.binds = [b for b in binds if b is not None]
+        # Parents first: a bind made over a directory afterwards would hide the mounts below it
+        # (a path opened writable inside a read-only one, a stand-in inside it).
+        self.binds = sorted((b for b in binds if b is not None), key=lambda b: b.target.count(b"/"))
         self._flags = _flags(pid)
         uid, gid = os.geteuid(), os.getegid()
         self._maps = (
@@ -142,6 +145,9 @@ class Namespaces:
             if libc.mount(bind.source, bind.target, None, _MS_BIND, None) != 0:
                 _die(b"bind mount of " + bind.target)
             if bind.writable:
+                # A bind made inside a read-only one starts read-only: writable again where the
+                # file system allows (where it does not, it stays read-only: the safe side).
+                libc.mount(None, bind.target, None, _MS_BIND | _MS_REMOUNT | bind.flags, None)
                 continue
             remount = _MS_BIND | _MS_REMOUNT | _MS_RDONLY | bind.flags
             if libc.mount(None, bind.target, None, remount, None) != 0:
