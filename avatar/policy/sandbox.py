@@ -32,9 +32,8 @@ from pathlib import Path
 from typing import Literal
 
 from avatar.core.config import user_config_path
-from avatar.policy.covered import CoveredTree
+from avatar.policy.covered import CoveredTree, git_covers
 from avatar.policy.kernel import landlock, namespaces
-from avatar.policy.protected import GIT_FINER, protected_by
 from avatar.policy.readable import (
     HOME_READABLE,
     SYSTEM_ROOTS,
@@ -44,6 +43,7 @@ from avatar.policy.readable import (
     program_prefixes,
 )
 from avatar.policy.scope import ScopePolicy
+from avatar.policy.state import StateWalls, state_walls
 
 Kind = Literal["commands", "agent"]
 
@@ -106,6 +106,7 @@ class Sandbox:
         read_outside: Sequence[Path] = (),
         home: Path | None = None,
         search_path: str = "",
+        state: StateWalls | None = None,
     ) -> None:
         self.kind = kind
         self.root = Path(os.path.realpath(root))
@@ -115,6 +116,7 @@ class Sandbox:
         self.read_outside = [Path(os.path.realpath(p)) for p in read_outside]
         self.home = Path(os.path.realpath(home or Path.home()))
         self.search_path = search_path
+        self.state = state or StateWalls()
         self._trees = [
             CoveredTree(r, deny, allow_protected) for r in (self.root, *self.extra_roots)
         ]
@@ -200,47 +202,18 @@ class Sandbox:
             h, r = tree.refresh()
             hidden += h
             read_only += r
-        pinned, git_read_only = self._git()
+        pinned, git_read_only = git_covers(self.root, self.allow_protected)
         read_only += git_read_only
+        if self.kind == "agent":  # (commands cannot write the state dirs at all)
+            writable = self._writable()
+            inside = [p for p in self.state.read_only if any(p.is_relative_to(w) for w in writable)]
+            read_only += inside
+            hidden += self.state.hidden
+            pinned += self.state.opened
         config = Path(os.path.realpath(user_config_path()))
         if config.is_file() and any(config.is_relative_to(w) for w in self._writable()):
             read_only.append(config)
         return hidden, list(dict.fromkeys(read_only)), pinned
-
-    def _git(self) -> tuple[list[Path], list[Path]]:
-        """(pinned, read-only) paths of the project's git directory. Whole, it is read-only (the
-        walk finds it); opened (`allow_protected: [.git]`), it is pinned — a mount point cannot
-        be renamed, so it cannot be swapped for a repository the agent built — and what decides
-        what runs in it stays read-only (`GIT_FINER`)."""
-        git = self.root / ".git"
-        allow = self.allow_protected
-        if not os.path.lexists(git):
-            if protected_by(".git", "write", True, allow) and _in_work_tree(self.root.parent):
-                # A project inside a repository: a `.git` made here would be the repository
-                # the user's next `git` in it uses. An empty one, read-only, cannot be filled,
-                # and git looks past it to the repository above, as it did.
-                with contextlib.suppress(OSError):
-                    git.mkdir()
-                    return [], [git]
-            return [], []
-        if not git.is_dir() or git.is_symlink():
-            return [], []  # a gitfile or a link: the walk covers them
-        if protected_by(".git", "write", True, allow):
-            # Read-only whole (the walk finds it), but for what an entry opens inside it.
-            return _opened_inside(git, ".git", allow), []
-        read_only: list[Path] = []
-        for name in GIT_FINER:
-            path = git / name
-            if not protected_by(f".git/{name}", "write", path.is_dir(), allow):
-                continue
-            if name in ("hooks", "info") and not path.exists():
-                # A hooks directory the agent could create would run its hooks on the user's
-                # next commit; an empty one, read-only, cannot be filled.
-                with contextlib.suppress(OSError):
-                    path.mkdir()
-            if path.exists():
-                read_only.append(path)
-        return [git], read_only
 
     def preexec(self) -> Callable[[], None]:
         """Prepare the walls for one child; the returned function applies them in the child."""
@@ -274,31 +247,6 @@ def _child(
     return apply
 
 
-def _opened_inside(directory: Path, rel: str, allow: Sequence[str]) -> list[Path]:
-    """What `allow_protected` entries naming paths inside the protected `directory` (at
-    root-relative `rel`) open: bound writable over its read-only mount. Entries are followed
-    down as far as their text names directories."""
-    named = [a.strip().lstrip("/").removeprefix("./") for a in allow]
-    if not any(n.startswith(rel + "/") for n in named):
-        return []
-    out: list[Path] = []
-    with contextlib.suppress(OSError), os.scandir(directory) as entries:
-        for entry in entries:
-            if entry.is_symlink():
-                continue
-            below, is_dir = f"{rel}/{entry.name}", entry.is_dir()
-            if protected_by(below, "write", is_dir, allow) is None:
-                out.append(Path(entry.path))
-            elif is_dir:
-                out += _opened_inside(Path(entry.path), below, allow)
-    return out
-
-
-def _in_work_tree(directory: Path) -> bool:
-    """Does `directory` (or one above it) hold a `.git`?"""
-    return any(os.path.lexists(d / ".git") for d in (directory, *directory.parents))
-
-
 def state_dirs(entries: Iterable[str], env: Mapping[str, str]) -> list[Path]:
     """A provider's state paths (`state_dirs` in its data); an entry naming an unset variable
     is left out. An entry ending in `/` is a directory, made (0700) when missing: Landlock can
@@ -323,17 +271,29 @@ def for_commands(policy: ScopePolicy, env: Mapping[str, str]) -> Sandbox | None:
 
 
 def for_agent(
-    policy: ScopePolicy, entries: Iterable[str], env: Mapping[str, str]
+    policy: ScopePolicy,
+    entries: Iterable[str],
+    env: Mapping[str, str],
+    protected: Iterable[str] = (),
+    projects: Mapping[str, str] | None = None,
 ) -> Sandbox | None:
     """The walls for an agent process whose state lives in `entries` (`state_dirs` of its
-    provider data); None unless `sandbox: agents`."""
+    provider data), of which `protected` and other projects' entries in `projects` stay out of
+    its reach (`state_protected`, `state_projects`: `avatar.policy.state`); None unless
+    `sandbox: agents`."""
     if policy.sandbox_mode != "agents":
         return None
-    return _sandbox("agent", policy, env, state_dirs(entries, env))
+    states = state_dirs(entries, env)
+    walls = state_walls(protected, projects or {}, env, policy.root)
+    return _sandbox("agent", policy, env, states, walls)
 
 
 def _sandbox(
-    kind: Kind, policy: ScopePolicy, env: Mapping[str, str], states: Sequence[Path]
+    kind: Kind,
+    policy: ScopePolicy,
+    env: Mapping[str, str],
+    states: Sequence[Path],
+    walls: StateWalls | None = None,
 ) -> Sandbox:
     home = Path(env["HOME"]) if env.get("HOME") else None
     outside = [p for p in (expand(e, env) for e in policy.read_outside) if p is not None]
@@ -347,6 +307,7 @@ def _sandbox(
         read_outside=outside,
         home=home,
         search_path=env.get("PATH", os.defpath),
+        state=walls,
     )
 
 
