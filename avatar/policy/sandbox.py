@@ -191,7 +191,8 @@ class Sandbox:
         # entry around them (Landlock allows by path).
         paths += [Path("/etc")] if support().namespaces else etc_around_secrets()
         paths += [self.home / name for name in HOME_READABLE]
-        paths += program_prefixes(self.search_path, self.home)
+        writable = (*self._writable(), self.tmpdir, *self.state_dirs)
+        paths += program_prefixes(self.search_path, self.home, writable)
         return paths
 
     def _covered(self) -> tuple[list[Path], list[Path], list[Path]]:
@@ -263,11 +264,15 @@ def state_dirs(entries: Iterable[str], env: Mapping[str, str]) -> list[Path]:
     return out
 
 
-def for_commands(policy: ScopePolicy, env: Mapping[str, str]) -> Sandbox | None:
-    """The walls for the commands of a session under `policy` (None with `sandbox: off`)."""
+def for_commands(
+    policy: ScopePolicy, env: Mapping[str, str], agent_state: Iterable[str] = ()
+) -> Sandbox | None:
+    """The walls for the commands of a session under `policy` (None with `sandbox: off`);
+    `agent_state` is the `state_dirs` of the agent they run for, which its commands cannot
+    write but it can."""
     if policy.sandbox_mode == "off":
         return None
-    return _sandbox("commands", policy, env, ())
+    return _sandbox("commands", policy, env, state_dirs(agent_state, env))
 
 
 def for_agent(

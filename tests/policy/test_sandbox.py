@@ -164,6 +164,30 @@ def test_program_prefixes_cover_a_venv_but_never_the_home(tmp_path: Path) -> Non
     assert Path("/usr") not in found
 
 
+def test_program_prefixes_never_come_from_a_writable_place(tmp_path: Path) -> None:
+    """A `PATH` directory a walled process can write adds nothing, nor do its links; a link
+    elsewhere is followed only to a program, never to the home or above it."""
+    home = tmp_path / "home"
+    project = tmp_path / "proj"
+    venv_bin = project / ".venv" / "bin"
+    local_bin = home / ".local" / "bin"
+    tool = home / ".local" / "pipx" / "venvs" / "black" / "bin" / "black"
+    for d in (venv_bin, local_bin, tool.parent, home / ".ssh"):
+        d.mkdir(parents=True)
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    (home / "run.sh").write_text("#!/bin/sh\n")
+    (home / "run.sh").chmod(0o755)
+    (venv_bin / "x").symlink_to(home / ".ssh")
+    (local_bin / "black").symlink_to(tool)
+    (local_bin / "ssh-dir").symlink_to(home / ".ssh")
+    (local_bin / "run").symlink_to(home / "run.sh")
+    found = program_prefixes(f"{venv_bin}:{local_bin}", home, (project,))
+    assert venv_bin not in found and home not in found and home / ".ssh" not in found
+    assert tool.parent in found and tool.parent.parent in found  # pipx's venv of black
+    assert set(found) == {local_bin, tool.parent, tool.parent.parent}
+
+
 def test_sandbox_modes_choose_what_is_walled(tree: Path) -> None:
     env = {"PATH": "/bin", "HOME": str(tree)}
     agents = ScopePolicy(Scope(), tree)
