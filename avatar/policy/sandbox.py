@@ -191,7 +191,9 @@ class Sandbox:
         # entry around them (Landlock allows by path).
         paths += [Path("/etc")] if support().namespaces else etc_around_secrets()
         paths += [self.home / name for name in HOME_READABLE]
-        writable = (*self._writable(), self.tmpdir, *self.state_dirs)
+        # (Not the private temp dir: new for each sandbox, it would defeat the cache, and no
+        # PATH names it before it exists.)
+        writable = (self.root, *self.extra_roots, *self.state_dirs)
         paths += program_prefixes(self.search_path, self.home, writable)
         return paths
 
