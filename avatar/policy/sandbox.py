@@ -216,7 +216,7 @@ class Sandbox:
         config = Path(os.path.realpath(user_config_path()))
         if config.is_file() and any(config.is_relative_to(w) for w in self._writable()):
             read_only.append(config)
-        return hidden, list(dict.fromkeys(read_only)), pinned
+        return list(dict.fromkeys(hidden)), list(dict.fromkeys(read_only)), pinned
 
     def preexec(self) -> Callable[[], None]:
         """Prepare the walls for one child; the returned function applies them in the child."""

@@ -56,6 +56,7 @@ def state_walls(
     """The walls for an agent working in `project`, from its provider data."""
     walls = StateWalls(read_only=protected_paths(protected, env))
     marked: dict[str, list[Path]] = {}
+    seen: set[Path] = set()
     for entry, rule in projects.items():
         directory = expand(entry, env)
         if directory is None:
@@ -65,6 +66,9 @@ def state_walls(
         if not directory.is_dir():
             continue
         directory = Path(os.path.realpath(directory))
+        if directory in seen:  # (`$CLAUDE_CONFIG_DIR` set to `~/.claude`)
+            continue
+        seen.add(directory)
         if rule == "slug":
             _per_project(walls, directory, project_slug(str(project)), None)
         elif rule.startswith("marker:"):
