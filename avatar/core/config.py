@@ -168,6 +168,8 @@ class ProviderConfig:
     model_from: list[str] | None = None  # where the agent's configured model is read
     quirks: list[str] | None = None
     state_dirs: list[str] | None = None  # where the agent writes its own state (its sandbox)
+    state_protected: list[str] | None = None  # what of it stays read-only for the agent
+    state_projects: dict[str, str] | None = None  # its per-project dirs: {dir: naming rule}
     walled_mode: str | None = None  # the agent's own mode while avatar's walls confine it
     # native only
     auto_compact: bool | None = None

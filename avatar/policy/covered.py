@@ -1,5 +1,6 @@
 """Finding, inside the session's directories, the paths the sandbox must cover: those the scope
-denies (hidden from reads) and the protected ones (kept read-only).
+denies (hidden from reads) and the protected ones (kept read-only); and, in the project's git
+directory, what stays read-only when the user opened it (`git_covers`).
 
 Deny patterns such as `**/.env` can match at any depth, so the tree is walked. The walk is kept:
 each directory's modification time says whether an entry was added, removed or renamed in it
@@ -9,13 +10,14 @@ changed ones (a project of 2,500 directories: ~50 ms to walk, ~8 ms to check).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from avatar.policy.patterns import pattern_matches
-from avatar.policy.protected import protected_by
+from avatar.policy.protected import GIT_FINER, protected_by
 
 # Names the protected paths can have; anything else is only matched against deny patterns.
 _PROTECTED_PREFIXES = (".env", ".avatar.yaml", ".git")
@@ -108,3 +110,63 @@ class CoveredTree:
             return
         if is_dir and rel != ".git":
             found.subdirs.append(path)
+
+
+def git_covers(root: Path, allow: Sequence[str]) -> tuple[list[Path], list[Path]]:
+    """(pinned, read-only) paths of the git directory of project `root`. Whole, it is read-only (the
+    walk finds it); opened (`allow_protected: [.git]`), it is pinned — a mount point cannot
+    be renamed, so it cannot be swapped for a repository the agent built — and what decides
+    what runs in it stays read-only (`GIT_FINER`)."""
+    git = root / ".git"
+    if not os.path.lexists(git):
+        if protected_by(".git", "write", True, allow) and _in_work_tree(root.parent):
+            # A project inside a repository: a `.git` made here would be the repository
+            # the user's next `git` in it uses. An empty one, read-only, cannot be filled,
+            # and git looks past it to the repository above, as it did.
+            with contextlib.suppress(OSError):
+                git.mkdir()
+                return [], [git]
+        return [], []
+    if not git.is_dir() or git.is_symlink():
+        return [], []  # a gitfile or a link: the walk covers them
+    if protected_by(".git", "write", True, allow):
+        # Read-only whole (the walk finds it), but for what an entry opens inside it.
+        return _opened_inside(git, ".git", allow), []
+    read_only: list[Path] = []
+    for name in GIT_FINER:
+        path = git / name
+        if not protected_by(f".git/{name}", "write", path.is_dir(), allow):
+            continue
+        if name in ("hooks", "info") and not path.exists():
+            # A hooks directory the agent could create would run its hooks on the user's
+            # next commit; an empty one, read-only, cannot be filled.
+            with contextlib.suppress(OSError):
+                path.mkdir()
+        if path.exists():
+            read_only.append(path)
+    return [git], read_only
+
+
+def _opened_inside(directory: Path, rel: str, allow: Sequence[str]) -> list[Path]:
+    """What `allow_protected` entries naming paths inside the protected `directory` (at
+    root-relative `rel`) open: bound writable over its read-only mount. Entries are followed
+    down as far as their text names directories."""
+    named = [a.strip().lstrip("/").removeprefix("./") for a in allow]
+    if not any(n.startswith(rel + "/") for n in named):
+        return []
+    out: list[Path] = []
+    with contextlib.suppress(OSError), os.scandir(directory) as entries:
+        for entry in entries:
+            if entry.is_symlink():
+                continue
+            below, is_dir = f"{rel}/{entry.name}", entry.is_dir()
+            if protected_by(below, "write", is_dir, allow) is None:
+                out.append(Path(entry.path))
+            elif is_dir:
+                out += _opened_inside(Path(entry.path), below, allow)
+    return out
+
+
+def _in_work_tree(directory: Path) -> bool:
+    """Does `directory` (or one above it) hold a `.git`?"""
+    return any(os.path.lexists(d / ".git") for d in (directory, *directory.parents))

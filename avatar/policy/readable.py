@@ -65,13 +65,28 @@ def etc_secrets() -> list[Path]:
 
 
 @cache
-def program_prefixes(search_path: str, home: Path) -> tuple[Path, ...]:
+def program_prefixes(
+    search_path: str, home: Path, writable: tuple[Path, ...] = ()
+) -> tuple[Path, ...]:
     """Directories a command needs to read to run the programs on `search_path`: each `PATH`
     directory and, for a `bin`/`shims` directory, the install prefix above it (a virtualenv, a
     node_modules, a pyenv version) — but never the home directory, what lies above it, or a
-    directory right in it.
-    Symlinked programs (a venv's `python` → pyenv) add their target's prefix too."""
+    directory right in it. A symlinked program (pipx's `~/.local/bin/black` → its venv) adds
+    its target's directory (and prefix) too, when the target is a program.
+
+    Never from a place a walled process can write (`writable`: the project, the added and the
+    private temp directories, the agents' state directories): a `PATH` directory there — an
+    activated `.venv/bin` in the project — is skipped with its symlinks, so a link planted in
+    it (`ln -s ~/.ssh .venv/bin/x`) cannot widen what the next command reads. (A program there
+    runs all the same: the project is readable; one linked from there into the home needs
+    `scope.read_outside`.)"""
     out: list[Path] = []
+    untrusted = [Path(os.path.realpath(w)) for w in writable]
+
+    def trusted(directory: Path) -> bool:
+        if home.is_relative_to(directory):  # the home, or above it
+            return False
+        return not any(directory.is_relative_to(w) for w in untrusted)
 
     def add(directory: Path) -> None:
         out.append(directory)
@@ -79,13 +94,17 @@ def program_prefixes(search_path: str, home: Path) -> tuple[Path, ...]:
             prefix = directory.parent
             # Not the home, nor what lies above it or right in it (`~/.local` holds avatar's
             # own data and the user's keyrings, `~/.cargo` credentials).
-            if not home.is_relative_to(prefix) and prefix.parent != home:
+            if trusted(prefix) and prefix.parent != home:
                 out.append(prefix)
 
     for entry in filter(None, search_path.split(os.pathsep)):
+        written = Path(os.path.normpath(os.path.abspath(entry)))
         directory = Path(os.path.realpath(entry))
-        if not directory.is_dir() or any(
-            directory.is_relative_to(root) for root in map(Path, SYSTEM_ROOTS)
+        if (
+            not directory.is_dir()
+            or not trusted(written)
+            or not trusted(directory)
+            or any(directory.is_relative_to(root) for root in map(Path, SYSTEM_ROOTS))
         ):
             continue
         add(directory)
@@ -94,7 +113,9 @@ def program_prefixes(search_path: str, home: Path) -> tuple[Path, ...]:
         except OSError:
             continue
         for link in links[:200]:
-            target = Path(os.path.realpath(link.path)).parent
-            if target != directory and target.is_dir():
-                add(target)
+            target = Path(os.path.realpath(link.path))
+            if not (target.is_file() and os.access(target, os.X_OK)):
+                continue  # a program, not a directory or a file to read
+            if target.parent != directory and trusted(target.parent):
+                add(target.parent)
     return tuple(dict.fromkeys(out))

@@ -38,9 +38,8 @@ from typing import Literal
 
 from avatar.core.config import user_config_path
 from avatar.policy import private_tmp, sockets
-from avatar.policy.covered import CoveredTree
+from avatar.policy.covered import CoveredTree, git_covers
 from avatar.policy.kernel import landlock, stub
-from avatar.policy.protected import protected_by
 from avatar.policy.readable import (
     HOME_READABLE,
     SYSTEM_ROOTS,
@@ -50,6 +49,7 @@ from avatar.policy.readable import (
     program_prefixes,
 )
 from avatar.policy.scope import ScopePolicy
+from avatar.policy.state import StateWalls, state_walls
 
 Kind = Literal["commands", "agent"]
 Network = Literal["on", "loopback", "off"]
@@ -68,8 +68,6 @@ COMMAND_ENV_PREFIXES = ("LC_",)
 #: Devices every sandboxed process may write to.
 WRITABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts", "/dev/shm",
                     "/dev/ptmx")  # fmt: skip
-# `.git` entries that are protected whether or not a walk finds them.
-_GIT_PROTECTED = ("config", "config.worktree", "hooks", "modules", "worktrees")
 
 
 def command_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -128,6 +126,7 @@ class Sandbox:
         open_sockets: Sequence[str] = (),
         network: Network = "on",
         env: Mapping[str, str] | None = None,
+        state: StateWalls | None = None,
     ) -> None:
         self.kind = kind
         self.root = Path(os.path.realpath(root))
@@ -138,6 +137,7 @@ class Sandbox:
         self.home = Path(os.path.realpath(home or Path.home()))
         self.search_path = search_path
         self.network: Network = network if kind == "commands" else "on"
+        self.state = state or StateWalls()
         self._trees = [
             CoveredTree(r, deny, allow_protected) for r in (self.root, *self.extra_roots)
         ]
@@ -220,7 +220,10 @@ class Sandbox:
         # entry around them (Landlock allows by path).
         paths += [Path("/etc")] if support().namespaces else etc_around_secrets()
         paths += [self.home / name for name in HOME_READABLE]
-        paths += program_prefixes(self.search_path, self.home)
+        # (Not the private temp dir: new for each sandbox, it would defeat the cache, and no
+        # PATH names it before it exists.)
+        writable = (self.root, *self.extra_roots, *self.state_dirs)
+        paths += program_prefixes(self.search_path, self.home, writable)
         return paths
 
     def _covered(self) -> tuple[list[Path], list[Path], list[Path]]:
@@ -231,29 +234,19 @@ class Sandbox:
             h, r = tree.refresh()
             hidden += h
             read_only += r
-        pinned: list[Path] = []
-        git = self.root / ".git"
-        if git.is_dir() and not git.is_symlink():
-            pinned.append(git)
-            hooks = git / "hooks"
-            if not hooks.exists() and protected_by(
-                ".git/hooks", "write", True, self.allow_protected
-            ):
-                # A hooks directory the agent could create would run its hooks on the user's
-                # next commit; an empty one, read-only, cannot be filled.
-                hooks.mkdir(exist_ok=True)
-            for name in _GIT_PROTECTED:
-                path = git / name
-                rel = f".git/{name}"
-                if path.exists() and protected_by(
-                    rel, "write", path.is_dir(), self.allow_protected
-                ):
-                    read_only.append(path)
+        pinned, git_read_only = git_covers(self.root, self.allow_protected)
+        read_only += git_read_only
+        if self.kind == "agent":  # (commands cannot write the state dirs at all)
+            writable = self._writable()
+            inside = [p for p in self.state.read_only if any(p.is_relative_to(w) for w in writable)]
+            read_only += inside
+            hidden += self.state.hidden
+            pinned += self.state.opened
         # avatar's config and its stub run outside the walls: never writable inside them.
         for own in (Path(os.path.realpath(user_config_path())), stub.executable()):
             if own.is_file() and any(own.is_relative_to(w) for w in self._writable()):
                 read_only.append(own)
-        return hidden, read_only, pinned
+        return list(dict.fromkeys(hidden)), list(dict.fromkeys(read_only)), pinned
 
     def _covered_socket_dirs(self) -> list[Path]:
         if self._socket_dirs is None:
@@ -337,25 +330,41 @@ def state_dirs(entries: Iterable[str], env: Mapping[str, str]) -> list[Path]:
     return out
 
 
-def for_commands(policy: ScopePolicy, env: Mapping[str, str]) -> Sandbox | None:
-    """The walls for the commands of a session under `policy` (None with `sandbox: off`)."""
+def for_commands(
+    policy: ScopePolicy, env: Mapping[str, str], agent_state: Iterable[str] = ()
+) -> Sandbox | None:
+    """The walls for the commands of a session under `policy` (None with `sandbox: off`);
+    `agent_state` is the `state_dirs` of the agent they run for, which its commands cannot
+    write but it can."""
     if policy.sandbox_mode == "off":
         return None
-    return _sandbox("commands", policy, env, ())
+    return _sandbox("commands", policy, env, state_dirs(agent_state, env))
 
 
 def for_agent(
-    policy: ScopePolicy, entries: Iterable[str], env: Mapping[str, str]
+    policy: ScopePolicy,
+    entries: Iterable[str],
+    env: Mapping[str, str],
+    protected: Iterable[str] = (),
+    projects: Mapping[str, str] | None = None,
 ) -> Sandbox | None:
     """The walls for an agent process whose state lives in `entries` (`state_dirs` of its
-    provider data); None unless `sandbox: agents`."""
+    provider data), of which `protected` and other projects' entries in `projects` stay out of
+    its reach (`state_protected`, `state_projects`: `avatar.policy.state`); None unless
+    `sandbox: agents`."""
     if policy.sandbox_mode != "agents":
         return None
-    return _sandbox("agent", policy, env, state_dirs(entries, env))
+    states = state_dirs(entries, env)
+    walls = state_walls(protected, projects or {}, env, policy.root)
+    return _sandbox("agent", policy, env, states, walls)
 
 
 def _sandbox(
-    kind: Kind, policy: ScopePolicy, env: Mapping[str, str], states: Sequence[Path]
+    kind: Kind,
+    policy: ScopePolicy,
+    env: Mapping[str, str],
+    states: Sequence[Path],
+    walls: StateWalls | None = None,
 ) -> Sandbox:
     home = Path(env["HOME"]) if env.get("HOME") else None
     outside = [p for p in (expand(e, env) for e in policy.read_outside) if p is not None]
@@ -372,6 +381,7 @@ def _sandbox(
         open_sockets=policy.sockets,
         network=policy.network,
         env=env,
+        state=walls,
     )
 
 

@@ -15,8 +15,9 @@ Keys ignored in a file not trusted, and why:
 - `providers.<name>.permission_mode`: the agent's own mode (`bypassPermissions` asks nothing);
 - `providers.<name>.quirks`: named behaviours that change how the agent is started (its
   executable, its environment);
-- `providers.<name>.state_dirs`, `.walled_mode`: where the sandbox lets the agent write
-  outside the project (`~` would be the whole home), and the agent's own mode inside the walls;
+- `providers.<name>.state_dirs`, `.state_protected`, `.state_projects`, `.walled_mode`: where
+  the sandbox lets the agent write outside the project (`~` would be the whole home), what of
+  it stays read-only, and the agent's own mode inside the walls;
 - `providers.<name>.login_command`, `.install_hint`, `.auth_hint`: avatar prints them as the
   command that fixes a provider; a repository must not choose what avatar tells you to run;
 - `providers.<name>.model_from`: files avatar reads (a key of one is shown as the model);
@@ -107,6 +108,8 @@ PROVIDER_GUARDED = frozenset(
         "install_hint",
         "auth_hint",
         "state_dirs",
+        "state_protected",
+        "state_projects",
         "walled_mode",
         "model_from",
     }

@@ -61,6 +61,12 @@ class ProviderSpec:
     # Where the agent keeps its own state (sessions, config): the only places outside the
     # project its sandbox lets it write (`~` and `$VARS` expanded; unset variables skipped).
     state_dirs: tuple[str, ...] = ()
+    # What in those places makes the agent run programs (settings, hooks, plugins): read-only
+    # for it and all it runs; and its directories of one entry per project, {directory: how
+    # the agent names a project's entry}, where other projects' entries are out of its reach
+    # (`avatar.policy.state`).
+    state_protected: tuple[str, ...] = ()
+    state_projects: dict[str, str] = field(default_factory=dict)
     # The agent's own mode while avatar's walls confine it and its policy allows every action:
     # an agent whose own sandbox cannot run inside Landlock (codex's bubblewrap needs mounts)
     # leaves confinement to the walls.
@@ -90,7 +96,10 @@ CORE = ("native", "claude", "claude-acp", "codex", "gemini")
 # Order in which agent CLIs are tried when no provider is named and native has no credentials.
 AUTO_ORDER = ("claude", "codex", "gemini")
 
-_LIST_KEYS = ("command", "login_env", "login_files", "model_from", "capabilities", "state_dirs")
+_LIST_KEYS = (
+    "command", "login_env", "login_files", "model_from", "capabilities", "state_dirs",
+    "state_protected",
+)  # fmt: skip
 
 
 def _spec(name: str, entry: dict[str, Any]) -> ProviderSpec:
@@ -180,6 +189,12 @@ def resolve_spec(name: str, cfg: ProviderConfig | None) -> ProviderSpec | None:
         quirks=frozenset(cfg.quirks) if cfg.quirks is not None else base.quirks,
         permission_mode=cfg.permission_mode or base.permission_mode,
         state_dirs=tuple(cfg.state_dirs) if cfg.state_dirs is not None else base.state_dirs,
+        state_protected=(
+            tuple(cfg.state_protected) if cfg.state_protected is not None else base.state_protected
+        ),
+        state_projects=(
+            dict(cfg.state_projects) if cfg.state_projects is not None else base.state_projects
+        ),
         walled_mode=cfg.walled_mode or base.walled_mode,
         builtin=True,
     )

@@ -2,7 +2,8 @@
 
 `CLAUDE_CONFIG_DIR` replaces `~/.claude`. The slug is the working directory with every
 character other than ASCII letters and digits replaced by `-` (long paths are cut at 200
-characters and suffixed with a hash), as Claude Code computes it. Each line is one entry:
+characters and suffixed with a hash), as Claude Code computes it (`project_slug`, in
+`avatar.policy.state`: the walls keep this project's directory by it). Each line is one entry:
 `user` / `assistant` messages (an assistant message is split over several lines sharing
 `message.id`, one per content block), plus bookkeeping entries (`queue-operation`,
 `attachment`, `last-prompt`, `custom-title`, `ai-title`, `summary`, …). Used by the `claude`
@@ -31,6 +32,7 @@ from typing import Any, Literal
 from avatar.core.errors import NotSupportedError, SessionNotFoundError, UsageError
 from avatar.core.fileio import append_line, atomic_write
 from avatar.core.ids import UUID_RE
+from avatar.policy.state import project_slug as project_slug  # the sandbox names it too
 from avatar.sessions.filestore import (
     FileFold,
     JsonlSessionStore,
@@ -79,43 +81,12 @@ INJECTED_PREFIXES = (
 # Listing parses only the lines that can matter (the big `attachment` lines never do).
 # (Claude Code writes compact JSON; spaces are tolerated for files written by other tools.)
 _LIST_WANT = re.compile(rb'"type"\s*:\s*"(?:user|assistant|summary|custom-title|ai-title)"')
-_SLUG_MAX = 200
 
 
 def claude_dir(env: Any, home: Path) -> Path:
     """`$CLAUDE_CONFIG_DIR`, else `~/.claude`."""
     configured = env.get("CLAUDE_CONFIG_DIR")
     return Path(configured).expanduser() if configured else home / ".claude"
-
-
-def _java_hash(text: str) -> int:
-    # Claude Code's 32-bit string hash (over UTF-16 code units, like JavaScript's charCodeAt).
-    units = text.encode("utf-16-le")
-    h = 0
-    for i in range(0, len(units), 2):
-        h = (h * 31 + (units[i] | units[i + 1] << 8)) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
-def _base36(n: int) -> str:
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    out = ""
-    while True:
-        n, r = divmod(n, 36)
-        out = digits[r] + out
-        if n == 0:
-            return out
-
-
-def project_slug(cwd: str) -> str:
-    """The directory name Claude Code uses for a working directory."""
-    # JavaScript replaces each UTF-16 code unit, so a character outside the BMP gives two dashes.
-    slug = "".join(
-        c if c.isascii() and c.isalnum() else ("--" if ord(c) > 0xFFFF else "-") for c in cwd
-    )
-    if len(slug) <= _SLUG_MAX:
-        return slug
-    return f"{slug[:_SLUG_MAX]}-{_base36(abs(_java_hash(cwd)))}"
 
 
 class _Fold(FileFold):

@@ -28,6 +28,7 @@ from typing import Any
 from avatar.core.errors import SessionNotFoundError
 from avatar.core.fileio import append_line, atomic_write
 from avatar.core.ids import sha256_hex
+from avatar.policy.state import new_names
 from avatar.sessions.filestore import (
     JsonlSessionStore,
     Summary,
@@ -184,12 +185,7 @@ class GeminiStore(JsonlSessionStore):
         short = projects.get(cwd)
         if not isinstance(short, str) or not short or "/" in short or short.startswith("."):
             taken = set(self._projects()) | {e.name for e in listdir(self.root())}
-            stem = "".join(c if c.isalnum() or c in "-_." else "-" for c in Path(cwd).name)
-            stem = stem.strip("-.").lower() or "project"
-            short, n = stem, 1
-            while short in taken:
-                n += 1
-                short = f"{stem}-{n}"
+            short = next(n for n in new_names(Path(cwd)) if n not in taken)
             projects[cwd] = short
             atomic_write(path, (json.dumps(data, indent=2) + "\n").encode())
             (self.root() / short).mkdir(parents=True, exist_ok=True)
@@ -203,7 +199,9 @@ class GeminiStore(JsonlSessionStore):
         for entry in listdir(self.root()):
             if entry.is_dir(follow_symlinks=False):
                 name = entry.name
-                owners[name] = projects.get(name) or _read_marker(Path(entry.path, ".project_root"))
+                # The marker first: inside an agent's walls it stays read-only, while
+                # projects.json is Gemini's to rewrite (it could name another project).
+                owners[name] = _read_marker(Path(entry.path, ".project_root")) or projects.get(name)
         if cwd is not None:
             keys = same_dir_keys(cwd)
             # Before short names, project directories were named by the path's SHA-256.

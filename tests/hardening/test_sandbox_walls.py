@@ -152,3 +152,31 @@ def test_sandbox_off_is_the_users_choice(
     run = avatar(avatar_env, project, "-p", "native", "chat", "--permission", "allow", "go")
     assert run.returncode == 0, run.stderr
     assert target.read_text() == "x\n"
+
+
+def test_a_link_planted_in_a_venv_on_path_widens_no_reads(
+    project: Path, avatar_env: dict[str, str], model_server: FakeModelServer, agent_home: AgentHome
+) -> None:
+    """An activated `.venv/bin` inside the project is on `PATH`: a symlink one command plants
+    there (`ln -s ~/.ssh .venv/bin/x`) must not make the home readable to the next command."""
+    Path(avatar_env["AVATAR_CONFIG"]).write_text("scope: {}\n")
+    ssh = agent_home.home / ".ssh"
+    ssh.mkdir()
+    (ssh / "id_rsa").write_text(f"{SECRET}\n")
+    venv_bin = project / ".venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    env = {
+        **avatar_env,
+        "PATH": f"{venv_bin}:{avatar_env['PATH']}",
+        "VIRTUAL_ENV": str(venv_bin.parent),
+    }
+    for command in (
+        f"ln -s {ssh} .venv/bin/x && ln -s {ssh}/id_rsa .venv/bin/y",
+        f"cat {ssh}/id_rsa",
+    ):
+        model_server.chat.append(Reply.tool_call("bash", {"command": command}), Reply.text("done"))
+        run = avatar(env, project, "-p", "native", "chat", "--permission", "allow", "go")
+        assert run.returncode == 0, run.stderr
+    assert (venv_bin / "x").is_symlink()  # planted: the first command ran
+    shown = model_server.requests_for("chat")[-1].json()["messages"][-1]["content"]
+    assert SECRET not in shown and "Permission denied" in shown, shown

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import git_attack
 from tests.support.drive import Avatar
 from tests.support.homes import AgentHome, avatar_env, persistent_tmpdir, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
@@ -79,6 +80,24 @@ def test_codex_edit_outside_or_protected_is_rejected_under_allow(
     assert ("outside the session" in reason) if where == "outside" else "protected" in reason
     [notice] = avatar.notices(proc)
     assert notice.startswith("notice: denied 'Edit files'") and reason in notice
+
+
+def test_codex_cannot_plant_a_commondir_under_allow(
+    home: AgentHome, model_server: FakeModelServer
+) -> None:
+    """The commondir attack (`tests/support/git_attack.py`) as one patch codex asks to apply:
+    refused, so the user's next `git status` runs nothing."""
+    git_attack.init(home.workdir)
+    marker = home.root / "fsmonitor-ran"
+    patch = git_attack.patch(home.workdir, marker)
+    call = Reply.tool_call("exec_command", {"cmd": f"apply_patch <<'EOF'\n{patch}EOF\n"})
+    model_server.script("responses", call)
+    avatar = Avatar(home, avatar_env(home))
+    proc = avatar("-p", "codex", "chat", "--json", "--permission", "allow", "edit it", code=130)
+    [asked] = permission_events(proc.stdout)
+    assert asked["decision"] == "deny" and "protected" in str(asked["reason"])
+    assert not (home.workdir / ".git" / "commondir").exists()
+    assert not git_attack.users_git_status_runs_it(home.workdir, marker)
 
 
 def test_codex_edit_inside_is_the_policys_to_answer(

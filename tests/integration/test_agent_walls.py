@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import git_attack
 from tests.support.acp_agent import command as fake_agent_command
 from tests.support.drive import avatar
 from tests.support.homes import REPO_ROOT, AgentHome, avatar_env, persistent_tmpdir
@@ -32,9 +33,15 @@ def _attack(outside: Path) -> str:
         f"echo pwned > {outside}/pwned; "
         "echo '[core] fsmonitor = x' >> .git/config; "
         "echo x > .git/hooks/post-checkout; "
+        f"{git_attack.command(_marker(outside))}; "
         f"cat {outside}/secret; cat .env; "
         "echo made > inside.txt"
     )
+
+
+def _marker(outside: Path) -> Path:
+    """What the planted fsmonitor command would create (`tests/support/git_attack.py`)."""
+    return outside.parent / "fsmonitor-ran"
 
 
 # The tool each agent's model calls to run a shell command, and its arguments.
@@ -86,6 +93,7 @@ def test_an_agents_own_shell_tool_stays_inside(
         assert (home.workdir / "inside.txt").read_text() == "made\n"
         assert sorted(os.listdir(outside)) == ["secret"]
         assert _protected(home.workdir) == before
+        assert not git_attack.users_git_status_runs_it(home.workdir, _marker(outside))
         # An agent reads as the user does (its walls are for writes), but never a denied path.
         last = [r for r in model_server.requests_for(api) if r.is_main][-1]
         assert "DOTENV-SECRET" not in json.dumps(last.json())
@@ -111,6 +119,7 @@ def test_an_acp_agents_terminal_stays_inside(
     assert (agent_home.workdir / "inside.txt").read_text() == "made\n"
     assert sorted(os.listdir(outside)) == ["secret"]
     assert _protected(agent_home.workdir) == before
+    assert not git_attack.users_git_status_runs_it(agent_home.workdir, _marker(outside))
     assert SECRET not in run.stdout
 
 

@@ -53,7 +53,7 @@ async def test_write_and_edit_leave_protected_files_unchanged(project: Path, rel
 
 
 async def test_a_new_hook_or_nested_repository_is_not_created(project: Path) -> None:
-    for rel in (".git/hooks/post-merge", "other/.git/config", "other/.git"):
+    for rel in (".git/hooks/post-merge", "other/.git/config", "other/.git", ".git/refs/heads/x"):
         out = await WriteTool()({"path": rel, "content": "x"}, ctx(project, OPEN))
         assert out.is_error, rel
         assert not (project / rel).exists()
@@ -67,6 +67,22 @@ async def test_allow_protected_names_the_one_path_let_through(project: Path) -> 
     assert (project / ".git/hooks/pre-commit").read_text() == "#!/bin/sh\n"
     out = await WriteTool()({"path": ".git/config", "content": "pwned"}, ctx(project, scope))
     assert out.is_error and (project / ".git/config").read_text() == ORIGINAL
+
+
+async def test_allowing_git_opens_the_repository_but_not_what_decides_what_runs(
+    project: Path,
+) -> None:
+    """`allow_protected: [.git]` lets an agent commit (objects, refs), but git's config,
+    hooks, `commondir` and the rest of `GIT_FINER` open only when named themselves."""
+    scope = Scope(allow_protected=[".git"])
+    out = await WriteTool()({"path": ".git/refs/heads/x", "content": "x\n"}, ctx(project, scope))
+    assert not out.is_error, out.output
+    for rel in (".git/commondir", ".git/config", ".git/hooks/pre-commit", ".git/info/attributes"):
+        out = await WriteTool()({"path": rel, "content": "pwned\n"}, ctx(project, scope))
+        assert out.is_error and (project / rel).read_text() == ORIGINAL, rel
+    named = Scope(allow_protected=[".git", ".git/info"])
+    out = await WriteTool()({"path": ".git/info/attributes", "content": "x\n"}, ctx(project, named))
+    assert not out.is_error and (project / ".git/info/attributes").read_text() == "x\n"
 
 
 @pytest.mark.parametrize("rel", SECRET_FILES)

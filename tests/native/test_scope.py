@@ -47,7 +47,7 @@ async def test_read_outside_is_a_tool_error(layout: Path) -> None:
 async def test_write_git_config_is_denied_and_untouched(layout: Path) -> None:
     before = (layout / ".git/config").read_bytes()
     out = await WriteTool()({"path": ".git/config", "content": "pwned"}, ctx(layout))
-    assert out.is_error and "protected path (/.git/config)" in out.output
+    assert out.is_error and "protected path (/.git)" in out.output
     assert (layout / ".git/config").read_bytes() == before
     out = await WriteTool()({"path": "sub/../.git/hooks/x", "content": "pwned"}, ctx(layout))
     assert out.is_error and not (layout / ".git/hooks").exists()

@@ -28,20 +28,7 @@ from avatar.policy.sandbox import (
     walls,
 )
 from avatar.policy.scope import ScopePolicy
-
-
-def _run(box: Sandbox, command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = box.env({"PATH": os.environ["PATH"], "HOME": str(cwd)})
-    with entered(box, ["bash", "-c", command], env, cwd) as entry:
-        return subprocess.run(
-            entry.argv,
-            cwd=cwd,
-            env=env,
-            pass_fds=entry.pass_fds,
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
+from tests.support.walled import run_walled
 
 
 @pytest.fixture
@@ -61,13 +48,13 @@ def test_a_command_reads_and_writes_the_project_and_nothing_outside(
     outside.write_text("outside\n")
     box = Sandbox("commands", tree)
     try:
-        ok = _run(box, "cat src/a.py && echo b > src/b.py && cat src/b.py", tree)
+        ok = run_walled(box, "cat src/a.py && echo b > src/b.py && cat src/b.py", tree)
         assert ok.returncode == 0 and ok.stdout == "print('a')\nb\n", ok.stderr
-        read = _run(box, f"cat {outside}", tree)
+        read = run_walled(box, f"cat {outside}", tree)
         assert read.returncode != 0 and "outside" not in read.stdout
-        write = _run(box, f"echo x > {tmp_path}/new.txt", tree)
+        write = run_walled(box, f"echo x > {tmp_path}/new.txt", tree)
         assert write.returncode != 0 and not (tmp_path / "new.txt").exists()
-        secret = _run(box, "cat .env /etc/shadow", tree)
+        secret = run_walled(box, "cat .env /etc/shadow", tree)
         assert "SECRET" not in secret.stdout and "root:" not in secret.stdout
     finally:
         box.close()
@@ -76,7 +63,7 @@ def test_a_command_reads_and_writes_the_project_and_nothing_outside(
 def test_a_command_sees_only_its_own_processes(tree: Path) -> None:
     box = Sandbox("commands", tree)
     try:
-        out = _run(box, "ls /proc | grep -c '^[0-9]'; echo $$", tree)
+        out = run_walled(box, "ls /proc | grep -c '^[0-9]'; echo $$", tree)
         count, pid = out.stdout.split()
         assert int(count) <= 3 and pid == "1", out.stdout  # bash, ls, grep: nothing of ours
     finally:
@@ -90,7 +77,7 @@ def test_an_agents_walls_are_for_writes(tree: Path, tmp_path: Path) -> None:
     box = Sandbox("agent", tree, state_dirs=[state])
     try:
         state.mkdir()
-        out = _run(box, f"cat {outside} && echo s > {state}/s && echo x > {tmp_path}/x", tree)
+        out = run_walled(box, f"cat {outside} && echo s > {state}/s && echo x > {tmp_path}/x", tree)
         assert out.stdout == "readable\n"
         assert (state / "s").read_text() == "s\n" and not (tmp_path / "x").exists()
     finally:
@@ -136,20 +123,37 @@ def test_the_covered_tree_follows_changes_and_rescans_only_changed_directories(
     covered = CoveredTree(tree, ["**/.env", "*.pem"], [])
     hidden, read_only = covered.refresh()
     assert hidden == [tree / ".env"]
-    assert read_only == []  # the root `.git` is the sandbox's own business, not the walk's
+    assert read_only == [tree / ".git"]  # git's metadata, whole
     (tree / "src" / "key.pem").write_text("k")
     (tree / "vendor" / "lib").mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(tree / "vendor" / "lib")], check=True)
     hidden, read_only = covered.refresh()
     assert sorted(hidden) == [tree / ".env", tree / "src" / "key.pem"]
-    assert read_only == [tree / "vendor" / "lib" / ".git"]
+    assert sorted(read_only) == [tree / ".git", tree / "vendor" / "lib" / ".git"]
     (tree / ".env").unlink()
     assert covered.refresh()[0] == [tree / "src" / "key.pem"]
 
 
 def test_allow_protected_lifts_a_protection(tree: Path) -> None:
-    covered = CoveredTree(tree, [], ["**/.env"])
+    covered = CoveredTree(tree, [], ["**/.env", ".git"])
     assert covered.refresh() == ([], [])
+
+
+def test_no_repository_can_be_made_in_a_project_inside_one(tmp_path: Path) -> None:
+    """A project that is a directory of a repository gets an empty read-only `.git`: git
+    looks past it to the repository above, and nothing can fill it."""
+    repo = tmp_path / "repo"
+    project = repo / "sub"
+    project.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    box = Sandbox("commands", project)
+    try:
+        made = run_walled(box, "git init -q; mkdir .git/x; echo x > .git/config", project)
+        assert made.returncode != 0 and os.listdir(project / ".git") == []
+        top = ["git", "-C", str(project), "rev-parse", "--show-toplevel"]  # the user's git
+        assert subprocess.run(top, capture_output=True, text=True).stdout == f"{repo}\n"
+    finally:
+        box.close()
 
 
 def test_the_environment_is_an_allow_list() -> None:
@@ -183,6 +187,30 @@ def test_program_prefixes_cover_a_venv_but_never_the_home(tmp_path: Path) -> Non
     assert venv_bin.parent in found and local_bin in found
     assert home not in found and home / ".local" not in found  # ~/.local/share: avatar's data
     assert Path("/usr") not in found
+
+
+def test_program_prefixes_never_come_from_a_writable_place(tmp_path: Path) -> None:
+    """A `PATH` directory a walled process can write adds nothing, nor do its links; a link
+    elsewhere is followed only to a program, never to the home or above it."""
+    home = tmp_path / "home"
+    project = tmp_path / "proj"
+    venv_bin = project / ".venv" / "bin"
+    local_bin = home / ".local" / "bin"
+    tool = home / ".local" / "pipx" / "venvs" / "black" / "bin" / "black"
+    for d in (venv_bin, local_bin, tool.parent, home / ".ssh"):
+        d.mkdir(parents=True)
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    (home / "run.sh").write_text("#!/bin/sh\n")
+    (home / "run.sh").chmod(0o755)
+    (venv_bin / "x").symlink_to(home / ".ssh")
+    (local_bin / "black").symlink_to(tool)
+    (local_bin / "ssh-dir").symlink_to(home / ".ssh")
+    (local_bin / "run").symlink_to(home / "run.sh")
+    found = program_prefixes(f"{venv_bin}:{local_bin}", home, (project,))
+    assert venv_bin not in found and home not in found and home / ".ssh" not in found
+    assert tool.parent in found and tool.parent.parent in found  # pipx's venv of black
+    assert set(found) == {local_bin, tool.parent, tool.parent.parent}
 
 
 def test_sandbox_modes_choose_what_is_walled(tree: Path) -> None:

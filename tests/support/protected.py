@@ -9,8 +9,13 @@ from pathlib import Path
 PROTECTED = (
     ".git/config",
     ".git/config.worktree",
+    ".git/commondir",
+    ".git/evil/config",
     ".git/hooks/pre-commit",
+    ".git/info/attributes",
     ".git/modules/lib/config",
+    ".git/worktrees/w/commondir",
+    ".git/objects/ab/cdef",
     "vendor/lib/.git/config",
     "vendor/lib/.git/hooks/post-checkout",
     ".avatar.yaml",

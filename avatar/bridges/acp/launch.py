@@ -105,7 +105,9 @@ class AgentLaunch:
             settings.scope,
             missing_reads_empty="missing_file_empty" in spec.quirks,
         )
-        walls = sandbox.for_agent(files.policy, spec.state_dirs, env_out)
+        walls = sandbox.for_agent(
+            files.policy, spec.state_dirs, env_out, spec.state_protected, spec.state_projects
+        )
         walled = walls is not None and sandbox.support().walls
         mode = agent_mode(spec, settings, walled)
         return cls(spec, env_out, argv, files, walls, walled, mode)

@@ -40,7 +40,7 @@ class AgentSetup:
                 None,
             )
         files, env = launch.files, launch.env
-        commands = sandbox.for_commands(files.policy, env)
+        commands = sandbox.for_commands(files.policy, env, ctx.spec.state_dirs)
         terminals = TerminalManager(files, env, ctx.settings.scope.shell_commands, commands)
         return cls(launch, terminals, spawned)
 

@@ -161,6 +161,7 @@ class ClaudeBridge(BaseBridge):
             session_args=session_args,
         )
         env = self._env()
+        spec = self.ctx.spec
         policy = ScopePolicy(self.ctx.settings.scope, cwd, self.ctx.additional_dirs)
         self._proc = await ClaudeProcess.spawn(
             self.name,
@@ -170,7 +171,9 @@ class ClaudeBridge(BaseBridge):
             install_hint=self.ctx.spec.install_hint,
             model=self.model,
             on_control=self._on_control,
-            sandbox=sandbox.for_agent(policy, self.ctx.spec.state_dirs, env),
+            sandbox=sandbox.for_agent(
+                policy, spec.state_dirs, env, spec.state_protected, spec.state_projects
+            ),
         )
         if self._session is not None and self._translator.session_id == self._session.session_id:
             # The same session in a new process (claude died): its cost goes on from there.

@@ -111,8 +111,11 @@ struct spec {
     const char *pid_mode; /* NULL, "command" or "init" */
     const char *net_mode; /* NULL, "off" or "loopback" */
     const char *blank_file, *blank_dir;
-    const char *pinned[MAX_ITEMS], *read_only[MAX_ITEMS], *hidden[MAX_ITEMS];
-    int n_pinned, n_read_only, n_hidden;
+    /* The binds, in the order avatar gives them (parents first): 'b' pinned (writable), 'r'
+       read-only, 'h' covered by the blank stand-in of its kind. */
+    char bind_kind[MAX_ITEMS];
+    const char *bind_path[MAX_ITEMS];
+    int n_binds;
     const char *socket_dirs[MAX_ITEMS / 64], *opened[MAX_ITEMS / 64], *kept[MAX_ITEMS / 64];
     int n_socket_dirs, n_opened, n_kept;
     int scan_sockets;
@@ -183,9 +186,12 @@ static void parse(char *buf, size_t size) {
             S.blank_file = next(&cursor, end);
             S.blank_dir = next(&cursor, end);
             break;
-        case 'b': push(S.pinned, &S.n_pinned, MAX_ITEMS, next(&cursor, end)); break;
-        case 'r': push(S.read_only, &S.n_read_only, MAX_ITEMS, next(&cursor, end)); break;
-        case 'h': push(S.hidden, &S.n_hidden, MAX_ITEMS, next(&cursor, end)); break;
+        case 'b':
+        case 'r':
+        case 'h':
+            S.bind_kind[S.n_binds] = op[0];
+            push(S.bind_path, &S.n_binds, MAX_ITEMS, next(&cursor, end));
+            break;
         case 'c': push(S.socket_dirs, &S.n_socket_dirs, MAX_ITEMS / 64, next(&cursor, end)); break;
         case 'o': push(S.opened, &S.n_opened, MAX_ITEMS / 64, next(&cursor, end)); break;
         case 'k': push(S.kept, &S.n_kept, MAX_ITEMS / 64, next(&cursor, end)); break;
@@ -239,7 +245,12 @@ static int bind_onto(const char *source, const char *target, int writable) {
         if (errno == ENOENT) return 0;
         die("bind mount of", target);
     }
-    if (writable) return 1;
+    if (writable) {
+        /* A bind made inside a read-only one starts read-only: writable again where the file
+           system allows (where it does not, it stays read-only: the safe side). */
+        mount(NULL, target, NULL, MS_BIND | MS_REMOUNT | locked_flags(target), NULL);
+        return 1;
+    }
     unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY | locked_flags(target);
     if (mount(NULL, target, NULL, flags, NULL) != 0) die("read-only remount of", target);
     return 1;
@@ -403,9 +414,11 @@ static void enter_namespaces(void) {
         bind_onto(S.blank_file, S.blank_file, 0);
         bind_onto(S.blank_dir, S.blank_dir, 0);
     }
-    for (int i = 0; i < S.n_pinned; i++) bind_onto(S.pinned[i], S.pinned[i], 1);
-    for (int i = 0; i < S.n_read_only; i++) bind_onto(S.read_only[i], S.read_only[i], 0);
-    for (int i = 0; i < S.n_hidden; i++) cover(S.hidden[i], 0);
+    for (int i = 0; i < S.n_binds; i++) {
+        const char *path = S.bind_path[i];
+        if (S.bind_kind[i] == 'h') cover(path, 0);
+        else bind_onto(path, path, S.bind_kind[i] == 'b');
+    }
     if (sockets) cover_sockets(sockets, n_sockets);
     for (int i = 0; i < S.n_socket_dirs; i++) cover_socket_dir(S.socket_dirs[i], fds);
     for (int i = 0; i < S.n_opened; i++)

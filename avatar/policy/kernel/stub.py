@@ -196,10 +196,13 @@ class Spec:
             fields += ["N", self.network]
         if self.blanks:
             fields += ["f", *self.blanks]
+        # Parents first: a bind made over a directory afterwards would hide the mounts below it
+        # (a path opened writable inside a read-only one, a stand-in inside it).
+        binds = [("b", p) for p in self.pinned] + [("r", p) for p in self.read_only]
+        binds += [("h", p) for p in self.hidden]
+        for op, path in sorted(binds, key=lambda bind: len(bind[1].parts)):
+            fields += [op, path]
         for op, paths in (
-            ("b", self.pinned),
-            ("r", self.read_only),
-            ("h", self.hidden),
             ("c", self.socket_dirs),
             ("o", self.opened),
             ("k", self.kept),
