@@ -127,6 +127,12 @@ class ProviderConfig:
     quirks: list[str] | None = None
     state_dirs: list[str] | None = None  # where the agent writes its own state (its sandbox)
     walled_mode: str | None = None  # the agent's own mode while avatar's walls confine it
+    # the agent's own config in the project, and how it is told to start without it while
+    # that is not trusted (the same keys as avatar/providers/providers.toml)
+    project_config: list[str] | None = None
+    untrusted_args: list[str] | None = None
+    untrusted_env: dict[str, str] | None = None
+    untrusted_meta: dict[str, Any] | None = None
     # native only
     auto_compact: bool | None = None
     compact_threshold: Annotated[float | None, Bounds(0, 1)] = None

@@ -14,9 +14,11 @@ Two kinds of walls, from one `ScopePolicy`:
 
 In both, paths the scope denies are covered by an empty read-only stand-in and protected paths
 (`avatar.policy.protected`) are bound read-only onto themselves; the project's `.git` is pinned
-so it cannot be swapped for another. Every process is watched by the guard (`policy.guard`) so
-it dies with avatar. Where the kernel lacks Landlock, or user namespaces, `Sandbox.gaps` says
-what is left unprotected, once, for a notice.
+so it cannot be swapped for another. An agent's project config it may not use yet
+(`avatar.bridges.held_back`: `emptied`) is covered by an empty stand-in it can read, so that the
+agent reads no config there rather than failing on a file it may not open. Every process is
+watched by the guard (`policy.guard`) so it dies with avatar. Where the kernel lacks Landlock,
+or user namespaces, `Sandbox.gaps` says what is left unprotected, once, for a notice.
 """
 
 from __future__ import annotations
@@ -108,6 +110,7 @@ class Sandbox:
         read_outside: Sequence[Path] = (),
         home: Path | None = None,
         search_path: str = "",
+        emptied: Sequence[Path] = (),
     ) -> None:
         self.kind = kind
         self.root = Path(os.path.realpath(root))
@@ -117,6 +120,8 @@ class Sandbox:
         self.read_outside = [Path(os.path.realpath(p)) for p in read_outside]
         self.home = Path(os.path.realpath(home or Path.home()))
         self.search_path = search_path
+        #: Covered by an empty, readable stand-in (a file or a directory).
+        self.emptied = [Path(p) for p in emptied]
         self._trees = [
             CoveredTree(r, deny, allow_protected) for r in (self.root, *self.extra_roots)
         ]
@@ -158,14 +163,16 @@ class Sandbox:
             blank = self._tmp / ".blank"
             blank.touch(mode=0)
             (self._tmp / ".blank.d").mkdir(mode=0)
+            (self._tmp / ".empty").touch(mode=0o444)
+            (self._tmp / ".empty.d").mkdir(mode=0o555)
             (self._tmp / "tmp").mkdir(mode=0o700)
         return self._tmp
 
     def close(self) -> None:
         """Remove the private temp dir."""
         if self._tmp is not None:
-            for stand_in in (self._tmp / ".blank.d", self._tmp / ".blank"):
-                os.chmod(stand_in, 0o700)
+            for stand_in in (".blank.d", ".blank", ".empty.d"):
+                os.chmod(self._tmp / stand_in, 0o700)
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
 
@@ -236,9 +243,14 @@ class Sandbox:
         if support().namespaces:
             hidden, read_only, pinned = self._covered()
             tmp = self.tmpdir
+            emptied = [
+                (tmp / (".empty.d" if p.is_dir() else ".empty"), p)
+                for p in self.emptied
+                if p.exists()
+            ]
             spaces = namespaces.Namespaces(
                 read_only, hidden, tmp / ".blank", tmp / ".blank.d", pinned,
-                pid=self.kind == "commands",
+                pid=self.kind == "commands", stand_ins=emptied,
             )  # fmt: skip
         return _child(spaces, ruleset)
 
@@ -281,17 +293,25 @@ def for_commands(policy: ScopePolicy, env: Mapping[str, str]) -> Sandbox | None:
 
 
 def for_agent(
-    policy: ScopePolicy, entries: Iterable[str], env: Mapping[str, str]
+    policy: ScopePolicy,
+    entries: Iterable[str],
+    env: Mapping[str, str],
+    emptied: Sequence[Path] = (),
 ) -> Sandbox | None:
     """The walls for an agent process whose state lives in `entries` (`state_dirs` of its
-    provider data); None unless `sandbox: agents`."""
+    provider data), with `emptied` (its project config held back) under empty stand-ins;
+    None unless `sandbox: agents`."""
     if policy.sandbox_mode != "agents":
         return None
-    return _sandbox("agent", policy, env, state_dirs(entries, env))
+    return _sandbox("agent", policy, env, state_dirs(entries, env), emptied)
 
 
 def _sandbox(
-    kind: Kind, policy: ScopePolicy, env: Mapping[str, str], states: Sequence[Path]
+    kind: Kind,
+    policy: ScopePolicy,
+    env: Mapping[str, str],
+    states: Sequence[Path],
+    emptied: Sequence[Path] = (),
 ) -> Sandbox:
     home = Path(env["HOME"]) if env.get("HOME") else None
     outside = [p for p in (expand(e, env) for e in policy.read_outside) if p is not None]
@@ -305,6 +325,7 @@ def _sandbox(
         read_outside=outside,
         home=home,
         search_path=env.get("PATH", os.defpath),
+        emptied=emptied,
     )
 
 

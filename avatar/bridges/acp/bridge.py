@@ -143,7 +143,13 @@ class ACPBridge(BaseBridge):
         self.session_id, self.config_options = None, []
         self.capabilities = session_capabilities(agent.agent_capabilities)
         self._opener = SessionOpener(
-            ctx, agent, self.capabilities, self.router, self.same_minute, self.notice
+            ctx,
+            agent,
+            self.capabilities,
+            self.router,
+            self.same_minute,
+            self.notice,
+            setup.launch.holding.meta,
         )
 
     async def stop(self) -> None:

@@ -25,6 +25,7 @@ import ctypes
 import os
 import signal
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -93,10 +94,13 @@ class Namespaces:
         pinned: list[Path] | None = None,
         *,
         pid: bool = True,
+        stand_ins: Sequence[tuple[Path, Path]] = (),
     ) -> None:
         binds = [_bind(p, p, writable=True) for p in pinned or ()]
         binds += [_bind(p, p) for p in read_only]
         binds += [_bind(blank_dir if p.is_dir() else blank_file, p) for p in hidden]
+        # (stand-in, target): bound read-only over the target, like the blank ones above.
+        binds += [_bind(source, target) for source, target in stand_ins]
         self.binds = [b for b in binds if b is not None]
         self._flags = _flags(pid)
         uid, gid = os.geteuid(), os.getegid()

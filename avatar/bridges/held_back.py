@@ -1,0 +1,86 @@
+"""How an agent starts without the project config it may not use yet (DESIGN §10).
+
+A repository's own agent config (`project_config` in the provider data: Claude Code's project
+settings and `.mcp.json`, codex's `.codex/`, Gemini CLI's `.gemini/`, …) can run programs as the
+agent starts. Until `avatar trust` recorded each file's hash (`avatar.policy.agent_config`), the
+agent starts without the files held back, by its own switch where it has one (`untrusted_args`,
+`untrusted_env`, `untrusted_meta`: Claude Code's `--setting-sources user --strict-mcp-config`,
+the same options through claude-agent-acp, Gemini CLI's untrusted-folder mode), else under a
+blank stand-in over each of them in its walls; where the walls cannot cover them (off, or no
+mount namespaces here), the agent does not start, and one line says why and what trusts them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from avatar.core.errors import ProviderError
+from avatar.policy.agent_config import HeldBack, held_back
+from avatar.policy.trust import TrustStore
+
+if TYPE_CHECKING:
+    from avatar.policy.sandbox import Sandbox
+    from avatar.providers.registry import ProviderSpec
+
+
+@dataclass(frozen=True)
+class Holding:
+    """What one start of an agent holds back, and how: what its command, environment and ACP
+    session requests get, and what stand-ins its walls put over (`covered`)."""
+
+    held: HeldBack = field(default_factory=HeldBack)
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+    covered: tuple[Path, ...] = ()
+
+    def notice(self, provider: str, cwd: Path) -> str | None:
+        """The one line saying what was held back (None: nothing was)."""
+        return self.held.notice(provider, cwd) if self.held else None
+
+    def check(self, provider: str, cwd: Path, walls: Sandbox | None, mode: str) -> None:
+        """A ProviderError when stand-ins are needed and `walls` (`scope.sandbox` `mode`)
+        cannot put them in place: the agent must not start with files it may not use."""
+        if not self.covered:
+            return
+        from avatar.policy import sandbox
+
+        if walls is not None and sandbox.support().namespaces:
+            return
+        if walls is None:
+            why = f"it runs outside the walls (scope.sandbox: {mode})"
+        elif not sandbox.support().walls:
+            why = "the kernel offers no Landlock here"
+        else:
+            why = "the kernel gives avatar no mount namespaces here"
+        raise ProviderError(
+            f"{provider} did not start: the project's agent config {self.held.names(cwd)} is "
+            f"not trusted and can run programs, and {provider} has no switch to ignore it while "
+            f"{why}; run `avatar trust` to use it (or --trust for this run)"
+        )
+
+
+def holding(
+    spec: ProviderSpec,
+    cwd: Path,
+    store_home: Path,
+    env: Mapping[str, str],
+    *,
+    trusted_run: bool = False,
+) -> Holding:
+    """How `spec`'s agent starts in `cwd`: what of its project config is held back (against
+    the trust store in `store_home`; nothing under `trusted_run`, `--trust`) and how."""
+    user_home = Path(env["HOME"]) if env.get("HOME") else None
+    held = held_back(
+        cwd, spec.project_config, TrustStore(store_home), trusted_run=trusted_run, home=user_home
+    )
+    if not held:
+        return Holding()
+    if spec.untrusted_args or spec.untrusted_env or spec.untrusted_meta:
+        return Holding(
+            held, spec.untrusted_args, dict(spec.untrusted_env), dict(spec.untrusted_meta)
+        )
+    return Holding(held, covered=tuple(held.covered))
