@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from avatar.core.errors import ProviderError
-from avatar.policy.agent_config import HeldBack, held_back
+from avatar.policy.agent_config import HeldBack, project_files
 from avatar.policy.trust import TrustStore
 
 if TYPE_CHECKING:
@@ -73,14 +73,17 @@ def holding(
 ) -> Holding:
     """How `spec`'s agent starts in `cwd`: what of its project config is held back (against
     the trust store in `store_home`; nothing under `trusted_run`, `--trust`) and how."""
+    if trusted_run or not spec.project_config:
+        return Holding()
     user_home = Path(env["HOME"]) if env.get("HOME") else None
-    held = held_back(
-        cwd, spec.project_config, TrustStore(store_home), trusted_run=trusted_run, home=user_home
-    )
-    if not held:
+    files = project_files(cwd, spec.project_config, TrustStore(store_home), user_home)
+    if not any(f.held for f in files):
         return Holding()
     if spec.untrusted_args or spec.untrusted_env or spec.untrusted_meta:
+        # The switch holds back all of the agent's project config, the trusted files too.
+        whole = HeldBack(tuple(files))
         return Holding(
-            held, spec.untrusted_args, dict(spec.untrusted_env), dict(spec.untrusted_meta)
+            whole, spec.untrusted_args, dict(spec.untrusted_env), dict(spec.untrusted_meta)
         )
+    held = HeldBack(tuple(f for f in files if f.held))
     return Holding(held, covered=tuple(held.covered))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -173,18 +173,3 @@ def project_files(
         real = Path(os.path.realpath(path))
         out.append(ConfigFile(path, entry, digest, store.judge(real, digest)))
     return out
-
-
-def held_back(
-    cwd: Path,
-    entries: Sequence[str],
-    store: TrustStore,
-    *,
-    trusted_run: bool = False,
-    home: Path | None = None,
-) -> HeldBack:
-    """What an agent reading `entries` (`project_config`) starts without in `cwd`: every file
-    not trusted as it is; nothing under `trusted_run` (`--trust`) or without entries."""
-    if trusted_run or not entries:
-        return HeldBack()
-    return HeldBack(tuple(f for f in project_files(cwd, entries, store, home) if f.held))
