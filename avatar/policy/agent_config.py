@@ -167,9 +167,11 @@ def project_files(
 ) -> list[ConfigFile]:
     """Every file of `entries` around `cwd`, judged against `store`."""
     out: list[ConfigFile] = []
+    records: dict[str, object] | None = None  # (read once, when a file is found)
     for path, entry in find(cwd, entries, home):
         data = None if path == entry and path.is_dir() else read_whole(path)
         digest = TrustStore.digest(data) if data is not None else None
         real = Path(os.path.realpath(path))
-        out.append(ConfigFile(path, entry, digest, store.judge(real, digest)))
+        records = store.records() if records is None else records
+        out.append(ConfigFile(path, entry, digest, store.judge(real, digest, records)))
     return out

@@ -328,10 +328,16 @@ class TrustStore:
         were, else `untrusted`."""
         return self.judge(real, self.digest(data))
 
-    def judge(self, real: Path, digest: str | None) -> TrustState:
-        """`state` for bytes known by their digest; None (bytes that cannot be read whole) is
-        never trusted."""
-        entry = self._files().get(os.fspath(real))
+    def records(self) -> dict[str, Any]:
+        """Every record, read once: real path → {sha256, trusted} (for `judge` of many)."""
+        return self._files()
+
+    def judge(
+        self, real: Path, digest: str | None, records: Mapping[str, Any] | None = None
+    ) -> TrustState:
+        """`state` for bytes known by their digest (against `records` when given, else the
+        store as it is now); None (bytes that cannot be read whole) is never trusted."""
+        entry = (self._files() if records is None else records).get(os.fspath(real))
         if not isinstance(entry, dict):
             return "untrusted"
         return "trusted" if digest is not None and entry.get("sha256") == digest else "changed"
