@@ -41,6 +41,16 @@ class Holding:
         """The one line saying what was held back (None: nothing was)."""
         return self.held.notice(provider, cwd) if self.held else None
 
+    def holds_back(self, now: Holding) -> bool:
+        """Does an agent started with this holding already hold back what `now` (computed
+        later: a file appeared or changed since) does? With its switch on, all of its project
+        config is held back; stand-ins cover only the paths they were put over."""
+        if not now.held:
+            return True
+        if not self.held:
+            return False
+        return set(now.covered) <= set(self.covered)
+
     def check(self, provider: str, cwd: Path, walls: Sandbox | None, mode: str) -> None:
         """A ProviderError when stand-ins are needed and `walls` (`scope.sandbox` `mode`)
         cannot put them in place: the agent must not start with files it may not use."""

@@ -22,7 +22,7 @@ from tests.support import mcp_server
 from tests.support.drive import Avatar
 from tests.support.drive import avatar as run
 from tests.support.homes import AgentHome, avatar_env, require_bridges
-from tests.support.model_server import FakeModelServer
+from tests.support.model_server import FakeModelServer, Reply
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -130,6 +130,28 @@ def test_claude_agent_acp_holds_them_back_in_the_repl_too(
         assert (repo.hook_ran and repo.mcp_ran) if ran else not repo.ran
         notices = [line for line in proc.stdout.splitlines() if line.startswith("notice: ")]
         assert len(notices) == (0 if trust else 1)
+
+
+def test_a_hook_the_model_writes_does_not_run_in_the_next_session(
+    avatar: Avatar, model_server: FakeModelServer
+) -> None:
+    """claude-agent-acp reads the project's settings at each session it opens, on the agent
+    process started before: a SessionStart hook the model wrote in one session (its Write
+    tool, allowed) must not run when the REPL's /new opens the next one."""
+    require_bridges("claude", "claude-agent-acp")
+    repo = Repo(avatar.home, avatar.home.claude_dir)
+    hook = {"hooks": [{"type": "command", "command": f"touch {repo.marker}"}]}
+    settings = repo.root / ".claude" / "settings.json"
+    written = json.dumps({"hooks": {"SessionStart": [hook]}})
+    write = Reply.tool_call("Write", {"file_path": str(settings), "content": written})
+    model_server.script("anthropic", write, Reply.text("written"))
+    stdin = "write it\n/new\nhello\n/quit\n"
+    proc = run(avatar.env, repo.root, "-p", "claude-acp", "repl", "--permission", "allow",
+               stdin=stdin, timeout=240)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert settings.exists()  # the model wrote it
+    assert not repo.hook_ran
+    assert proc.stdout.count("notice: claude-acp starts without") == 1
 
 
 def codex_repo(home: AgentHome) -> tuple[Repo, Path]:
