@@ -86,7 +86,9 @@ def holding(
     if trusted_run or not spec.project_config:
         return Holding()
     user_home = Path(env["HOME"]) if env.get("HOME") else None
-    files = project_files(cwd, spec.project_config, TrustStore(store_home), user_home)
+    files = project_files(
+        cwd, spec.project_config, TrustStore(store_home), user_home, own_state(spec, env)
+    )
     if not any(f.held for f in files):
         return Holding()
     if spec.untrusted_args or spec.untrusted_env or spec.untrusted_meta:
@@ -97,3 +99,14 @@ def holding(
         )
     held = HeldBack(tuple(f for f in files if f.held))
     return Holding(held, covered=tuple(held.covered))
+
+
+def own_state(spec: ProviderSpec, env: Mapping[str, str]) -> list[Path]:
+    """The agent's own state paths (`state_dirs`), as far as they are set: never its project
+    config, even where they lie in the project."""
+    from avatar.policy.readable import expand
+
+    home = env.get("HOME")
+    found = (expand(e, env) for e in spec.state_dirs)
+    # (never `/` nor the home directory: a variable set empty would make it one)
+    return [p for p in found if p is not None and p.parent != p and str(p) != home]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from avatar.bridges.held_back import own_state
 from avatar.policy.agent_config import ConfigFile, project_files, read_whole
 from avatar.policy.trust import TrustStore
 
@@ -45,7 +46,8 @@ def agent_files(
     user_home = Path(env["HOME"]) if env.get("HOME") else None
     found: dict[Path, tuple[ConfigFile, list[str]]] = {}
     for spec in specs:
-        for f in project_files(cwd, spec.project_config, store, user_home):
+        state = own_state(spec, env)
+        for f in project_files(cwd, spec.project_config, store, user_home, state):
             found.setdefault(f.path, (f, []))[1].append(spec.name)
     return [AgentFile(f, tuple(names)) for f, names in (found[p] for p in sorted(found))]
 

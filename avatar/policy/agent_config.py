@@ -163,15 +163,28 @@ def read_whole(path: Path) -> bytes | None:
 
 
 def project_files(
-    cwd: Path, entries: Iterable[str], store: TrustStore, home: Path | None = None
+    cwd: Path,
+    entries: Iterable[str],
+    store: TrustStore,
+    home: Path | None = None,
+    state: Iterable[Path] = (),
 ) -> list[ConfigFile]:
-    """Every file of `entries` around `cwd`, judged against `store`."""
+    """Every file of `entries` around `cwd`, judged against `store`; none inside the agent's
+    own `state` directories (a `CODEX_HOME` in the project is codex's state, not config the
+    repository brought)."""
     out: list[ConfigFile] = []
     records: dict[str, object] | None = None  # (read once, when a file is found)
+    own = [os.path.realpath(p) for p in state]
     for path, entry in find(cwd, entries, home):
+        if any(_within(os.path.realpath(entry), d) for d in own):
+            continue
         data = None if path == entry and path.is_dir() else read_whole(path)
         digest = TrustStore.digest(data) if data is not None else None
         real = Path(os.path.realpath(path))
         records = store.records() if records is None else records
         out.append(ConfigFile(path, entry, digest, store.judge(real, digest, records)))
     return out
+
+
+def _within(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)

@@ -35,3 +35,19 @@ def test_a_directory_with_too_many_files_is_never_trusted(tmp_path: Path) -> Non
     store.trust_digests([(f.real, f.digest) for f in files if f.digest is not None])
     again = project_files(root, [".gemini/"], store, home=tmp_path)
     assert [f.path for f in again if f.held] == [root / ".gemini"]
+
+
+def test_the_agents_own_state_in_the_project_is_not_its_project_config(tmp_path: Path) -> None:
+    """A `CODEX_HOME` kept in the project is codex's state (sessions, auth): not held back
+    behind a stand-in, nor listed for trust."""
+    from avatar.bridges.held_back import holding
+    from avatar.providers.registry import shipped
+
+    root = tmp_path / "repo"
+    (root / ".codex").mkdir(parents=True)
+    (root / ".codex" / "config.toml").write_text('model = "x"\n')
+    env = {"HOME": str(tmp_path / "home"), "CODEX_HOME": str(root / ".codex")}
+    held = holding(shipped()["codex"], root, tmp_path / "store", env)
+    assert not held.held and not held.covered
+    away = holding(shipped()["codex"], root, tmp_path / "store", {"HOME": env["HOME"]})
+    assert away.covered == (root / ".codex",)
