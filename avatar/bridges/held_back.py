@@ -87,7 +87,7 @@ def holding(
         return Holding()
     user_home = Path(env["HOME"]) if env.get("HOME") else None
     files = project_files(
-        cwd, spec.project_config, TrustStore(store_home), user_home, own_state(spec, env)
+        cwd, spec.project_config, TrustStore(store_home), user_home, lambda: own_state(spec, env)
     )
     if not any(f.held for f in files):
         return Holding()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,7 +47,7 @@ def agent_files(
     user_home = Path(env["HOME"]) if env.get("HOME") else None
     found: dict[Path, tuple[ConfigFile, list[str]]] = {}
     for spec in specs:
-        state = own_state(spec, env)
+        state = partial(own_state, spec, env)
         for f in project_files(cwd, spec.project_config, store, user_home, state):
             found.setdefault(f.path, (f, []))[1].append(spec.name)
     return [AgentFile(f, tuple(names)) for f, names in (found[p] for p in sorted(found))]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,15 +105,19 @@ def find(
     cwd: Path, entries: Iterable[str], home: Path | None = None
 ) -> Iterator[tuple[Path, Path]]:
     """(file, entry) for every file of `entries` (`project_config`) around `cwd`."""
-    wanted = list(entries)
+    wanted = [(entry.rstrip("/"), entry.endswith("/")) for entry in entries]
     for d in directories(cwd, home):
-        for entry in wanted:
-            path = d / entry.rstrip("/")
-            if entry.endswith("/"):
-                if path.is_dir():
-                    yield from ((f, path) for f in _walk(path))
-            elif path.exists() and not path.is_dir():
-                yield path, path
+        base = os.fspath(d)
+        for name, is_dir in wanted:
+            path = os.path.join(base, name)
+            try:  # (one stat a candidate: this runs before every agent starts)
+                mode = os.stat(path).st_mode
+            except OSError:
+                continue
+            if is_dir and stat.S_ISDIR(mode):
+                yield from ((f, Path(path)) for f in _walk(Path(path)))
+            elif not is_dir and not stat.S_ISDIR(mode):
+                yield Path(path), Path(path)
 
 
 def _walk(root: Path) -> Iterator[Path]:
@@ -167,15 +171,16 @@ def project_files(
     entries: Iterable[str],
     store: TrustStore,
     home: Path | None = None,
-    state: Iterable[Path] = (),
+    state: Callable[[], Iterable[Path]] = tuple,
 ) -> list[ConfigFile]:
     """Every file of `entries` around `cwd`, judged against `store`; none inside the agent's
-    own `state` directories (a `CODEX_HOME` in the project is codex's state, not config the
-    repository brought)."""
+    own `state` directories (asked for when a file is found: a `CODEX_HOME` in the project is
+    codex's state, not config the repository brought)."""
     out: list[ConfigFile] = []
     records: dict[str, object] | None = None  # (read once, when a file is found)
-    own = [os.path.realpath(p) for p in state]
+    own: list[str] | None = None
     for path, entry in find(cwd, entries, home):
+        own = [os.path.realpath(p) for p in state()] if own is None else own
         if any(_within(os.path.realpath(entry), d) for d in own):
             continue
         data = None if path == entry and path.is_dir() else read_whole(path)
