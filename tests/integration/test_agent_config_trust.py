@@ -97,11 +97,17 @@ def test_claude_codes_project_hooks_and_servers_run_only_once_trusted(
 ) -> None:
     require_bridges("claude", "claude-agent-acp")
     repo, settings, mcp = claude_repo(avatar.home)
+    # The user's own MCP server (avatar's config) still reaches the agent meanwhile.
+    mine = avatar.home.claude_dir / "mine.log"
+    command, *args = mcp_server.command(mine)
+    servers = {"mcp_servers": {"mine": {"command": command, "args": args}}}
+    Path(avatar.env["AVATAR_CONFIG"]).write_text(json.dumps(servers))
     notice = STARTS_WITHOUT.format(provider=provider, files=".claude/settings.json, .mcp.json")
     for permission in ("ask", "allow"):
         notices = said(avatar, "-p", provider, "chat", "--permission", permission, "hi")
         assert not repo.ran
         assert notices == [notice]
+    assert mine.with_name("mine.log.rpc").exists()
 
     trusted = avatar("trust")
     assert trusted.stdout.splitlines() == [f"trusted: {settings}", f"trusted: {mcp}"]
