@@ -160,6 +160,18 @@ def test_a_hook_the_model_writes_does_not_run_in_the_next_session(
     assert proc.stdout.count("notice: claude-acp starts without") == 1
 
 
+def held_until_trusted(avatar: Avatar, provider: str, repo: Repo, config: Path) -> None:
+    """`config`'s MCP server does not run on `avatar -p PROVIDER chat` (one notice names the
+    file), `avatar trust` trusts it, and then it runs."""
+    notices = said(avatar, "-p", provider, "chat", "hi")
+    assert not repo.ran
+    shown = config.relative_to(repo.root)
+    assert notices == [STARTS_WITHOUT.format(provider=provider, files=shown)]
+    assert avatar("trust").stdout == f"trusted: {config}\n"
+    assert said(avatar, "-p", provider, "chat", "hi") == []
+    assert repo.mcp_ran
+
+
 def codex_repo(home: AgentHome) -> tuple[Repo, Path]:
     repo = Repo(home, Path(home.env["CODEX_HOME"]))
     server = repo.server()
@@ -178,13 +190,7 @@ def test_codex_runs_the_projects_mcp_server_only_once_trusted(
     stand-in covers `.codex/` in its walls."""
     require_bridges("codex-acp")
     repo, config = codex_repo(avatar.home)
-    notices = said(avatar, "-p", "codex", "chat", "hi")
-    assert not repo.ran
-    assert notices == [STARTS_WITHOUT.format(provider="codex", files=".codex/config.toml")]
-
-    assert avatar("trust").stdout == f"trusted: {config}\n"
-    assert said(avatar, "-p", "codex", "chat", "hi") == []
-    assert repo.mcp_ran
+    held_until_trusted(avatar, "codex", repo, config)
 
     repo.clear()
     config.write_text(config.read_text() + "# edited\n")
@@ -222,10 +228,4 @@ def test_gemini_runs_the_projects_mcp_server_only_once_trusted(
     require_bridges("gemini")
     repo = Repo(avatar.home, avatar.home.gemini_dir)
     settings = repo.write(".gemini/settings.json", {"mcpServers": {"stamp": repo.server()}})
-    notices = said(avatar, "-p", "gemini", "chat", "hi")
-    assert not repo.ran
-    assert notices == [STARTS_WITHOUT.format(provider="gemini", files=".gemini/settings.json")]
-
-    assert avatar("trust").stdout == f"trusted: {settings}\n"
-    assert said(avatar, "-p", "gemini", "chat", "hi") == []
-    assert repo.mcp_ran
+    held_until_trusted(avatar, "gemini", repo, settings)
