@@ -5,9 +5,11 @@ settings and `.mcp.json`, codex's `.codex/`, Gemini CLI's `.gemini/`, …) can r
 agent starts. Until `avatar trust` recorded each file's hash (`avatar.policy.agent_config`), the
 agent starts without the files held back, by its own switch where it has one (`untrusted_args`,
 `untrusted_env`, `untrusted_meta`: Claude Code's `--setting-sources user --strict-mcp-config`,
-the same options through claude-agent-acp, Gemini CLI's untrusted-folder mode), else under a
-blank stand-in over each of them in its walls; where the walls cannot cover them (off, or no
-mount namespaces here), the agent does not start, and one line says why and what trusts them.
+the same options through claude-agent-acp, Gemini CLI's untrusted-folder mode), else under an
+empty, readable stand-in over each of them in its walls; where the walls cannot cover them (the
+agent outside them, or no mount namespaces here), the agent does not start, and one line says
+why and what trusts them. The files are looked for again at each start, and before an ACP agent
+opens each session (`Holding.holds_back`): such agents read that config per session.
 """
 
 from __future__ import annotations
