@@ -16,6 +16,7 @@ from avatar.providers.capabilities import SessionCapabilities
 
 if TYPE_CHECKING:
     from avatar.bridges.acp.launch import Ahead
+    from avatar.bridges.held_back import Holding
     from avatar.core.config import Settings
     from avatar.core.events import BaseEvent, SessionStarted
     from avatar.core.prompts import Prompt
@@ -96,6 +97,15 @@ class BridgeContext:
     #: The agent the engine started ahead of the event loop, for the one-shot bridge to
     #: adopt (`Engine.launch_ahead`); None: the bridge starts its own.
     ahead: Ahead | None = None
+    #: `--trust`: the project's files are trusted for this run (its agent config included).
+    trust: bool = False
+
+    def holding(self, cwd: Path) -> Holding:
+        """What of the project's own config the agent starting in `cwd` starts without, and
+        how (`avatar.bridges.held_back`)."""
+        from avatar.bridges.held_back import holding
+
+        return holding(self.spec, cwd, self.avatar_home, self.env, trusted_run=self.trust)
 
 
 _OPENING: dict[OpenMode, str] = {

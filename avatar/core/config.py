@@ -171,6 +171,12 @@ class ProviderConfig:
     state_protected: list[str] | None = None  # what of it stays read-only for the agent
     state_projects: dict[str, str] | None = None  # its per-project dirs: {dir: naming rule}
     walled_mode: str | None = None  # the agent's own mode while avatar's walls confine it
+    # the agent's own config in the project, and how it is told to start without it while
+    # that is not trusted (the same keys as avatar/providers/providers.toml)
+    project_config: list[str] | None = None
+    untrusted_args: list[str] | None = None
+    untrusted_env: dict[str, str] | None = None
+    untrusted_meta: dict[str, Any] | None = None
     # native only
     auto_compact: bool | None = None
     compact_threshold: Annotated[float | None, Bounds(0, 1)] = None

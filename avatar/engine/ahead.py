@@ -4,7 +4,7 @@ stopped."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +13,7 @@ from avatar.providers.registry import ACP_ONE_SHOT_BRIDGE
 
 if TYPE_CHECKING:
     from avatar.bridges.acp.launch import Ahead
+    from avatar.bridges.held_back import Holding
     from avatar.core.config import Settings
     from avatar.providers.registry import ProviderSpec
 
@@ -30,15 +31,17 @@ class StartedAhead:
         cwd: Path,
         additional_dirs: Sequence[Path],
         env: Mapping[str, str],
+        holding: Callable[[Path], Holding],
     ) -> None:
-        """Start `spec`'s agent now, where its one-shot bridge can adopt it (an ACP agent);
-        nothing when one was started already, or it cannot start (the open then says why)."""
+        """Start `spec`'s agent now, where its one-shot bridge can adopt it (an ACP agent),
+        without what `holding(cwd)` holds back of the project's config; nothing when one was
+        started already, or it cannot start (the open then says why)."""
         if self._started is not None or spec.one_shot_bridge != ACP_ONE_SHOT_BRIDGE:
             return
         from avatar.bridges.acp.launch import AgentLaunch, Ahead
 
         try:
-            launch = AgentLaunch.of(spec, settings, cwd, additional_dirs, env)
+            launch = AgentLaunch.of(spec, settings, cwd, additional_dirs, env, holding(cwd))
             self._started = (spec.name, Ahead(launch, launch.spawn(cwd)))
         except AvatarError:  # (the open says why)
             return

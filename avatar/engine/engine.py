@@ -34,11 +34,14 @@ from avatar.sessions.types import SessionInfo, Transcript
 if TYPE_CHECKING:
     from avatar.bridges.acp.launch import Ahead
     from avatar.bridges.base import BaseBridge, OpenRequest
+    from avatar.bridges.held_back import Holding
     from avatar.core.events import BaseEvent, Listener, OpenHow, SessionStarted
     from avatar.core.prompts import Prompt
     from avatar.engine.agents import Agents
+    from avatar.engine.config_layers import ProjectConfig
     from avatar.engine.numbers import Meter
     from avatar.engine.open_session import OpenSession
+    from avatar.engine.project_trust import ProjectTrust
     from avatar.engine.status import EngineStatus
     from avatar.engine.switching import SwitchHow
     from avatar.library.worktrees import Worktree
@@ -88,6 +91,8 @@ class Engine(LibraryNames):
         self._policy = SettingsPolicy(source, self.home)
         self._requested = self.spec(provider).name if provider else None
         self.untrusted_config = source.untrusted if source else None  #: keys ignored: `notice()`
+        #: `--trust`: the project's files are trusted for this run (`from_config(trust=)`).
+        self.trust = source.trust if source else False
         #: The model asked for on each provider; the flag's (or preset's) until a provider
         #: is opened, then it is that provider's alone (`model_for`).
         self._models = ModelChoice(settings.model)
@@ -120,6 +125,15 @@ class Engine(LibraryNames):
         )
 
     project_config = staticmethod(project_config)
+
+    def project_trust(self, config: ProjectConfig | None) -> ProjectTrust:
+        """What `avatar trust` covers in the project: `config` (its `.avatar.yaml`, from
+        `project_config`) and the agents' own config files around it (every provider's
+        `project_config` data), judged against the trust store."""
+        from avatar.engine.project_trust import ProjectTrust, agent_files
+
+        files = agent_files(self.cwd, self.registry.specs(), self.home, self.env)
+        return ProjectTrust(config, files, self.home)
 
     @property
     def _agents(self) -> Agents:
@@ -156,6 +170,7 @@ class Engine(LibraryNames):
         )
         made.add_dirs = list(self.add_dirs)  # (already resolved against this cwd)
         made.wait_busy = self.wait_busy
+        made.trust = self.trust
         return made
 
     # ----- providers and models -----------------------------------------------------------
@@ -467,9 +482,15 @@ class Engine(LibraryNames):
         one-shot bridge adopts it (`avatar.engine.ahead`); one no session took is stopped by
         the next open or `close()`."""
         if self.one_shot:
+            from avatar.bridges.held_back import holding
+
             spec = self.spec(self.chosen_provider())
             env = self.registry.env_for(spec)
-            self._ahead.start(spec, self.settings, self.cwd, self.add_dirs, env)
+
+            def held(cwd: Path) -> Holding:
+                return holding(spec, cwd, self.home, env, trusted_run=self.trust)
+
+            self._ahead.start(spec, self.settings, self.cwd, self.add_dirs, env, held)
 
     def take_ahead(self, provider: str) -> Ahead | None:
         """The agent `launch_ahead` started for `provider`, once (its bridge adopts it)."""

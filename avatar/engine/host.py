@@ -69,6 +69,8 @@ class EngineCore(SessionHost, Protocol):
     registry: ProviderRegistry
     one_shot: bool
     wait_busy: bool
+    #: `--trust`: the project's files are trusted for this run.
+    trust: bool
 
     def spec(self, name: str) -> ProviderSpec:
         """The provider called `name`."""

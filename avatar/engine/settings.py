@@ -37,6 +37,9 @@ class SettingsSource:
     #: The project's `.avatar.yaml` as the last `load` found it, when keys of it were ignored
     #: because nobody trusted it (`avatar.engine.config_layers`).
     untrusted: ProjectConfig | None = None
+    #: `--trust`: the project's files (its `.avatar.yaml`, the agents' own config in it) are
+    #: trusted for this run.
+    trust: bool = False
 
     @classmethod
     def from_files(
@@ -69,7 +72,13 @@ class SettingsSource:
             source.untrusted = loaded.untrusted
             return loaded.settings
 
-        source = cls(load=load, flags=dict(flags), preset_given=preset is not None, preset=preset)
+        source = cls(
+            load=load,
+            flags=dict(flags),
+            preset_given=preset is not None,
+            preset=preset,
+            trust=trust,
+        )
         return source
 
     def initial(self) -> Settings:

@@ -28,7 +28,7 @@ def _hold(tmp: Path) -> int:
 
 def remove(tmp: Path) -> None:
     """Remove a private temp dir (its stand-ins are mode 0: opened up first)."""
-    for stand_in in (tmp / ".blank.d", tmp / ".blank"):
+    for stand_in in (tmp / ".blank.d", tmp / ".blank", tmp / ".empty.d"):
         with contextlib.suppress(OSError):
             os.chmod(stand_in, 0o700)
     shutil.rmtree(tmp, ignore_errors=True)
@@ -64,11 +64,14 @@ def remove_stale(where: Path | None = None) -> list[Path]:
 
 def make(kind: str) -> tuple[Path, int]:
     """A new private temp dir for processes of `kind` (after removing the stale ones), with its
-    blank stand-ins and its `tmp/`; and the descriptor holding its lock (close it when done)."""
+    blank and empty stand-ins and its `tmp/`; and the descriptor holding its lock (close it when
+    done)."""
     remove_stale()
     tmp = Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{kind}-"))
     lock = _hold(tmp)
     (tmp / ".blank").touch(mode=0)
     (tmp / ".blank.d").mkdir(mode=0)
+    (tmp / ".empty").touch(mode=0o444)
+    (tmp / ".empty.d").mkdir(mode=0o555)
     (tmp / "tmp").mkdir(mode=0o700)
     return tmp, lock

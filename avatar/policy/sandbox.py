@@ -19,10 +19,12 @@ Two kinds of walls, from one `ScopePolicy`:
 In both, paths the scope denies are covered by an empty read-only stand-in, protected paths
 (`avatar.policy.protected`) are bound read-only onto themselves, the project's `.git` is pinned
 so it cannot be swapped for another, Unix sockets outside the project are covered
-(`avatar.policy.sockets`), and TIOCSTI/TIOCLINUX are refused (seccomp). Every process is
-watched by the guard (`policy.kernel.guard`) so it dies with avatar. Where the kernel lacks
-Landlock or user namespaces, or no C compiler builds the stub, `Sandbox.gaps` says what is left
-unprotected, once, for a notice.
+(`avatar.policy.sockets`), and TIOCSTI/TIOCLINUX are refused (seccomp). An agent's project
+config it may not use yet (`avatar.bridges.held_back`: `emptied`) is covered by an empty
+stand-in it can read, so that the agent reads no config there rather than failing on a file it
+may not open. Every process is watched by the guard (`policy.kernel.guard`) so it dies with
+avatar. Where the kernel lacks Landlock or user namespaces, or no C compiler builds the stub,
+`Sandbox.gaps` says what is left unprotected, once, for a notice.
 """
 
 from __future__ import annotations
@@ -127,6 +129,7 @@ class Sandbox:
         network: Network = "on",
         env: Mapping[str, str] | None = None,
         state: StateWalls | None = None,
+        emptied: Sequence[Path] = (),
     ) -> None:
         self.kind = kind
         self.root = Path(os.path.realpath(root))
@@ -138,6 +141,8 @@ class Sandbox:
         self.search_path = search_path
         self.network: Network = network if kind == "commands" else "on"
         self.state = state or StateWalls()
+        #: Covered by an empty, readable stand-in (a file or a directory).
+        self.emptied = [Path(p) for p in emptied]
         self._trees = [
             CoveredTree(r, deny, allow_protected) for r in (self.root, *self.extra_roots)
         ]
@@ -281,7 +286,9 @@ class Sandbox:
             spec.mounts = True
             spec.pid = "command" if commands else "init"
             spec.blanks = (tmp / ".blank", tmp / ".blank.d")
+            spec.empties = (tmp / ".empty", tmp / ".empty.d")
             spec.hidden, spec.read_only, spec.pinned = hidden, read_only, pinned
+            spec.emptied = [p for p in self.emptied if p.exists()]
             spec.scan_sockets = True
             spec.socket_dirs = self._covered_socket_dirs()
             spec.opened = list(self._opened)
@@ -347,16 +354,17 @@ def for_agent(
     env: Mapping[str, str],
     protected: Iterable[str] = (),
     projects: Mapping[str, str] | None = None,
+    emptied: Sequence[Path] = (),
 ) -> Sandbox | None:
     """The walls for an agent process whose state lives in `entries` (`state_dirs` of its
     provider data), of which `protected` and other projects' entries in `projects` stay out of
-    its reach (`state_protected`, `state_projects`: `avatar.policy.state`); None unless
-    `sandbox: agents`."""
+    its reach (`state_protected`, `state_projects`: `avatar.policy.state`), with `emptied` (its
+    project config held back) under empty stand-ins; None unless `sandbox: agents`."""
     if policy.sandbox_mode != "agents":
         return None
     states = state_dirs(entries, env)
     walls = state_walls(protected, projects or {}, env, policy.root)
-    return _sandbox("agent", policy, env, states, walls)
+    return _sandbox("agent", policy, env, states, walls, emptied)
 
 
 def _sandbox(
@@ -365,6 +373,7 @@ def _sandbox(
     env: Mapping[str, str],
     states: Sequence[Path],
     walls: StateWalls | None = None,
+    emptied: Sequence[Path] = (),
 ) -> Sandbox:
     home = Path(env["HOME"]) if env.get("HOME") else None
     outside = [p for p in (expand(e, env) for e in policy.read_outside) if p is not None]
@@ -382,6 +391,7 @@ def _sandbox(
         network=policy.network,
         env=env,
         state=walls,
+        emptied=emptied,
     )
 
 

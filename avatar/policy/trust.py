@@ -22,6 +22,9 @@ Keys ignored in a file not trusted, and why:
   command that fixes a provider; a repository must not choose what avatar tells you to run;
 - `providers.<name>.model_from`: files avatar reads (a key of one is shown as the model);
   a repository must not choose which of your files avatar reads;
+- `providers.<name>.project_config`, `.untrusted_args`, `.untrusted_env`, `.untrusted_meta`:
+  which of the repository's own agent config files are held back until trusted, and how the
+  agent is told to start without them; a repository must not release its own files;
 - `mcp_servers.<name>`: each is a program every agent starts, or a URL it sends tool calls and
   the configured headers to;
 - `models[i].base_url`, `models[i].api_key_env`: where the native agent sends the
@@ -112,6 +115,10 @@ PROVIDER_GUARDED = frozenset(
         "state_projects",
         "walled_mode",
         "model_from",
+        "project_config",
+        "untrusted_args",
+        "untrusted_env",
+        "untrusted_meta",
     }
 )
 #: `presets.<name>` keys applied only as far as they narrow.
@@ -303,7 +310,9 @@ TrustState = Literal["trusted", "changed", "untrusted"]
 
 class TrustStore:
     """The project files the user trusts: `trust.json` in avatar's data dir, mapping each
-    file's absolute real path to the SHA-256 of the bytes trusted."""
+    file's absolute real path to the SHA-256 of the bytes trusted. The same store holds the
+    project's `.avatar.yaml` and the agents' own project config (`avatar.policy.agent_config`):
+    one record per file, in the form the store has always had."""
 
     def __init__(self, home: Path) -> None:
         self.path = Path(home) / "trust.json"
@@ -324,27 +333,47 @@ class TrustStore:
     def state(self, real: Path, data: bytes) -> TrustState:
         """`trusted` when these bytes were trusted at this path, `changed` when other bytes
         were, else `untrusted`."""
-        entry = self._files().get(os.fspath(real))
+        return self.judge(real, self.digest(data))
+
+    def records(self) -> dict[str, Any]:
+        """Every record, read once: real path → {sha256, trusted} (for `judge` of many)."""
+        return self._files()
+
+    def judge(
+        self, real: Path, digest: str | None, records: Mapping[str, Any] | None = None
+    ) -> TrustState:
+        """`state` for bytes known by their digest (against `records` when given, else the
+        store as it is now); None (bytes that cannot be read whole) is never trusted."""
+        entry = (self._files() if records is None else records).get(os.fspath(real))
         if not isinstance(entry, dict):
             return "untrusted"
-        return "trusted" if entry.get("sha256") == self.digest(data) else "changed"
+        return "trusted" if digest is not None and entry.get("sha256") == digest else "changed"
 
     def trust(self, real: Path, data: bytes) -> None:
         """Trust these bytes at this path (replacing what was trusted there)."""
+        self.trust_digests([(real, self.digest(data))])
+
+    def trust_digests(self, files: Sequence[tuple[Path, str]]) -> None:
+        """Trust each path's bytes, known by their digest, in one write."""
         from datetime import UTC, datetime  # (only `avatar trust` writes)
 
-        files = self._files()
+        records = self._files()
         when = datetime.now(UTC).isoformat(timespec="seconds")
-        files[os.fspath(real)] = {"sha256": self.digest(data), "trusted": when}
-        self._write(files)
+        for real, digest in files:
+            records[os.fspath(real)] = {"sha256": digest, "trusted": when}
+        self._write(records)
 
     def revoke(self, real: Path) -> bool:
         """Forget the path; False when it was not trusted."""
-        files = self._files()
-        if files.pop(os.fspath(real), None) is None:
-            return False
-        self._write(files)
-        return True
+        return bool(self.revoke_all([real]))
+
+    def revoke_all(self, paths: Sequence[Path]) -> list[Path]:
+        """Forget every path; the ones that were trusted (nothing is written when none was)."""
+        records = self._files()
+        gone = [p for p in paths if records.pop(os.fspath(p), None) is not None]
+        if gone:
+            self._write(records)
+        return gone
 
     def _write(self, files: dict[str, Any]) -> None:
         text = json.dumps({"v": 1, "files": files}, indent=1, ensure_ascii=False, sort_keys=True)

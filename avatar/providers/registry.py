@@ -75,6 +75,15 @@ class ProviderSpec:
     # (codex-acp: INITIAL_AGENT_MODE): given the mode avatar sets, so that setting it costs
     # no request when the agent honours it (avatar still checks and sets it when not).
     mode_env: str | None = None
+    # The agent's own config in the project that can make it run programs (`/`-ended: a
+    # directory): held back until `avatar trust` covers it (`avatar.policy.agent_config`).
+    project_config: tuple[str, ...] = ()
+    # How the agent is told to start without all of it while it is held back: arguments
+    # added to its command, variables added to its environment, `_meta` added to its ACP
+    # session requests. None of them: a blank stand-in covers each file in its walls.
+    untrusted_args: tuple[str, ...] = ()
+    untrusted_env: dict[str, str] = field(default_factory=dict)
+    untrusted_meta: dict[str, Any] = field(default_factory=dict)
     builtin: bool = True  # one of the five providers always offered (others: when found)
 
     @property
@@ -97,9 +106,16 @@ CORE = ("native", "claude", "claude-acp", "codex", "gemini")
 AUTO_ORDER = ("claude", "codex", "gemini")
 
 _LIST_KEYS = (
-    "command", "login_env", "login_files", "model_from", "capabilities", "state_dirs",
+    "command",
+    "login_env",
+    "login_files",
+    "model_from",
+    "capabilities",
+    "state_dirs",
     "state_protected",
-)  # fmt: skip
+    "project_config",
+    "untrusted_args",
+)
 
 
 def _spec(name: str, entry: dict[str, Any]) -> ProviderSpec:
@@ -196,8 +212,16 @@ def resolve_spec(name: str, cfg: ProviderConfig | None) -> ProviderSpec | None:
             dict(cfg.state_projects) if cfg.state_projects is not None else base.state_projects
         ),
         walled_mode=cfg.walled_mode or base.walled_mode,
+        project_config=_given(cfg.project_config, base.project_config),
+        untrusted_args=_given(cfg.untrusted_args, base.untrusted_args),
+        untrusted_env=base.untrusted_env if cfg.untrusted_env is None else cfg.untrusted_env,
+        untrusted_meta=base.untrusted_meta if cfg.untrusted_meta is None else cfg.untrusted_meta,
         builtin=True,
     )
+
+
+def _given(value: list[str] | None, base: tuple[str, ...]) -> tuple[str, ...]:
+    return base if value is None else tuple(value)
 
 
 class ProviderRegistry:

@@ -3,8 +3,9 @@ engine whose agent is started and initialized, ready for the next session of the
 
 The key is everything the agent was started with: the provider, the project, the settings
 (the config files and the project file as trusted or not, flags and preset laid over them),
-the environment, avatar's home and the extra directories. A session asked for with another
-key (a config edited, a project file trusted) gets a new agent and the old warm one stops.
+the environment, avatar's home, the extra directories and `--trust`. A session asked for with
+another key (a config edited, a project file trusted) gets a new agent and the old warm one
+stops.
 The agents start through the engine, as any other (`Engine.running`): the sandbox walls and
 everything else of starting an agent apply to them alike.
 """
@@ -31,6 +32,8 @@ def warm_key(engine: Engine) -> Key:
         repr(sorted(engine.env.items())),
         repr(engine.add_dirs),
         str(engine.home),
+        # `--trust`: the agent starts with the project's own agent config, trusted or not.
+        str(engine.trust),
     )
 
 

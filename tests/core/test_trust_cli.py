@@ -5,8 +5,6 @@ would have started is tests/integration/test_trust.py."""
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,19 +16,6 @@ EVIL = {
     "providers": {"codex": {"executable": "./agent.sh"}},
     "mcp_servers": {"m": {"command": "sh", "args": ["-c", "touch \u001b[2Jx"]}},
 }
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    home = tmp_path / "home"
-    home.mkdir()
-    return {
-        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",  # this checkout's avatar
-        "HOME": str(home),  # the search for .avatar.yaml stops here
-        "AVATAR_HOME": str(tmp_path / "avatar-home"),
-        "AVATAR_CONFIG": str(tmp_path / "no-config.yaml"),
-        "LANG": "C.UTF-8",
-    }
 
 
 @pytest.fixture

@@ -197,6 +197,32 @@ async def test_the_next_session_runs_on_an_agent_started_before_it_and_a_new_con
     assert await _agents(state, 0) == []
 
 
+async def test_a_session_without_trust_never_gets_the_agent_warmed_under_trust(
+    tmp_path: Path,
+) -> None:
+    """An agent started under `--trust` starts with the project's own agent config whatever
+    its trust (`avatar.bridges.held_back`): the next session of a client without `--trust`
+    gets an agent of its own."""
+    hub = _hub(tmp_path)
+    options = OpenOptions(cwd=tmp_path / "work", provider="fake")
+    state = tmp_path / "state"
+    try:
+        trusting = hub.make_engine(options)
+        trusting.trust = True
+        first = await hub.open(options, client="a", engine=trusting)
+        assert (await first.prompt("one", "a"))["exit"] == 0
+        mine = first.engine.status().facts["pid"]
+        first.detach("a")
+        [warm] = await _agents(state, 1, gone=mine)
+        second = await hub.open(options, client="b")
+        assert second.engine.status().facts["pid"] != warm
+        assert not second.engine.trust
+        second.detach("b")
+    finally:
+        await hub.close()
+    assert await _agents(state, 0) == []
+
+
 async def test_continue_joins_the_newest_session_when_it_is_live(tmp_path: Path) -> None:
     hub = _hub(tmp_path, chunk_delay=0.05)
     options = OpenOptions(cwd=tmp_path / "work", provider="fake")

@@ -93,14 +93,17 @@ def command_line(pid: int) -> str:
 
 
 def processes_with(text: str) -> list[int]:
-    """Pids whose command line holds `text` (an agent's state dir, say)."""
-    found = []
+    """Pids of the processes avatar started whose command line holds `text` (an agent's state
+    dir, say): the top of each tree, so a walled agent counts once (the walls' exec stub that
+    avatar started waits outside with the same arguments, its init and the agent inside)."""
+    found: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit() and int(entry.name) != os.getpid():
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, ValueError, IndexError):
                 if text in (entry / "cmdline").read_bytes().decode(errors="replace"):
-                    found.append(int(entry.name))
-    return [pid for pid in found if alive(pid)]
+                    stat = (entry / "stat").read_text()
+                    found[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    return [pid for pid, parent in found.items() if parent not in found and alive(pid)]
 
 
 def tcp_listening_inodes() -> set[str]:

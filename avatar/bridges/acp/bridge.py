@@ -143,7 +143,13 @@ class ACPBridge(BaseBridge):
         self.session_id, self.config_options = None, []
         self.capabilities = session_capabilities(agent.agent_capabilities)
         self._opener = SessionOpener(
-            ctx, agent, self.capabilities, self.router, self.same_minute, self.notice
+            ctx,
+            agent,
+            self.capabilities,
+            self.router,
+            self.same_minute,
+            self.notice,
+            setup.launch.holding.meta,
         )
 
     async def stop(self) -> None:
@@ -203,6 +209,7 @@ class ACPBridge(BaseBridge):
     async def open(self, request: OpenRequest) -> SessionStarted:
         """Open a session as `request` asks (docs/design.md §2 cascade); a fallback is reported
         here, in one Notice saying what failed and what was opened instead."""
+        await self._restart_if_config_changed()
         _, opener = self._running()
         spare, self._spare = self._spare, None
         if spare is not None and request.mode == "new" and not request.session_id:
@@ -227,6 +234,17 @@ class ACPBridge(BaseBridge):
             model=self.model_in_use,
             cwd=str(self.ctx.cwd),
         )
+
+    async def _restart_if_config_changed(self) -> None:
+        # The agent reads its project config at each session it opens, but what it holds back
+        # was decided when it started: one started before a file of that config appeared or
+        # changed (a REPL's /new after the model wrote .claude/settings.json, the server's warm
+        # agent) starts again, without it.
+        setup = self._setup
+        if setup is None or setup.launch.holding.holds_back(self.ctx.holding(self.ctx.cwd)):
+            return
+        await self.stop()
+        await self.start()
 
     async def agent_sessions(self) -> list[SessionInfo] | None:
         """`session/list` for the cwd, every page, where the agent advertises it."""

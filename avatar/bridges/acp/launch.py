@@ -1,7 +1,8 @@
 """What an ACP agent is started with, computed without the event loop: its environment (the
 provider's, with what its quirks add), its command (the program resolved), the scope of its file
-and terminal callbacks, and the kernel's walls around it with the agent's own mode in its
-environment where it takes one there. The full bridge, the one-shot bridge and a start ahead of
+and terminal callbacks, the kernel's walls around it with the agent's own mode in its
+environment where it takes one there, and how it starts without the project config it may not
+use yet (`avatar.bridges.held_back`). The full bridge, the one-shot bridge and a start ahead of
 the loop (`Engine.launch_ahead`) compute it here, the same way."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from avatar.bridges import spawning
 from avatar.bridges.acp.fs import FileAccess
+from avatar.bridges.held_back import Holding
 from avatar.core.config import Settings
 from avatar.core.errors import ProviderError
 from avatar.policy import sandbox
@@ -74,7 +76,8 @@ def agent_argv(spec: ProviderSpec, env: dict[str, str]) -> list[str]:
 
 @dataclass
 class AgentLaunch:
-    """One agent start's environment, command, callbacks' scope and walls."""
+    """One agent start's environment, command, callbacks' scope, walls and what of its
+    project config it starts without (`holding`)."""
 
     spec: ProviderSpec
     env: dict[str, str]
@@ -85,6 +88,7 @@ class AgentLaunch:
     walled: bool
     #: The agent's own mode avatar asks for (`mode`), None for none.
     mode: str | None
+    holding: Holding
 
     @classmethod
     def of(
@@ -94,11 +98,13 @@ class AgentLaunch:
         cwd: Path,
         additional_dirs: Sequence[Path],
         env: Mapping[str, str],
+        holding: Holding,
     ) -> AgentLaunch:
-        """The start of `spec`'s agent in `cwd` (a ProviderError when its program is
-        missing)."""
+        """The start of `spec`'s agent in `cwd`, without what `holding` holds back (a
+        ProviderError when its program is missing, or when the walls cannot hold back what
+        they must)."""
         env_out = agent_env(spec, settings, env)
-        argv = agent_argv(spec, env_out)
+        argv = [*agent_argv(spec, env_out), *holding.args]
         files = FileAccess(
             cwd,
             list(additional_dirs),
@@ -106,18 +112,26 @@ class AgentLaunch:
             missing_reads_empty="missing_file_empty" in spec.quirks,
         )
         walls = sandbox.for_agent(
-            files.policy, spec.state_dirs, env_out, spec.state_protected, spec.state_projects
+            files.policy,
+            spec.state_dirs,
+            env_out,
+            spec.state_protected,
+            spec.state_projects,
+            holding.covered,
         )
+        holding.check(spec.name, cwd, walls, files.policy.sandbox_mode)
         walled = walls is not None and sandbox.support().walls
         mode = agent_mode(spec, settings, walled)
-        return cls(spec, env_out, argv, files, walls, walled, mode)
+        return cls(spec, env_out, argv, files, walls, walled, mode, holding)
 
     def agent_env(self) -> dict[str, str]:
-        """What the agent's process gets: the environment, and its mode where it takes one
-        there (the agent's only: not its terminals' commands)."""
+        """What the agent's process gets: the environment, its mode where it takes one there
+        and the switch that holds back its project config where that is one (the agent's
+        only: not its terminals' commands)."""
+        out = {**self.env, **self.holding.env}
         if self.spec.mode_env and self.mode:
-            return {**self.env, self.spec.mode_env: self.mode}
-        return self.env
+            out[self.spec.mode_env] = self.mode
+        return out
 
     def spawn(self, cwd: Path) -> spawning.Spawned:
         """Start the agent (inside its walls)."""

@@ -163,6 +163,8 @@ class OneShotBridge(BaseBridge):
             params["additionalDirectories"] = [str(d.resolve()) for d in self.ctx.additional_dirs]
         if self.ctx.settings.mcp_servers:
             params["mcpServers"] = self._mcp_servers()
+        if self._setup is not None and self._setup.launch.holding.meta:
+            params["_meta"] = self._setup.launch.holding.meta
         try:
             resp = await self._call("session/new", params)
         except RpcError as e:

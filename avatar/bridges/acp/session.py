@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -110,8 +110,12 @@ class SessionOpener:
         router: UpdateRouter,
         same_minute: acp_quirks.SameMinuteWait,
         notify: acp_quirks.Notify,
+        meta: Mapping[str, Any] | None = None,
     ) -> None:
         self.ctx = ctx
+        #: `_meta` every session request carries (the switch that holds back the project's
+        #: agent config, where the agent takes it there: `avatar.bridges.held_back`).
+        self.meta = dict(meta) if meta else None
         self.agent = agent
         self.capabilities = capabilities
         self.router = router
@@ -217,6 +221,7 @@ class SessionOpener:
                         cwd=str(self._cwd()),
                         additional_directories=self._additional_dirs(),
                         mcp_servers=self._mcp_servers(),
+                        **(self.meta or {}),
                     ),
                 )
         except (RequestError, ValidationError) as e:
@@ -251,6 +256,7 @@ class SessionOpener:
                     cwd=str(self._cwd()),
                     additional_directories=self._additional_dirs(),
                     mcp_servers=self._mcp_servers(),
+                    field_meta=self.meta,
                 )
                 resp, model = await self._authed(
                     "session/new",
@@ -276,6 +282,7 @@ class SessionOpener:
                         session_id=session_id,
                         mcp_servers=self._mcp_servers(),
                         additional_directories=self._additional_dirs(),
+                        field_meta=self.meta,
                     )
                     resp, model = await self._authed(
                         "session/load",
@@ -319,6 +326,7 @@ class SessionOpener:
                 cwd=str(self._cwd()),
                 additional_directories=self._additional_dirs(),
                 mcp_servers=self._mcp_servers(),
+                field_meta=self.meta,
             )
             resp, model = await self._authed(
                 "session/resume",

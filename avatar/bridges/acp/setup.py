@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from avatar.bridges.acp.launch import AgentLaunch, agent_mode
 from avatar.bridges.acp.permission import get
 from avatar.bridges.acp.terminal import TerminalManager
+from avatar.core.events import Notice
 from avatar.policy import sandbox
 from avatar.providers.capabilities import SessionCapabilities
 
@@ -30,15 +31,21 @@ class AgentSetup:
 
     @classmethod
     def of(cls, ctx: BridgeContext) -> AgentSetup:
-        """The setup of `ctx`'s agent (a ProviderError when its program is missing)."""
+        """The setup of `ctx`'s agent (a ProviderError when its program is missing, or when
+        what of the project's config it may not use cannot be held back); a notice says what
+        was."""
         ahead = ctx.ahead
         if ahead is not None:
             launch, spawned = ahead.launch, ahead.spawned
         else:
-            launch, spawned = (
-                AgentLaunch.of(ctx.spec, ctx.settings, ctx.cwd, ctx.additional_dirs, ctx.env),
-                None,
+            held = ctx.holding(ctx.cwd)
+            launch = AgentLaunch.of(
+                ctx.spec, ctx.settings, ctx.cwd, ctx.additional_dirs, ctx.env, held
             )
+            spawned = None
+        said = launch.holding.notice(ctx.spec.name, ctx.cwd)
+        if said:
+            ctx.emit(Notice(message=said))
         files, env = launch.files, launch.env
         commands = sandbox.for_commands(files.policy, env, ctx.spec.state_dirs)
         terminals = TerminalManager(files, env, ctx.settings.scope.shell_commands, commands)

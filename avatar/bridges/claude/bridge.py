@@ -83,6 +83,7 @@ class ClaudeBridge(BaseBridge):
         self._session: ClaudeSession | None = None  # what claude has of the open session
         self._permissions = PermissionDesk(ctx)
         self._tasks: set[asyncio.Task[None]] = set()  # permission answers, cancel watchdogs
+        self._held_said: str | None = None  # the notice of what was held back, once said
 
     # ----- observation ------------------------------------------------------------------------
 
@@ -150,6 +151,7 @@ class ClaudeBridge(BaseBridge):
         if self.executable is None:
             await self.start()
         assert self.executable is not None
+        held = self.ctx.holding(cwd)  # (again at each start: a file may have changed)
         argv = build_argv(
             self.ctx.spec.command or ("claude",),
             self.executable,
@@ -159,10 +161,19 @@ class ClaudeBridge(BaseBridge):
             system_prompt=self.ctx.system_prompt,
             add_dirs=[str(d) for d in self.ctx.additional_dirs],
             session_args=session_args,
+            held_back=held.args,
         )
-        env = self._env()
+        env = {**self._env(), **held.env}
         spec = self.ctx.spec
         policy = ScopePolicy(self.ctx.settings.scope, cwd, self.ctx.additional_dirs)
+        walls = sandbox.for_agent(
+            policy, spec.state_dirs, env, spec.state_protected, spec.state_projects, held.covered
+        )
+        held.check(self.name, cwd, walls, policy.sandbox_mode)
+        said = held.notice(self.name, cwd)
+        if said and said != self._held_said:  # once, not again at each restart
+            self._held_said = said
+            self._notice(said)
         self._proc = await ClaudeProcess.spawn(
             self.name,
             argv,
@@ -171,9 +182,7 @@ class ClaudeBridge(BaseBridge):
             install_hint=self.ctx.spec.install_hint,
             model=self.model,
             on_control=self._on_control,
-            sandbox=sandbox.for_agent(
-                policy, spec.state_dirs, env, spec.state_protected, spec.state_projects
-            ),
+            sandbox=walls,
         )
         if self._session is not None and self._translator.session_id == self._session.session_id:
             # The same session in a new process (claude died): its cost goes on from there.

@@ -12,7 +12,7 @@ It asks for permissions with `control_request` `can_use_tool` (with
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from avatar.bridges.mcp import server_kind, stdio_command
@@ -146,8 +146,10 @@ def build_argv(
     system_prompt: str | None,
     add_dirs: list[str],
     session_args: list[str],
+    held_back: Sequence[str] = (),
 ) -> list[str]:
-    """The full command line: configured command, required flags, then avatar's own options."""
+    """The full command line: configured command, required flags, then avatar's own options
+    (`held_back`: the flags that start claude without the project's config it may not use)."""
     argv = [executable, *command[1:]]
     for flag in REQUIRED_FLAGS:
         if flag[0] not in argv:
@@ -164,7 +166,7 @@ def build_argv(
     servers = mcp_config(settings.mcp_servers)
     if servers:
         argv += ["--mcp-config", servers]
-    return argv + session_args
+    return argv + list(held_back) + session_args
 
 
 def user_message(prompt: Prompt) -> dict[str, Any]:

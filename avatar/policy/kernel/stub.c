@@ -15,10 +15,12 @@
                     (a small init is, and the program its child: signals forwarded, children
                     reaped, exits as the program did)
      N MODE         network namespace: "off" (no interface up) or "loopback" (its own lo up)
-     f FILE DIR     the blank stand-ins (an empty file and an empty directory)
+     f FILE DIR     the blank stand-ins (an empty file and an empty directory, mode 0)
+     F FILE DIR     the empty stand-ins (the same, readable: config an agent may read as none)
      b PATH         bind PATH onto itself (pinned: a mount point cannot be renamed or removed)
      r PATH         bind PATH onto itself read-only
      h PATH         cover PATH with a blank stand-in (read-only)
+     e PATH         cover PATH with an empty, readable stand-in (read-only)
      c DIR          cover a directory of sockets; the opened sockets under it stay reachable
      o PATH         an opened socket: never covered
      k PATH         sockets under PATH are not covered (the project, the added directories)
@@ -110,9 +112,9 @@ struct spec {
     int mounts;
     const char *pid_mode; /* NULL, "command" or "init" */
     const char *net_mode; /* NULL, "off" or "loopback" */
-    const char *blank_file, *blank_dir;
+    const char *blank_file, *blank_dir, *empty_file, *empty_dir;
     /* The binds, in the order avatar gives them (parents first): 'b' pinned (writable), 'r'
-       read-only, 'h' covered by the blank stand-in of its kind. */
+       read-only, 'h' covered by the blank stand-in of its kind, 'e' by the empty one. */
     char bind_kind[MAX_ITEMS];
     const char *bind_path[MAX_ITEMS];
     int n_binds;
@@ -186,9 +188,14 @@ static void parse(char *buf, size_t size) {
             S.blank_file = next(&cursor, end);
             S.blank_dir = next(&cursor, end);
             break;
+        case 'F':
+            S.empty_file = next(&cursor, end);
+            S.empty_dir = next(&cursor, end);
+            break;
         case 'b':
         case 'r':
         case 'h':
+        case 'e':
             S.bind_kind[S.n_binds] = op[0];
             push(S.bind_path, &S.n_binds, MAX_ITEMS, next(&cursor, end));
             break;
@@ -256,21 +263,29 @@ static int bind_onto(const char *source, const char *target, int writable) {
     return 1;
 }
 
-/* Cover `target` with the blank stand-in of its kind. The stand-ins were made read-only first,
-   and a bind keeps its source's read-only flag: one mount call per cover. */
-static int cover(const char *target, int tolerant) {
+/* Cover `target` with the stand-in of its kind: the blank one (mode 0), or with `empty` the
+   empty, readable one. The stand-ins were made read-only first, and a bind keeps its source's
+   read-only flag: one mount call per cover. */
+static int cover_with(const char *target, int tolerant, int empty) {
     struct stat st;
     if (stat(target, &st) != 0) {
         if (errno == ENOENT || tolerant) return 0;
         die("looking at", target);
     }
-    const char *source = S_ISDIR(st.st_mode) ? S.blank_dir : S.blank_file;
+    const char *source = S_ISDIR(st.st_mode) ? (empty ? S.empty_dir : S.blank_dir)
+                                             : (empty ? S.empty_file : S.blank_file);
+    if (!source) {
+        errno = EINVAL;
+        die("no stand-in for", target);
+    }
     if (mount(source, target, NULL, MS_BIND, NULL) != 0) {
         if (errno == ENOENT || tolerant) return 0;
         die("covering", target);
     }
     return 1;
 }
+
+static int cover(const char *target, int tolerant) { return cover_with(target, tolerant, 0); }
 
 static int beneath(const char *path, const char *root) {
     size_t n = strlen(root);
@@ -414,9 +429,13 @@ static void enter_namespaces(void) {
         bind_onto(S.blank_file, S.blank_file, 0);
         bind_onto(S.blank_dir, S.blank_dir, 0);
     }
+    if (S.empty_file) {
+        bind_onto(S.empty_file, S.empty_file, 0);
+        bind_onto(S.empty_dir, S.empty_dir, 0);
+    }
     for (int i = 0; i < S.n_binds; i++) {
         const char *path = S.bind_path[i];
-        if (S.bind_kind[i] == 'h') cover(path, 0);
+        if (S.bind_kind[i] == 'h' || S.bind_kind[i] == 'e') cover_with(path, 0, S.bind_kind[i] == 'e');
         else bind_onto(path, path, S.bind_kind[i] == 'b');
     }
     if (sockets) cover_sockets(sockets, n_sockets);

@@ -174,9 +174,11 @@ class Spec:
     pid: str = ""  # "", "command" or "init"
     network: str = ""  # "", "off" or "loopback"
     blanks: tuple[Path, Path] | None = None
+    empties: tuple[Path, Path] | None = None
     pinned: list[Path] = field(default_factory=list)
     read_only: list[Path] = field(default_factory=list)
     hidden: list[Path] = field(default_factory=list)
+    emptied: list[Path] = field(default_factory=list)
     socket_dirs: list[Path] = field(default_factory=list)
     opened: list[Path] = field(default_factory=list)
     kept: list[Path] = field(default_factory=list)
@@ -196,10 +198,12 @@ class Spec:
             fields += ["N", self.network]
         if self.blanks:
             fields += ["f", *self.blanks]
+        if self.empties:
+            fields += ["F", *self.empties]
         # Parents first: a bind made over a directory afterwards would hide the mounts below it
         # (a path opened writable inside a read-only one, a stand-in inside it).
         binds = [("b", p) for p in self.pinned] + [("r", p) for p in self.read_only]
-        binds += [("h", p) for p in self.hidden]
+        binds += [("h", p) for p in self.hidden] + [("e", p) for p in self.emptied]
         for op, path in sorted(binds, key=lambda bind: len(bind[1].parts)):
             fields += [op, path]
         for op, paths in (
