@@ -66,12 +66,13 @@ def write_regular(path: str | os.PathLike[str], data: bytes) -> None:
         raise SpecialFileError(path, kind)
     fd = _open_file(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     try:
-        _write_all(fd, data)
+        write_all(fd, data)
     finally:
         os.close(fd)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of `data` to `fd` (a write may take part of it)."""
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
@@ -88,7 +89,7 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o600) -> None:
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
         try:
-            _write_all(fd, data)
+            write_all(fd, data)
         finally:
             os.close(fd)
         os.replace(tmp, path)

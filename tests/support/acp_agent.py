@@ -33,7 +33,8 @@ carries its earlier turns. Behaviours (all off by default):
   permission request repeats only the id, else the request carries the kind, the location and
   a diff — ask permission, and write ``text`` to ``path`` directly when an allow option was
   chosen; ``command`` instead of ``path`` asks for an execute call), ``fs_read`` /
-  ``fs_write`` (paths), ``terminal`` (a shell command), ``rich`` (thought, tool call, plan,
+  ``fs_write`` (paths), ``race`` (reads and writes while names are swapped for symlinks:
+  tests/support/acp_race.py), ``terminal`` (a shell command), ``rich`` (thought, tool call, plan,
   usage, title, commands, mode updates), ``chunk_delay`` (seconds between chunks; the turn
   honours ``session/cancel`` unless ``ignore_cancel``), ``after_reply`` (updates sent after
   the prompt response: a title, ``after_delay`` seconds later);
@@ -134,6 +135,7 @@ class FakeConfig:
     edit: dict[str, Any] | None = None
     fs_read: str | None = None
     fs_write: str | None = None
+    race: dict[str, Any] | None = None
     terminal: str | None = None
     rich: bool = False
     chunk_delay: float = 0.0
@@ -475,6 +477,10 @@ class FakeAgent:
                 notes.append("write ok")
             except RequestError as e:
                 notes.append(f"write refused: {e}")
+        if c.race:
+            from tests.support.acp_race import race
+
+            notes.append(await race(self.conn, session_id, c.race))
         if c.terminal:
             notes.append(await self._terminal(session_id, c.terminal))
         if c.rich:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from avatar.core.errors import AvatarError
-from avatar.core.fileio import append_all
+from avatar.core.fileio import append_all, write_all
 
 if TYPE_CHECKING:
     import asyncio
@@ -85,7 +85,7 @@ class SessionWriter:
                 f"session {path.stem} is open in another avatar process; close it there first"
             ) from None
         if header is not None:
-            _write_all(self._fd, header)
+            write_all(self._fd, header)
         else:
             self._repair_torn_tail()
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
@@ -105,7 +105,7 @@ class SessionWriter:
         with open(self.path, "rb") as f:
             f.seek(size - 1)
             if f.read(1) != b"\n":
-                _write_all(self._fd, b"\n")
+                write_all(self._fd, b"\n")
 
     # -- producer side ----------------------------------------------------------------------
 
@@ -231,10 +231,3 @@ class SessionWriter:
         barrier.done.set()
         if barrier.callback is not None:
             barrier.callback(error)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
