@@ -46,6 +46,26 @@ def _open_file(path: str | os.PathLike[str], flags: int, mode: int = 0o666) -> i
     return fd
 
 
+def regular_file(path: str | os.PathLike[str]) -> tuple[os.stat_result | None, str | None]:
+    """The stat of `path` when it is a regular file; else None and why it cannot be read as
+    one, in a few words (a symlink loop, a symlink to nothing, a FIFO, a directory, …) — or
+    None and None when it is simply gone (removed since its directory was listed)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        try:
+            os.lstat(path)
+        except OSError:
+            return None, None
+        return None, "a symlink to nothing"
+    except OSError as e:
+        return None, e.strerror or str(e)
+    kind = "a directory" if stat.S_ISDIR(st.st_mode) else special_kind(st.st_mode)
+    if kind is not None:
+        return None, f"{kind}, not a regular file"
+    return st, None
+
+
 def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     """`path` opened for reading (binary) when it is a regular file; `SpecialFileError` for a
     FIFO, device or socket, which is checked before it is opened (opening some devices acts)."""
