@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import click
 
 from avatar.cli.output.table import session_line
+from avatar.cli.sessions import warn_skipped
 from avatar.core.errors import UsageError
 from avatar.policy.terminal_text import for_terminal, inert, is_terminal
 
@@ -82,6 +83,7 @@ def session_search(
         offset=offset,
         progress=_indexing,
     )
+    warn_skipped(engine)
     if json_out:
         sys.stdout.write(json.dumps([h.to_public() for h in hits], ensure_ascii=False) + "\n")
         return 0

@@ -73,9 +73,12 @@ def _stop() -> int:
     if conn is None:
         raise AvatarError("no server is running")
     try:
-        pid = int(conn.request({"op": "stop"}).get("ok", 0))
+        answer = conn.request({"op": "stop"})
     finally:
         conn.close()
+    if "ok" not in answer:  # (refused: a process inside avatar's walls asked)
+        raise AvatarError(str(answer.get("error") or "the server did not answer"))
+    pid = int(answer["ok"])
     wait_released(Path(socket_path()).parent / "server.lock", 30)  # it and its agents are gone
     sys.stderr.write(f"stopped the server (pid {pid})\n")
     return 0

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 GONE = " [files gone]"
 
 
-def _warn(engine: Engine) -> None:
+def warn_skipped(engine: Engine) -> None:
+    """One `warning:` line on stderr for each file the stores skipped while reading."""
     for line in engine.warnings():  # (they quote file names and content from the stores)
         sys.stderr.write(for_terminal(f"warning: {line}\n", sys.stderr))
 
@@ -58,7 +59,7 @@ def list_sessions(
 
         asyncio.run(ask(provider))
     sessions = engine.sessions(provider, any_cwd=any_cwd)
-    _warn(engine)
+    warn_skipped(engine)
     shown = sessions if limit == 0 else sessions[:limit]
     links = engine.library.lineage() if json_out or tree else {}  # the table shows none
     if json_out:
@@ -108,7 +109,7 @@ def _find(state: AppState, ref: str) -> tuple[Engine, SessionInfo]:
 def show_info(state: AppState, ref: str, *, json_out: bool) -> int:
     """Facts about one session."""
     engine, info = _find(state, ref)
-    _warn(engine)
+    warn_skipped(engine)
     data = _public(info, engine.library.lineage())
     if info.path:
         data["path"] = info.path
@@ -144,7 +145,7 @@ def show_transcript(state: AppState, ref: str) -> int:
     """Print a session's transcript, secrets masked."""
     engine, info = _find(state, ref)
     transcript = engine.transcript(info)
-    _warn(engine)
+    warn_skipped(engine)
     title = f"{info.provider} session {info.id}" + (f" — {info.title}" if info.title else "")
     text = engine.registry.secrets().mask(title + "\n\n" + render_transcript(transcript))
     sys.stdout.write(for_terminal(text, sys.stdout))

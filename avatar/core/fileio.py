@@ -46,6 +46,26 @@ def _open_file(path: str | os.PathLike[str], flags: int, mode: int = 0o666) -> i
     return fd
 
 
+def regular_file(path: str | os.PathLike[str]) -> tuple[os.stat_result | None, str | None]:
+    """The stat of `path` when it is a regular file; else None and why it cannot be read as
+    one, in a few words (a symlink loop, a symlink to nothing, a FIFO, a directory, …) — or
+    None and None when it is simply gone (removed since its directory was listed)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        try:
+            os.lstat(path)
+        except OSError:
+            return None, None
+        return None, "a symlink to nothing"
+    except OSError as e:
+        return None, e.strerror or str(e)
+    kind = "a directory" if stat.S_ISDIR(st.st_mode) else special_kind(st.st_mode)
+    if kind is not None:
+        return None, f"{kind}, not a regular file"
+    return st, None
+
+
 def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     """`path` opened for reading (binary) when it is a regular file; `SpecialFileError` for a
     FIFO, device or socket, which is checked before it is opened (opening some devices acts)."""
@@ -66,12 +86,13 @@ def write_regular(path: str | os.PathLike[str], data: bytes) -> None:
         raise SpecialFileError(path, kind)
     fd = _open_file(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     try:
-        _write_all(fd, data)
+        write_all(fd, data)
     finally:
         os.close(fd)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of `data` to `fd` (a write may take part of it)."""
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
@@ -88,7 +109,7 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o600) -> None:
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
         try:
-            _write_all(fd, data)
+            write_all(fd, data)
         finally:
             os.close(fd)
         os.replace(tmp, path)

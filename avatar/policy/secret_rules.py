@@ -21,12 +21,18 @@ Ordinary text stays as it was: git hashes, UUIDs, base64 data (images in session
 that merely continue into a shape (`desk-…`), and assignments whose value is code
 (`token = next(it)`, `password = self.password`, `api_key: str | None`), a placeholder
 (`$TOKEN`, `${…}`, `<…>`) or short (unquoted values need `MIN_SECRET_LENGTH` characters,
-quoted ones `MIN_QUOTED`).
+quoted ones `MIN_QUOTED`). A value shaped like a name (`token = auth_token`) is code unless
+its letters are a key's — digits amid them (`token = abcdef1234567890`), capitals as no name
+has them — or its name holds nothing but keys (`aws_secret_access_key = …`, the AWS
+credentials file's form, and any `*_secret_access_key`).
 
 Linear time: every pattern starts with a fixed prefix (or a look-behind and runs only where an
 ellipsis occurs) and, once that matches, either fails within a bounded number of characters or
 succeeds and consumes what it scanned (possessive quantifiers, optional tails, the final
-decision in Python), so no input makes a pattern scan the same text twice. The case-blind
+decision in Python), so no input makes a pattern scan the same text twice. A repeated group is
+atomic (`(?>(?:…)+)`), never a possessive group (`(?:…)++`): CPython before 3.11.5 matched the
+latter wrongly when the group could backtrack (gh-106052: a password in a URL cut with `...`
+stayed), and the package accepts 3.11.0; CI runs the secret tests on Debian's 3.11.2. The case-blind
 rules run on a lowercased copy (a case-blind regex costs ~15x more); a short text with none of
 the rules' fixed starts is left after one search. The old PEM pattern (`BEGIN.*?END` under
 re.S) took 11.7 s on 232 KB here; tests/policy/test_secrets.py bounds 2 MB of such input.
@@ -175,8 +181,8 @@ def _pem(m: re.Match[str], text: str) -> str | None:
             return None  # a BEGIN line alone (or one masked already)
         body, end = body[:cut], body[cut:]
     # The line breaks around the body stay (also as the `\n` escapes of JSON text).
-    lead = _compiled(r"(?:\s|\\[nr])*+", 0).match(body)
-    tail = _compiled(r"(?:\s|[nr]\\)*+", 0).match(body[::-1])
+    lead = _compiled(r"(?>(?:\s|\\[nr])*)", 0).match(body)
+    tail = _compiled(r"(?>(?:\s|[nr]\\)*)", 0).match(body[::-1])
     assert lead is not None and tail is not None  # (a `*` always matches)
     cut = len(body) - tail.end()
     if cut <= lead.end():
@@ -209,17 +215,16 @@ def _bearer(m: re.Match[str], text: str) -> str | None:
 # An unquoted value is code, not a secret, when it names an attribute (`self.token`), calls
 # or indexes something, or is a bare name where code is likely: after ` = ` or a quoted key
 # (`"password": password`, which JSON would quote), or one naming the key (`token=auth_token`).
-_DOTTED = r"[a-z_]\w*+(?:\.[a-z_]\w*+)++"
+_DOTTED = r"[a-z_]\w*+(?>(?:\.[a-z_]\w*+)+)"
 _IDENTIFIER = r"[a-z_][a-z_0-9]*+"
 
 
 def _assigned(m: re.Match[str], text: str) -> str | None:
     """An assignment: the value masked unless it is code, a placeholder or too short."""
     name = m.group("name")
-    if name == "key":
-        before = text[max(0, m.start() - 12) : m.start()].lower().rstrip("_-")
-        if not before.endswith(_KEY_KINDS):
-            return None
+    before = text[max(0, m.start() - 16) : m.start()].lower().rstrip("_-")
+    if name == "key" and not before.endswith(_KEY_KINDS):
+        return None
     quoted = m.group("quote") is not None
     which = "qv" if quoted else "uv"
     start, end = m.start(which), m.end(which)
@@ -231,17 +236,44 @@ def _assigned(m: re.Match[str], text: str) -> str | None:
     elif quoted:  # (not closed on its line: a closing quote taken for an opening one)
         if len(value) < MIN_QUOTED or text[end : end + 1] != m.group("quote"):
             return None
-    elif len(value) < MIN_SECRET_LENGTH or _is_code(value, text[end : end + 1], m, name):
+    elif len(value) < MIN_SECRET_LENGTH or _is_code(value, text[end : end + 1], m, name, before):
         return None
     return text[m.start() : start] + MASK + text[end : m.end()]
 
 
-def _is_code(value: str, after: str, m: re.Match[str], name: str) -> bool:
-    """True when an unquoted assigned `value` (followed by `after`) is code, not a secret."""
+# Names whose value is a secret whatever it looks like: `aws_secret_access_key = …` (the AWS
+# credentials file's form, and any `*_secret_access_key`) holds nothing but the key — unless
+# the value names code (`secret_key`, `creds.secret`: not one word of letters and digits).
+_ALWAYS_SECRET = ("secret_access", "secretaccess", "secret-access")
+
+
+def _keyish(value: str) -> bool:
+    """True for a name-like value that is a key, not code: digits amid its letters
+    (`hunter2hunter2`, `AbCd1234EfGh`) or capitals as no name has them
+    (`wJalrXUtnFEMIKMDENGbPxRfiCY`). A name of code spells words: `auth_token`, `authToken`,
+    `token2`, `HTTPRequestHandler`, `getTokenFromEnvironment`."""
+    if "_" in value and len(value) < 24:
+        return False  # (snake_case: `sha256_digest`, `api_key_v2`)
+    digits = sum(c.isdigit() for c in value)
+    if digits >= 2 and digits < len(value) - 1:
+        return True
+    # A lone small letter between capitals (`PxR`): names put words after their capitals.
+    lone = sum(
+        a.isupper() and b.islower() and c.isupper()
+        for a, b, c in zip(value, value[1:], value[2:], strict=False)
+    )
+    return len(value) >= 16 and lone >= 2
+
+
+def _is_code(value: str, after: str, m: re.Match[str], name: str, before: str) -> bool:
+    """True when an unquoted assigned `value` (followed by `after`, the name preceded by
+    `before`) is code, not a secret."""
     if after in ("(", "[", "{", "<") or _compiled(_DOTTED, re.IGNORECASE).fullmatch(value):
         return True
     if m.group().startswith("--") or not _compiled(_IDENTIFIER, re.IGNORECASE).fullmatch(value):
         return False  # (a flag's value is no code)
+    if _keyish(value) or (name == "key" and before.endswith(_ALWAYS_SECRET) and value.isalnum()):
+        return False  # a name's shape, but a key's letters (or a name that holds only keys)
     sep = m.group("sep")
     spaced = sep.lstrip("\"'")[:1] in (" ", "\t")  # `x = y`, not `X=y` (.env) or `x: y`
     low = value.lower()
@@ -313,12 +345,12 @@ def _rules() -> tuple[_Rule, ...]:
             rf"(?P<begin>{pem.format('BEGIN')})"
             # base64, header lines (`Proc-Type: 4,ENCRYPTED`), the `\n` escapes of JSON text;
             # never five dashes in a row, so it stops at the END line
-            r"(?P<body>(?:[A-Za-z0-9+/=\s\\:,.]|-(?!----))*+)"
+            r"(?P<body>(?>(?:[A-Za-z0-9+/=\s\\:,.]|-(?!----))*))"
             rf"(?P<end>{pem.format('END')})?",
             _pem,
         ),
         _Rule(
-            r"(?P<head>://[^\s/:@\"'<>]*+:)(?:[^\s/@\"'<>….]|\.(?!\.\.))++(?P<tail>@|…|\.\.\.)",
+            r"(?P<head>://[^\s/:@\"'<>]*+:)(?>(?:[^\s/@\"'<>….]|\.(?!\.\.))+)(?P<tail>@|…|\.\.\.)",
             _head,
         ),
         _Rule(

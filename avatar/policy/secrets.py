@@ -47,6 +47,8 @@ __all__ = [
     "process_detector",
     "secret_values",
     "title_source",
+    "url_password",
+    "url_shown",
 ]
 
 #: Environment variables whose values hold keys, by name (matched case-blind).
@@ -77,6 +79,33 @@ def secret_values(*envs: Mapping[str, str], names: Iterable[str] = ()) -> list[s
         and len(v) >= MIN_SECRET_LENGTH
         and not (v.startswith(("/", "~")) and os.path.exists(os.path.expanduser(v)))
     )
+
+
+def url_password(url: str) -> str | None:
+    """The password a URL carries (`http://user:PASSWORD@host/`: a proxy's login in a
+    `*_BASE_URL`), as written and decoded; None without one."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        return None
+    return password and unquote(password)
+
+
+def url_shown(url: str) -> str:
+    """`url` as notices and errors show it: its password, if any, replaced by `MASK`."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return mask_shapes(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    login = parts.netloc.rpartition("@")[0].partition(":")[0]
+    return urlunsplit(parts._replace(netloc=f"{login}:{MASK}@{host}"))
 
 
 def mask_values(text: str, values: Iterable[str]) -> str:

@@ -165,6 +165,8 @@ def _relay(conn: Connection) -> int | None:
             sys.stderr.write(frame["err"])
             sys.stderr.flush()
         elif frame.get("fallback"):
+            if frame.get("notice"):  # (run here, not there: said once)
+                sys.stderr.write(f"notice: {frame['notice']}; running without it\n")
             return None
         elif "exit" in frame:
             code = int(frame["exit"])

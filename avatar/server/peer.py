@@ -47,3 +47,16 @@ def peer_creds(sock: socket.socket) -> tuple[int, int]:
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     pid, uid, _ = struct.unpack("3i", creds)
     return int(pid), int(uid)
+
+
+#: SO_PEERPIDFD (Linux 6.5; `socket` names it from Python 3.13 on).
+_SO_PEERPIDFD = getattr(socket, "SO_PEERPIDFD", 77)
+
+
+def peer_pidfd(sock: socket.socket) -> int | None:
+    """A pidfd of the process that connected (the caller closes it), where the kernel gives
+    one: it stays that process's even after its pid is reused. None on older kernels."""
+    try:
+        return int(sock.getsockopt(socket.SOL_SOCKET, _SO_PEERPIDFD))
+    except OSError:
+        return None

@@ -9,7 +9,8 @@ Frames are JSON objects, one per line (UTF-8). A client opens with a request nam
 - `{"op": "run", "argv": [...], "cwd": ..., "env": {...}, "tty": [in, out, err],
   "columns": N}`: run an `avatar` command in the server as this process would have. The
   server answers with `{"out": text}` / `{"err": text}` chunks and ends with `{"exit": code}`,
-  or at once `{"fallback": true}`: the command is not one it runs, the client runs it itself.
+  or at once `{"fallback": true}`: the command is not one it runs, the client runs it itself
+  (with `"notice"`: why, for the client to say).
   While it runs the client may send `{"op": "cancel"}` (Ctrl-C);
 - `{"op": "ps"}`: `{"live": [LiveInfo dict, ...]}`;
 - `{"op": "attach", "ref": id, "client": name}`: `{"ok": {...LiveInfo}}` or `{"error": ...}`,
@@ -28,7 +29,8 @@ Frames are JSON objects, one per line (UTF-8). A client opens with a request nam
   joining). The server closing the connection ends the listing, not the REPL;
 - `{"op": "stop"}`: `{"ok": pid}`, then the server ends (with every agent it started).
 
-An error is `{"error": message, "exit": code}`.
+An error is `{"error": message, "exit": code}`. A client inside avatar's walls gets one to any
+request but `run` (and `{"fallback": true, "notice": ...}` to that), then the connection ends.
 """
 
 from __future__ import annotations

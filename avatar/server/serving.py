@@ -2,8 +2,10 @@
 
 The socket is created 0600 in a 0700 directory of the user's (`avatar.server.protocol`), and
 every connection's peer is checked (SO_PEERCRED): another user's is refused, even where the
-file modes would let it through (root, a loosened directory). A lock file held for the
-server's life makes it one per user. Nothing listens on TCP.
+file modes would let it through (root, a loosened directory), and so is a process inside
+avatar's walls (`avatar.policy.confined`), whatever it can see of the socket: the server runs
+outside the walls. A lock file held for the server's life makes it one per user. Nothing
+listens on TCP.
 
 What a `run` request runs is the CLI's business: the CLI hands its runner in (`Server.runner`),
 the server knows nothing of commands.
@@ -23,11 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from avatar.core.errors import AvatarError
+from avatar.policy.confined import confined_more
 from avatar.server.attaching import attach
 from avatar.server.hosted import host
 from avatar.server.hub import Hub
-from avatar.server.peer import Peer, peer_creds
+from avatar.server.peer import Peer, peer_creds, peer_pidfd
 from avatar.server.protocol import decode, socket_path
+
+#: What a client inside avatar's walls is told (`avatar.policy.confined`).
+WALLED = "the server serves no process inside avatar's walls"
 
 
 class AlreadyRunning(AvatarError):
@@ -160,6 +166,9 @@ class Server:
             peer.send({"error": "this server is another user's", "exit": 2})
             await self._close(writer)
             return
+        if self._walled(sock, peer.pid):
+            await self._refuse(peer)
+            return
         self._connections += 1
         try:
             first = await reader.readline()
@@ -171,6 +180,28 @@ class Server:
             self._connections -= 1
             self._idle_since = time.monotonic()
             await self._close(writer)
+
+    @staticmethod
+    def _walled(sock: Any, pid: int) -> bool:
+        """Does the peer run inside avatar's walls (or any confinement this server lacks)?
+        The server runs outside them: it works for no such process, whatever it can see."""
+        pidfd = peer_pidfd(sock) if sock is not None else None
+        try:
+            return confined_more(pid, pidfd)
+        finally:
+            if pidfd is not None:
+                os.close(pidfd)
+
+    async def _refuse(self, peer: Peer) -> None:
+        """One line for a walled peer; a command it asked for runs in its own process (within
+        its walls), as if no server ran."""
+        with contextlib.suppress(ConnectionError, ValueError, TimeoutError):
+            first = await asyncio.wait_for(peer.reader.readline(), 10)
+            if first and decode(first).get("op") == "run":
+                peer.send({"fallback": True, "notice": WALLED})
+            else:
+                peer.send({"error": WALLED, "exit": 2})
+        await self._close(peer.writer)
 
     async def _close(self, writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(ConnectionError):

@@ -37,6 +37,7 @@ from avatar.sessions.filestore import (
     FileFold,
     JsonlSessionStore,
     Summary,
+    candidate,
     fold_transcript,
     listdir,
     same_dir_keys,
@@ -298,7 +299,7 @@ class ClaudeStore(JsonlSessionStore):
         for d in dirs:
             for entry in listdir(d):
                 name = entry.name
-                if name.endswith(".jsonl") and UUID_RE.fullmatch(name[:-6]) and entry.is_file():
+                if name.endswith(".jsonl") and UUID_RE.fullmatch(name[:-6]) and candidate(entry):
                     yield entry.path
 
     def summarize(self, path: Path, st: os.stat_result) -> Summary:

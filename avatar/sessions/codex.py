@@ -31,6 +31,7 @@ from avatar.sessions.filestore import (
     FileFold,
     JsonlSessionStore,
     Summary,
+    candidate,
     fold_transcript,
     listdir,
     unsafe_id,
@@ -228,7 +229,7 @@ class CodexStore(JsonlSessionStore):
             elif (
                 entry.name.startswith("rollout-")
                 and entry.name.endswith(".jsonl")
-                and entry.is_file()
+                and candidate(entry)
             ):
                 yield entry.path
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from avatar.core.errors import SessionNotFoundError
+from avatar.core.fileio import open_regular, regular_file
 from avatar.core.ids import UUID_RE, is_valid_id
 from avatar.sessions.cache import ListingCache
 from avatar.sessions.jsonl import TRANSCRIPT_LINE_CAP, LineStats, iter_records, mtime_utc
@@ -121,7 +122,7 @@ class JsonlSessionStore(SessionStore):
             summary = self._summary(path)
             if summary is None:
                 continue
-            self._warn(summary.warnings)
+            self.warn(summary.warnings)
             info = summary.info
             if info is None:
                 continue
@@ -129,7 +130,7 @@ class JsonlSessionStore(SessionStore):
             if keys is not None and (info.cwd is None or os.path.normpath(info.cwd) not in keys):
                 continue
             if info.id in seen:
-                self._warn([f"{path}: duplicate session id {info.id}, skipped"])
+                self.warn([f"{path}: duplicate session id {info.id}, skipped"])
                 continue
             seen.add(info.id)
             out.append(info)
@@ -150,7 +151,7 @@ class JsonlSessionStore(SessionStore):
             summary = self._summary(path, cached=False)
             if summary is None:
                 continue
-            self._warn(summary.warnings)
+            self.warn(summary.warnings)
             if summary.info is not None and summary.info.id == prefix:
                 self.place(path, summary.info)
                 out.append(summary.info)
@@ -173,19 +174,12 @@ class JsonlSessionStore(SessionStore):
 
     # ----- helpers --------------------------------------------------------------------------
 
-    def _warn(self, lines: builtins.list[str]) -> None:
-        # Listing twice in one run (find, then read) must not repeat a warning.
-        for line in lines:
-            if line not in self.warnings:
-                self.warnings.append(line)
-
     def _summary(self, path: str, *, cached: bool = True) -> Summary | None:
         """The summary of one file: from the listing cache when `cached` and it is there,
         else read (and, when `cached`, kept in the cache)."""
-        try:
-            st = os.stat(path)
-        except OSError:
-            return None  # vanished between directory listing and stat
+        st, why = regular_file(path)
+        if st is None:  # (None and no reason: vanished between listing and stat)
+            return Summary(None, [f"{path}: unreadable, skipped ({why})"]) if why else None
         if not cached:
             return self._summarize(path, st)
         entry = self._cache.get(path, st)
@@ -236,7 +230,7 @@ class FileFold(ABC):
     ) -> LineStats:
         """Feed every record of `path` (see `iter_records`); what was skipped is returned."""
         stats = LineStats()
-        with open(path, "rb") as f:
+        with open_regular(path) as f:  # (a FIFO put in its place would hang a plain open)
             for record in iter_records(f, stats, max_line=max_line, want=want, parse=parse):
                 self.feed(record)
         return stats
@@ -273,6 +267,16 @@ def unsafe_id(path: Path, session_id: Any) -> Summary | None:
     if isinstance(session_id, str) and is_valid_id(session_id):
         return None
     return Summary(None, [f"{path}: invalid session id {str(session_id)[:80]!r}, skipped"])
+
+
+def candidate(entry: os.DirEntry[str]) -> bool:
+    """Whether a directory entry with a session file's name is worth a look: anything but a
+    directory. What cannot be read (a symlink loop, a FIFO) is taken, to be skipped with a
+    warning when it is read (`JsonlSessionStore`), never left to fail a listing."""
+    try:
+        return not entry.is_dir()
+    except OSError:
+        return True
 
 
 def listdir(path: Path | str) -> list[os.DirEntry[str]]:

@@ -26,12 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from avatar.core.errors import SessionNotFoundError
-from avatar.core.fileio import append_line, atomic_write
+from avatar.core.fileio import append_line, atomic_write, open_regular
 from avatar.core.ids import sha256_hex
 from avatar.policy.state import new_names
 from avatar.sessions.filestore import (
     JsonlSessionStore,
     Summary,
+    candidate,
     listdir,
     same_dir_keys,
     unsafe_id,
@@ -217,7 +218,7 @@ class GeminiStore(JsonlSessionStore):
                 if entry.name.startswith("session-") and entry.name.endswith((".jsonl", ".json")):
                     if owner is not None:
                         self._cwd_of[entry.path] = owner
-                    if entry.is_file():
+                    if candidate(entry):
                         yield entry.path
 
     def named_files(self, session_id: str) -> Iterator[str]:
@@ -233,7 +234,7 @@ class GeminiStore(JsonlSessionStore):
     def _read_log(self, path: Path, max_line: int) -> tuple[_Log, LineStats]:
         log = _Log()
         stats = LineStats()
-        with path.open("rb") as f:
+        with open_regular(path) as f:
             if path.suffix == ".json":
                 data = f.read(LEGACY_JSON_CAP + 1)
                 try:

@@ -79,6 +79,13 @@ class SessionStore(ABC):
         #: on its own).
         self.scans = 0
 
+    def warn(self, lines: list[str]) -> None:
+        """Add what was skipped to `warnings`, each line once (listing twice in one run, to
+        find and then to read, must not repeat one)."""
+        for line in lines:
+            if line not in self.warnings:
+                self.warnings.append(line)
+
     def home(self) -> Path:
         """The user's home directory as the provider sees it."""
         return Path(self.env.get("HOME") or Path.home())

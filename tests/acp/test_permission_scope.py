@@ -6,6 +6,7 @@ them in a `tool_call` update first and repeats only the id (codex's shape)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -111,3 +112,36 @@ async def test_allow_protected_lets_the_named_path_through(tmp_path: Path) -> No
         assert "edit answer: yes" in answer and hook.read_text() == "#!/bin/sh\n"
         answer, _ = await edit(h, path=str(config), text="pwned\n")
         assert "edit answer: no" in answer and config.read_text() == ORIGINAL
+
+
+# What cannot be checked (issue 30): the agent names the file it will write only in its
+# title, or under a key of `raw_input` the door does not know, or names one file and titles
+# another. Each was allowed before, and the agent wrote outside the project.
+UNCHECKED = {
+    "title only": {"kind": "edit", "title": "Write OUT"},
+    "title only, no kind": {"kind": None, "title": "Write OUT"},
+    "unknown key": {"kind": "edit", "raw_input": {"target_file": "OUT"}},
+    "unknown key beside a known one": {
+        "kind": "move",
+        "path": "notes.txt",
+        "raw_input": {"file_path": "notes.txt", "destination": "OUT"},
+    },
+    "title names another file": {"kind": "move", "path": "notes.txt", "title": "Move to OUT"},
+}
+
+
+@pytest.mark.parametrize("announce", [False, True], ids=["in-request", "announced"])
+@pytest.mark.parametrize("case", list(UNCHECKED))
+async def test_a_request_that_cannot_be_checked_is_denied(
+    h: Harness, case: str, announce: bool
+) -> None:
+    outside = h.root / "outside.txt"
+    spec = json.loads(json.dumps(UNCHECKED[case]).replace("OUT", str(outside)))
+    answer, events = await edit(h, **spec, write_to=str(outside), announce=announce)
+    assert "edit answer: no" in answer
+    assert outside.read_text() == ORIGINAL
+    event = denied(events)
+    assert "cannot be checked" in (event.reason or "")
+    [line] = [e.message for e in events if isinstance(e, Notice)]
+    assert line.startswith("denied fake's request "), line  # the agent and what it asked
+    assert h.asked == []

@@ -1,4 +1,5 @@
-"""Disk trouble: `$AVATAR_HOME` read-only, or a small filesystem filling up mid-turn.
+"""Disk trouble: `$AVATAR_HOME` read-only, a small filesystem filling up mid-turn, or full
+before a new session's first line.
 
 Each is one clear `avatar:` line and exit 1; no entry written before is damaged, and the
 next run (with room again) lists and resumes the session. The filesystems are real tmpfs
@@ -55,10 +56,26 @@ class Disk:
         if not self.mounted:
             self.fsize = 64 * 1024
 
+    def full(self) -> None:
+        """No room left at all (the tmpfs filled with a file; the fallback limits each file
+        to nothing)."""
+        if not self.mounted:
+            self.fsize = 0
+            return
+        fd = os.open(self.path / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            while os.write(fd, b"\0" * 4096):
+                pass
+        except OSError:
+            pass  # full
+        finally:
+            os.close(fd)
+
     def roomy(self) -> None:
         """Room again: a bigger filesystem, read-write."""
         if self.mounted:
             subprocess.run(["mount", "-o", "remount,rw,size=4m", str(self.path)], check=True)
+            (self.path / "filler").unlink(missing_ok=True)
         else:
             self.fsize = None
             for d in [self.path, *[p for p in self.path.rglob("*") if p.is_dir()]]:
@@ -160,3 +177,30 @@ def test_disk_filling_mid_turn_keeps_every_earlier_entry(
     rows = json.loads(listed.stdout)
     assert [(r["id"], r["messages"]) for r in rows] == [("full-one", len(texts))]
     assert os.path.getsize(path) == len(path.read_bytes())
+
+
+def test_a_full_disk_leaves_no_empty_session_file(
+    disk: Disk, agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    """A new session on a full disk is one clear error, and no session file is left behind
+    empty (it listed as an unreadable session, and its id could not be taken again); the
+    next run, with room, starts and lists cleanly (issue 30)."""
+    env = avatar_env(agent_home, avatar_home=disk.path)
+    cwd = agent_home.workdir
+    model_server.chat.append(Reply.text("an answer"))
+    first = _run(disk, env, cwd, "-p", "native", "chat", "-s", "kept-one", "first")
+    assert first.returncode == 0, first.stderr
+    disk.full()
+    full = _run(disk, env, cwd, "-p", "native", "chat", "-s", "new-one", "a new one")
+    assert full.returncode == 1
+    files = {p.name: p.stat().st_size for p in disk.path.glob("sessions/*/*.jsonl")}
+    assert 0 not in files.values(), files
+    [error] = _errors(full.stderr)
+    assert error.startswith("avatar: cannot write "), error
+    disk.roomy()
+    listed = _run(disk, env, cwd, "session", "list", "--provider", "native", "--json")
+    assert listed.returncode == 0 and "warning" not in listed.stderr, listed.stderr
+    assert [r["id"] for r in json.loads(listed.stdout)] == ["kept-one"]
+    model_server.chat.append(Reply.text("room again"))
+    again = _run(disk, env, cwd, "-p", "native", "chat", "-s", "new-one", "once more")
+    assert again.returncode == 0, again.stderr

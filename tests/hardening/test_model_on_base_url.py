@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from avatar.core.errors import UsageError
 from avatar.native.models import ModelRegistry, ModelResolver
 from tests.support.drive import avatar
 from tests.support.homes import AgentHome
-from tests.support.model_server import FakeModelServer
+from tests.support.model_server import FakeModelServer, Reply
 
 
 def test_readme_example_reaches_the_base_url_server(
@@ -48,3 +50,32 @@ def test_a_near_miss_of_a_catalog_model_stays_a_usage_error(typo: str) -> None:
     resolver = ModelResolver(ModelRegistry(), env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
     with pytest.raises(UsageError, match=f"unknown model '{typo}'"):
         resolver.resolve(typo)
+
+
+PASSWORD = "Pa55-in-the-URL-7c1e"
+
+
+def _with_password(url: str) -> str:
+    return url.replace("http://", f"http://proxyuser:{PASSWORD}@", 1)
+
+
+def test_a_password_in_the_base_url_is_in_no_notice_or_error(
+    avatar_env: dict[str, str], agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    """`OPENAI_BASE_URL=http://user:PASSWORD@host/v1` (a proxy's login): the retry notices,
+    the error that ends the turn and a connection error name the server without it, in what
+    is printed and in avatar's records of the session (issue 30)."""
+    env = {**avatar_env, "OPENAI_BASE_URL": _with_password(model_server.openai_base_url)}
+    cwd = agent_home.workdir
+    model_server.chat.append(*[Reply.error(503, "overloaded", retry_after=0.01)] * 2)
+    model_server.chat.append(Reply.error(400, "bad request"))
+    failed = avatar(env, cwd, "-p", "native", "-m", "my-model", "chat", "hi")
+    assert failed.returncode == 1
+    assert "retrying in" in failed.stderr and "HTTP 400" in failed.stderr  # (said, without it)
+    closed = {**env, "OPENAI_BASE_URL": f"http://proxyuser:{PASSWORD}@127.0.0.1:9/v1"}
+    refused = avatar(closed, cwd, "-p", "native", "-m", "my-model", "chat", "hi", timeout=120)
+    assert refused.returncode == 1 and "127.0.0.1:9" in refused.stderr
+    for out in (failed, refused):
+        assert PASSWORD not in out.stdout + out.stderr
+    records = [p.read_text() for p in Path(env["AVATAR_HOME"]).rglob("*") if p.is_file()]
+    assert records and not [text for text in records if PASSWORD in text]

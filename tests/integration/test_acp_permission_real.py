@@ -79,7 +79,7 @@ def test_codex_edit_outside_or_protected_is_rejected_under_allow(
     reason = str(asked["reason"])
     assert ("outside the session" in reason) if where == "outside" else "protected" in reason
     [notice] = avatar.notices(proc)
-    assert notice.startswith("notice: denied 'Edit files'") and reason in notice
+    assert notice.startswith("notice: denied codex's request 'Edit files'") and reason in notice
 
 
 def test_codex_cannot_plant_a_commondir_under_allow(
@@ -164,3 +164,29 @@ def test_codex_starts_its_sessions_in_the_asking_mode_without_a_request(
     methods = [json.loads(line).get("method") for line in sent.read_text().splitlines()]
     assert methods.count("session/prompt") == 2 and "session/load" in methods
     assert "session/set_config_option" not in methods and "session/set_mode" not in methods
+
+
+# How the model asks each agent to write a file (the agent asks avatar before it writes).
+WRITES = {
+    "claude-acp": ("anthropic", "Write", lambda p: {"file_path": str(p), "content": "made\n"}),
+    "gemini": ("gemini", "write_file", lambda p: {"file_path": str(p), "content": "made\n"}),
+}
+
+
+@pytest.mark.parametrize("provider", list(WRITES))
+def test_real_agents_requests_are_checkable_and_allowed_inside(
+    model_server: FakeModelServer, tmp_path: Path, provider: str
+) -> None:
+    """What claude-agent-acp and Gemini really send when they ask to write a file names it
+    where the door looks (issue 30 denies what it cannot check): a file inside the project
+    is the permission policy's to answer, and written under `--permission allow`."""
+    require_bridges("claude-agent-acp" if provider == "claude-acp" else "gemini")
+    home = AgentHome(tmp_path / "agent", model_server)
+    write_scope(home)
+    target = home.workdir / "made.txt"
+    api, tool, args = WRITES[provider]
+    model_server.script(api, Reply.tool_call(tool, args(target)), Reply.text("done"))
+    avatar = Avatar(home, avatar_env(home))
+    proc = avatar("-p", provider, "chat", "--json", "--permission", "allow", "write it")
+    assert [e["decision"] for e in permission_events(proc.stdout)] == ["allow"], proc.stderr
+    assert target.read_text() == "made\n"

@@ -68,6 +68,19 @@ def test_every_shape_in_one_text_is_masked() -> None:
         ("lastPrompt: my key AIzaSyGOOGLEcore1a2b…", "lastPrompt: my key [redacted]"),
         ('password = "hunte…', 'password = "[redacted]'),
         ("postgres://app:PGPASS...", "postgres://app:[redacted]..."),
+        # `key = value` with spaces, and the AWS credentials file (issue 30)
+        ("token = abcdef1234567890", "token = [redacted]"),
+        ("password = hunter2hunter2", "password = [redacted]"),
+        ("api_key = wJalrXUtnFEMIKMDENGbPxRfiCYEXAMPLE", "api_key = [redacted]"),
+        ("client_secret = AbCd1234EfGh5678IjKl", "client_secret = [redacted]"),
+        (
+            "[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\n"
+            "aws_secret_access_key = wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY\n"
+            "aws_session_token = IQoJb3JpZ2luX2VjEHcaCXVzLWVhc3QtMSJHMEUCIQD\n",
+            "[default]\naws_access_key_id = [redacted]\naws_secret_access_key = [redacted]\n"
+            "aws_session_token = [redacted]\n",
+        ),
+        ("MINIO_SECRET_ACCESS_KEY = minioadminsecretvalue", "MINIO_SECRET_ACCESS_KEY = [redacted]"),
         (
             "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBnVJk5\n"
             "the key was cut here.",
@@ -96,6 +109,10 @@ ORDINARY = [
     '{"password": password, "token": auth_token}',
     "PseudoToken = Whitespace + group(PseudoExtras, Number, Funny)",
     "password = lexer.get_token()",
+    "token = authToken; password = passwordHash; api_key = api_key_v2",
+    "secret_key = HTTPRequestHandlerFactory; token = getTokenFromEnvironment",
+    "aws_secret_access_key = credentials.secret_key",
+    "aws_secret_access_key = secret_key",
     "elif tt == 'password':\n    password = lexer.get_token()",
     "def getpass(prompt='Password: ', stream=None):",
     "max_tokens = 4096; key = 'name'; monkey = 'bananas and more'",

@@ -32,11 +32,13 @@ carries its earlier turns. Behaviours (all off by default):
   "text", "announce"}`` — with ``announce`` its facts come in a ``tool_call`` update and the
   permission request repeats only the id, else the request carries the kind, the location and
   a diff — ask permission, and write ``text`` to ``path`` directly when an allow option was
-  chosen; ``command`` instead of ``path`` asks for an execute call), ``fs_read`` /
-  ``fs_write`` (paths), ``terminal`` (a shell command), ``rich`` (thought, tool call, plan,
-  usage, title, commands, mode updates), ``chunk_delay`` (seconds between chunks; the turn
-  honours ``session/cancel`` unless ``ignore_cancel``), ``after_reply`` (updates sent after
-  the prompt response: a title, ``after_delay`` seconds later);
+  chosen; ``command`` instead of ``path`` asks for an execute call; ``title`` and
+  ``raw_input`` replace what the request says, ``write_to`` is the file written instead),
+  ``fs_read`` / ``fs_write`` (paths), ``race`` (reads and writes while names are swapped for
+  symlinks: tests/support/acp_race.py), ``terminal`` (a shell command), ``rich`` (thought,
+  tool call, plan, usage, title, commands, mode updates), ``chunk_delay`` (seconds between
+  chunks; the turn honours ``session/cancel`` unless ``ignore_cancel``), ``after_reply``
+  (updates sent after the prompt response: a title, ``after_delay`` seconds later);
 - ``models``: offer a ``model`` config option with these values (``set_config_option``).
 """
 
@@ -134,6 +136,7 @@ class FakeConfig:
     edit: dict[str, Any] | None = None
     fs_read: str | None = None
     fs_write: str | None = None
+    race: dict[str, Any] | None = None
     terminal: str | None = None
     rich: bool = False
     chunk_delay: float = 0.0
@@ -475,6 +478,10 @@ class FakeAgent:
                 notes.append("write ok")
             except RequestError as e:
                 notes.append(f"write refused: {e}")
+        if c.race:
+            from tests.support.acp_race import race
+
+            notes.append(await race(self.conn, session_id, c.race))
         if c.terminal:
             notes.append(await self._terminal(session_id, c.terminal))
         if c.rich:
@@ -521,10 +528,14 @@ class FakeAgent:
             PermissionOption(option_id="always", name="Always allow", kind="allow_always"),
             PermissionOption(option_id="no", name="Reject", kind="reject_once"),
         ]
+        call = ToolCallUpdate(
+            tool_call_id="perm-1",
+            title="Delete build/",
+            kind="delete",
+            locations=[ToolCallLocation(path="build")],
+        )
         resp = await self.conn.request_permission(
-            session_id=session_id,
-            tool_call=ToolCallUpdate(tool_call_id="perm-1", title="Delete build/", kind="delete"),
-            options=options,
+            session_id=session_id, tool_call=call, options=options
         )
         outcome = resp.outcome
         return getattr(outcome, "option_id", None) or outcome.outcome
@@ -533,7 +544,8 @@ class FakeAgent:
         """Ask to edit (or run) as `edit` says; apply the edit itself when allowed."""
         kind = edit.get("kind", "edit")
         path, text = edit.get("path"), edit.get("text", "edited by the fake agent\n")
-        facts: dict[str, Any] = {"kind": kind, "title": f"{kind} {path or edit.get('command')}"}
+        title = edit.get("title") or f"{kind} {path or edit.get('command')}"
+        facts: dict[str, Any] = {"kind": kind, "title": title}
         if path is not None:
             facts["locations"] = [ToolCallLocation(path=path)]
             facts["content"] = [
@@ -541,6 +553,9 @@ class FakeAgent:
             ]
         if edit.get("command") is not None:
             facts["raw_input"] = {"command": edit["command"]}
+        if edit.get("raw_input") is not None:
+            facts["raw_input"] = edit["raw_input"]
+        path = edit.get("write_to", path)  # (what it writes when allowed, named or not)
         if edit.get("announce"):
             await self._update(
                 session_id,

@@ -62,6 +62,12 @@ SHAPES: tuple[Shape, ...] = (
         "AWS_SECRET_ACCESS_KEY=AWSSECRETcore/Kx7MDENG+bPxRfiCYEXAMPLE1",
         ("AWSSECRETcore",),
     ),
+    Shape(
+        "aws-credentials",
+        "aws_secret_access_key = AWSCREDcore7Kx9MDENGbPxRfiCY",  # (~/.aws/credentials)
+        ("AWSCREDcore7Kx",),
+    ),
+    Shape("spaced-token", "auth_token = SPACEDcore4b5c6d7e8f", ("SPACEDcore4b5c",)),
     Shape("password", 'password = "PWDcore-Tr0ub4dor&3"', ("PWDcore-Tr0ub",)),
     Shape("passwd-yaml", "passwd: PASSWDcore9horse7", ("PASSWDcore9hor",)),
     Shape("password-json", '{"password": "JSONPWcore-s3cr3t"}', ("JSONPWcore-s3",)),

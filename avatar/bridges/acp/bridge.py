@@ -94,7 +94,7 @@ class ACPBridge(BaseBridge):
         self._terminals: TerminalManager | None = None
         self._setup: AgentSetup | None = None  # what the agent was started with
         #: Permission requests: the scope the agent is held to, then the policy.
-        self.asker = Asker(self.router, ctx.permission)
+        self.asker = Asker(self.router, ctx.permission, ctx.spec.name)
         self._model: str | None = None  # set through session/set_model (no option to read)
         self._in_background = BackgroundTasks()  # fire-and-forget, kept referenced
 

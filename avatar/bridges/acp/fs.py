@@ -3,7 +3,9 @@
 `fs/read_text_file` and `fs/write_text_file` go through the one scope policy
 (`avatar.policy.scope.ScopePolicy`): gitignore-style `scope.read`/`scope.write`/`scope.deny`
 relative to the session cwd, plus the added directories; deny wins; symlinks and `..` are
-resolved first.
+resolved first. The file is then opened beneath its root in one step and checked again on
+what was opened (`avatar.policy.opened`): avatar runs outside the agent's walls, and a path
+the agent changes between the check and the open must not take avatar anywhere else.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from pathlib import Path
 from typing import Literal
 
 from avatar.core.config import Scope
-from avatar.core.fileio import open_regular, write_regular
 from avatar.policy.denied import ScopeDenied
+from avatar.policy.opened import open_read, write_file
 from avatar.policy.scope import ScopePolicy
 
 Access = Literal["read", "write"]
@@ -63,11 +65,13 @@ class FileAccess:
 
     def read(self, path: str, line: int | None = None, limit: int | None = None) -> str:
         """The file's text, from 1-based `line` for `limit` lines when given."""
-        target = self.check(path, "read")
         try:
             # Not `read_text`: a FIFO would block the agent's read (and avatar) for good.
-            with io.TextIOWrapper(open_regular(target), encoding="utf-8", errors="replace") as f:
+            raw = open_read(self.policy, path)
+            with io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as f:
                 text = f.read()
+        except ScopeDenied as e:
+            raise AccessDenied(str(e)) from None
         except FileNotFoundError:
             if self.missing_reads_empty:
                 return ""
@@ -85,10 +89,10 @@ class FileAccess:
 
     def write(self, path: str, content: str) -> None:
         """Write `content` to the file, creating parent directories inside the allowed root."""
-        target = self.check(path, "write")
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            write_regular(target, content.encode("utf-8"))
+            write_file(self.policy, path, content.encode("utf-8"))
+        except ScopeDenied as e:
+            raise AccessDenied(str(e)) from None
         except IsADirectoryError:
             raise AccessDenied(f"{path}: is a directory") from None
         except OSError as e:

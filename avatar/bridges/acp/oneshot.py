@@ -63,7 +63,7 @@ class OneShotBridge(BaseBridge):
     def __init__(self, ctx: BridgeContext) -> None:
         super().__init__(ctx)
         self.router = UpdateRouter(ctx.emit)
-        self.asker = Asker(self.router, ctx.permission)
+        self.asker = Asker(self.router, ctx.permission, ctx.spec.name)
         self.agent: AgentConnection[JsonRpc] | None = None
         self.config_options: list[Any] = []
         self._agent_caps: dict[str, Any] = {}

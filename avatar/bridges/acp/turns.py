@@ -137,9 +137,12 @@ class Asker:
     and goes with the next prompt (`with_refusals`).
     """
 
-    def __init__(self, router: UpdateRouter, permission: PermissionHandler) -> None:
+    def __init__(
+        self, router: UpdateRouter, permission: PermissionHandler, agent: str = "the agent"
+    ) -> None:
         self.router = router
         self.permission = permission
+        self.agent = agent  #: who asks, for the refusal's one line
         self.calls = ToolCalls()
         self.policy: ScopePolicy | None = None
         self.refusals: list[str] = []  # what the user said when refusing, not yet sent
@@ -158,7 +161,8 @@ class Asker:
         refused = scope_refusal(self.policy, facts) if self.policy is not None else None
         if refused is not None:
             event.decision, event.reason = "deny", refused
-            notice = Notice(message=f"denied {event.title!r}: {refused}", level="warning")
+            said = f"denied {self.agent}'s request {event.title!r}: {refused}"
+            notice = Notice(message=said, level="warning")
             self.router.deliver([event, notice])
             return False
         ask = asyncio.ensure_future(self.permission(replace(event)))

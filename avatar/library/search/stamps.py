@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from avatar.core.fileio import regular_file
 from avatar.sessions.types import SessionInfo
 
 if TYPE_CHECKING:
@@ -51,9 +52,11 @@ def snapshot(library: SessionLibrary) -> tuple[dict[str, Stamp], list[SessionInf
             light.extend(store.list(None))
             continue
         for path in paths:
-            found = stamp(path)
-            if found is not None:
-                files[path] = found
+            st, why = regular_file(path)
+            if st is not None:
+                files[path] = (st.st_size, st.st_mtime_ns)
+            elif why is not None:  # (the listing that reads it would say the same)
+                store.warn([f"{path}: unreadable, skipped ({why})"])
     return files, light
 
 

@@ -33,7 +33,13 @@ from avatar.native.llm.types import (
     ToolCallPart,
     UsagePart,
 )
-from avatar.policy.secrets import MIN_SECRET_LENGTH, mask_values
+from avatar.policy.secrets import (
+    MIN_QUOTED,
+    MIN_SECRET_LENGTH,
+    mask_values,
+    url_password,
+    url_shown,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -85,6 +91,12 @@ class LLMClient(ABC):
         self.model = model
         self.base_url = model.endpoint(env)
         self._key = model.api_key(env)
+        # What errors and notices may never show: the key, and a password in the base URL
+        # (a proxy's login in `OPENAI_BASE_URL`); the URL is shown without it.
+        password = url_password(self.base_url) or ""
+        self._secrets = [key for key in (self._key or "",) if len(key) >= MIN_SECRET_LENGTH]
+        self._secrets += [password] if len(password) >= MIN_QUOTED else []
+        self._shown_url = url_shown(self.base_url)
         self.max_retries = max_retries
         self.base_delay = base_delay
         self.max_delay = max_delay
@@ -232,7 +244,7 @@ class LLMClient(ABC):
         return ProviderError(self.redact(f"{self._where()}: {self.error_detail(body) or 'error'}"))
 
     def _where(self) -> str:
-        return f"{self.api_name} ({self.model.id} at {self.base_url})"
+        return f"{self.api_name} ({self.model.id} at {self._shown_url})"
 
     def _describe(self, e: BaseException) -> str:
         name = type(e).__name__
@@ -240,10 +252,9 @@ class LLMClient(ABC):
         return f"{self._where()}: {name}: {self.redact(text)}" if text != name else text
 
     def redact(self, text: str) -> str:
-        """`text` with the API key (should a server echo it) masked."""
-
-        key = self._key or ""
-        return mask_values(text, [key] if len(key) >= MIN_SECRET_LENGTH else [])
+        """`text` with the API key and the base URL's password (should a server or a
+        transport error echo them) masked."""
+        return mask_values(text, self._secrets)
 
     def _http_error(self, status: int, raw: bytes) -> ProviderError:
         detail: str | None = None

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from avatar.core.fileio import append_line, atomic_write
+from avatar.core.fileio import append_line, atomic_write, open_regular, regular_file
 from avatar.core.ids import is_valid_id, sha256_hex
 from avatar.sessions.store import pick_one
 from avatar.sessions.types import recency
@@ -56,6 +56,8 @@ class SessionIndex:
 
     def __init__(self, avatar_home: Path) -> None:
         self.root = Path(avatar_home) / "sessions"
+        #: Files skipped because they cannot be read (a symlink loop, a FIFO), one line each.
+        self.warnings: list[str] = []
 
     # -- locations --------------------------------------------------------------------------
 
@@ -67,8 +69,9 @@ class SessionIndex:
         """Every project's directory: the one walk of the whole store that finding a session
         by id, listing every project and reading the forks' lineage start from."""
         try:
-            return [Path(e.path) for e in os.scandir(self.root) if e.is_dir()]
-        except FileNotFoundError:
+            with os.scandir(self.root) as entries:
+                return [Path(e.path) for e in entries if _is_dir(e)]
+        except OSError:
             return []
 
     def path_of(self, session_id: str) -> Path | None:
@@ -135,12 +138,15 @@ class SessionIndex:
                 if not name.endswith(SUFFIX) or name.startswith("."):
                     continue
                 sid = name[: -len(SUFFIX)]
-                try:
-                    size = e.stat().st_size
-                except FileNotFoundError:
+                st, why = regular_file(e.path)
+                if st is None:  # (no reason: removed since the directory was listed)
+                    self._skipped(e.path, why)
                     continue
+                size = st.st_size
                 record = known.get(sid)
                 if record is None or record.size != size:
+                    if not self._readable(e.path):
+                        continue
                     # Only a stale or unindexed file needs the entry parser, which listing
                     # otherwise never imports.
                     from avatar.native.store.reading import scan_record
@@ -159,6 +165,20 @@ class SessionIndex:
         if lines > 2 * len(out) + 64:
             self._rewrite_index(index_path, out)
         return out
+
+    def _skipped(self, path: str, why: str | None) -> None:
+        line = f"{path}: unreadable, skipped ({why})"
+        if why and line not in self.warnings:
+            self.warnings.append(line)
+
+    def _readable(self, path: str) -> bool:
+        """Can the file be opened to read (it is about to be scanned)? If not, one warning."""
+        try:
+            open_regular(path).close()
+        except OSError as e:
+            self._skipped(path, e.strerror or str(e))
+            return False
+        return True
 
     def _rewrite_index(self, index_path: Path, records: _Records) -> None:
         # Drop superseded lines. A record appended by another process in between may be lost;
@@ -190,6 +210,13 @@ class SessionIndex:
 
 
 # -- file helpers ----------------------------------------------------------------------------
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False  # (a symlink loop among the project directories)
 
 
 # `times.recency` reads only `updated`, `created` and `id`, which a record has as a

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from avatar.core.fileio import open_regular
 from avatar.core.times import parse_time
 from avatar.native.agent.context import SessionState, derive_title
 from avatar.native.store.entries import (
@@ -30,7 +31,7 @@ def iter_file(path: Path, warnings: list[str] | None = None) -> Iterator[Session
     Each skip adds a one-line message to `warnings`. A file whose first line is not a header
     raises ValueError.
     """
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         header, version = file_header(path, f)
         parse = parser_for(version)
         yield header
@@ -80,7 +81,7 @@ def read_state(path: Path) -> SessionState:
 
     The loop is written out (no generator) because it is the cost of resuming a long session.
     """
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         header, version = file_header(path, f)
         parse = parser_for(version)
         state = SessionState(header)
@@ -109,7 +110,7 @@ def scan_record(path: Path, base: IndexRecord | None = None) -> IndexRecord | No
     if base is not None and 0 < base.size < size:
         record = base.model_copy()
         try:
-            with open(path, "rb") as f:
+            with open_regular(path) as f:
                 f.seek(base.size)
                 _fold_tail(record, f)
         except OSError:
@@ -130,7 +131,7 @@ def _newer_record(path: Path, size: int) -> IndexRecord | None:
     # gives the clear "written by a newer avatar" error instead of "no such session".
     import json
 
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         data = json.loads(f.readline())
     sid = data.get("id")
     if not isinstance(sid, str):

@@ -41,6 +41,7 @@ class NativeStore(SessionStore):
         """Sessions started in `cwd` (all when None), in no particular order (callers sort)."""
         self.scans += 1
         records = self.index.list(cwd, newest_first=False)
+        self.warn(self.index.warnings)
         return [r.to_info(self.provider) for r in records]
 
     def session_files(self, cwd: Path | None = None) -> Iterator[str]:
@@ -52,7 +53,9 @@ class NativeStore(SessionStore):
         """Sessions whose id starts with `prefix` (case-insensitive); an exact id reads only
         its own project's index."""
         self.scans += 1
-        return [r.to_info(self.provider) for r in self.index.find(prefix)]
+        found = self.index.find(prefix)
+        self.warn(self.index.warnings)
+        return [r.to_info(self.provider) for r in found]
 
     def delete(self, info: SessionInfo) -> None:
         """Delete a session file (refused while another process has it open)."""

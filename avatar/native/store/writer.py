@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from avatar.core.errors import AvatarError
-from avatar.core.fileio import append_all
+from avatar.core.fileio import append_all, write_all
 
 if TYPE_CHECKING:
     import asyncio
@@ -71,22 +71,20 @@ class SessionWriter:
     """
 
     def __init__(self, path: Path, *, header: bytes | None = None) -> None:
-        """Open `path` for appending; with `header`, create it (it must not exist yet)."""
+        """Open `path` for appending; with `header`, create it (it must not exist yet:
+        FileExistsError)."""
         self.path = path
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC
         if header is not None:
-            flags |= os.O_CREAT | os.O_EXCL
-        self._fd = os.open(path, flags, 0o600)
-        try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(self._fd)
-            raise SessionBusyError(
-                f"session {path.stem} is open in another avatar process; close it there first"
-            ) from None
-        if header is not None:
-            _write_all(self._fd, header)
+            self._fd = _create(path, header)
         else:
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(self._fd)
+                raise SessionBusyError(
+                    f"session {path.stem} is open in another avatar process; close it there first"
+                ) from None
             self._repair_torn_tail()
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._error: BaseException | None = None
@@ -105,7 +103,7 @@ class SessionWriter:
         with open(self.path, "rb") as f:
             f.seek(size - 1)
             if f.read(1) != b"\n":
-                _write_all(self._fd, b"\n")
+                write_all(self._fd, b"\n")
 
     # -- producer side ----------------------------------------------------------------------
 
@@ -233,8 +231,40 @@ class SessionWriter:
             barrier.callback(error)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
+def _create(path: Path, header: bytes) -> int:
+    """A new session file holding `header`, open for appending and locked. It appears whole:
+    the header is written to a file of another name (a dot-file, which no listing reads) and
+    linked into place, so a full disk or a crash never leaves an empty session file behind;
+    where the filesystem has no hard links, a file that got no header is removed again."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.new")
+    fd = os.open(tmp, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # (made just now: nobody else has it)
+        write_all(fd, header)
+        try:
+            os.link(tmp, path)  # (FileExistsError when the id is taken)
+            return fd
+        except FileExistsError:
+            raise
+        except OSError:  # no hard links here (a FAT or some FUSE filesystem)
+            pass
+    except OSError as e:
+        os.close(fd)
+        if e.filename is None or str(e.filename) == str(tmp):  # (say which session it was)
+            raise OSError(e.errno, e.strerror, str(path)) from None
+        raise
+    except BaseException:
+        os.close(fd)
+        raise
+    finally:
+        tmp.unlink(missing_ok=True)
+    os.close(fd)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        write_all(fd, header)
+    except BaseException:
+        os.close(fd)
+        path.unlink(missing_ok=True)
+        raise
+    return fd

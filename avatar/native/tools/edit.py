@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from avatar.core.fileio import SpecialFileError, open_regular, write_regular
+from avatar.core.fileio import SpecialFileError
 from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext
 from avatar.native.tools.errors import ToolError
 
@@ -31,7 +31,7 @@ class EditTool(Tool, name="edit", kind="edit", args=EditArgs):
         if not args.old_text:
             raise ToolError("old_text is empty; use write to replace a whole file")
         try:
-            with open_regular(real) as f:
+            with ctx.scope.open_read(args.path) as f:
                 text = f.read().decode("utf-8", errors="surrogateescape")
         except SpecialFileError as e:
             raise ToolError(f"{args.path} is {e.kind}, not a regular file") from None
@@ -57,6 +57,6 @@ class EditTool(Tool, name="edit", kind="edit", args=EditArgs):
         await self.require_permission(ctx, f"edit {shown}")
         line = text[: text.index(old)].count("\n") + 1
         updated = text.replace(old, new) if args.replace_all else text.replace(old, new, 1)
-        write_regular(real, updated.encode("utf-8", errors="surrogateescape"))
+        ctx.scope.write_file(args.path, updated.encode("utf-8", errors="surrogateescape"))
         what = f"{count} occurrences" if args.replace_all and count > 1 else f"line {line}"
         return AgentToolResult(f"edited {shown}: replaced {what}")

@@ -18,7 +18,6 @@ from stat import S_ISREG
 import regex
 from pydantic import Field
 
-from avatar.core.fileio import open_regular
 from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext
 from avatar.native.tools.errors import ToolError
 from avatar.native.tools.walk import search, walk
@@ -86,9 +85,12 @@ class GrepTool(Tool, name="grep", kind="search", args=GrepArgs):
                 st = path.stat()
                 if not S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
                     continue  # a FIFO would block the read for good, a device never end
-                with open_regular(path) as f:
+                # What is opened is what the walk judged (a symlink's target: checked again).
+                scope = ctx.scope
+                f = scope.open_read(str(path)) if path.is_symlink() else scope.open_judged(path)
+                with f:
                     data = f.read(MAX_FILE_BYTES + 1)
-            except OSError:
+            except (OSError, ToolError):
                 continue
             if b"\0" in data[:8192]:
                 continue

@@ -12,7 +12,7 @@ from typing import BinaryIO
 
 from pydantic import Field
 
-from avatar.core.fileio import SpecialFileError, open_regular
+from avatar.core.fileio import SpecialFileError
 from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext
 from avatar.native.tools.errors import ToolError
 from avatar.native.tools.truncate import MAX_BYTES, MAX_LINES
@@ -45,13 +45,12 @@ class ReadTool(Tool, name="read", kind="read", args=ReadArgs):
 
     async def run(self, args: ReadArgs, ctx: ToolContext) -> AgentToolResult:
         """Read the requested lines."""
-        real = ctx.scope.check(args.path, "read")
-        if real.is_dir():
-            raise ToolError(f"{args.path} is a directory; use ls to list it")
-        if not real.exists():
-            raise ToolError(f"{args.path}: no such file")
         try:
-            f = open_regular(real)
+            f = ctx.scope.open_read(args.path)
+        except IsADirectoryError:
+            raise ToolError(f"{args.path} is a directory; use ls to list it") from None
+        except FileNotFoundError:
+            raise ToolError(f"{args.path}: no such file") from None
         except SpecialFileError as e:
             raise ToolError(f"{args.path} is {e.kind}, not a regular file") from None
         with f:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from avatar.core.fileio import SpecialFileError, special_kind, write_regular
+from avatar.core.fileio import SpecialFileError, special_kind
 from avatar.native.tools.base import AgentToolResult, Tool, ToolArgs, ToolContext
 from avatar.native.tools.errors import ToolError
 
@@ -25,16 +25,16 @@ class WriteTool(Tool, name="write", kind="edit", args=WriteArgs):
         real = ctx.scope.check(args.path, "write")
         if real.is_dir():
             raise ToolError(f"{args.path} is a directory")
-        existed = real.exists()
-        kind = special_kind(real.stat().st_mode) if existed else None
+        kind = special_kind(real.stat().st_mode) if real.exists() else None
         if kind is not None:  # asked before the question: no answer makes it writable
             raise ToolError(f"{args.path} is {kind}, not a regular file")
         shown = ctx.scope.display(real)
         await self.require_permission(ctx, f"write {shown}")
-        real.parent.mkdir(parents=True, exist_ok=True)
         data = args.content.encode()
         try:
-            write_regular(real, data)
+            existed = ctx.scope.write_file(args.path, data)
+        except IsADirectoryError:
+            raise ToolError(f"{args.path} is a directory") from None
         except SpecialFileError as e:
             raise ToolError(f"{args.path} is {e.kind}, not a regular file") from None
         lines = args.content.count("\n") + (0 if args.content.endswith("\n") else 1)
