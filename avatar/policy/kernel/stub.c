@@ -482,7 +482,7 @@ static int seccomp_filter(void) {
     struct sock_filter code[] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH_NATIVE, 2, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH_COMPAT, 6, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH_COMPAT, 5, 0), /* to the compat LD of nr */
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         /* native: ioctl, or x32's ioctl */
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
