@@ -23,7 +23,7 @@ from avatar.policy.terminal_text import for_terminal, inert, is_terminal
 
 if TYPE_CHECKING:
     from avatar.cli.state import AppState
-    from avatar.engine.engine import Engine
+    from avatar.engine.engine import Deleted, Engine
     from avatar.sessions.types import SessionInfo
 
 _AGE = re.compile(r"(\d+)([smhdw])")
@@ -168,17 +168,18 @@ def session_prune(
 def _delete(engine: Engine, sessions: list[SessionInfo]) -> int:
     import asyncio
 
-    async def go() -> list[tuple[SessionInfo, str | None]]:
+    async def go() -> list[tuple[SessionInfo, Deleted | str]]:
         try:
             return await engine.prune(sessions)
         finally:
             await engine.close()
 
     failed = 0
-    for info, error in asyncio.run(go()):
-        if error is None:
-            sys.stderr.write(f"deleted {info.provider} session {info.id}\n")
-        else:
+    for info, done in asyncio.run(go()):
+        if isinstance(done, str):
             failed += 1
-            sys.stderr.write(f"avatar: {info.provider} session {info.id} not deleted: {error}\n")
+            line = f"avatar: {info.provider} session {info.id} not deleted: {done}"
+        else:
+            line = done.line()
+        sys.stderr.write(for_terminal(line + "\n", sys.stderr))
     return 1 if failed else 0

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from avatar.engine.host import EngineCore
     from avatar.engine.switching import Switcher, SwitchHow
     from avatar.library.catalog import SessionLibrary
-    from avatar.library.library import DeleteHow
+    from avatar.library.library import Deleted, DeleteHow
     from avatar.providers.registry import ProviderSpec
 
 
@@ -246,7 +246,7 @@ class Agents:
         ids = {s.id for s in known}
         return known + [s for s in listed if s.id not in ids]
 
-    async def delete(self, info: SessionInfo, how: DeleteHow) -> SessionInfo:
+    async def delete(self, info: SessionInfo, how: DeleteHow) -> Deleted:
         """Delete `info` through its agent or store (`avatar.engine.deleting`)."""
         from avatar.engine.deleting import delete_session
 

@@ -79,8 +79,11 @@ def test_delete_where_the_agent_cannot_changes_nothing(agent_home: AgentHome) ->
     assert _disk(agent_home) == before
     assert sid in _listed(avatar)
 
-    # Asked for: avatar's record (and its copy of the turns) goes, the agent keeps its own.
-    avatar("session", "delete", sid, "--yes", "--forget")
+    # Asked for: avatar's record (and its copy of the turns) goes, the agent keeps its own,
+    # and the line says both.
+    forgot = avatar("session", "delete", sid, "--yes", "--forget").stderr
+    assert forgot.startswith(f"forgot fake session {sid}: avatar's record and copy of its turns")
+    assert "avatar lists it no more; fake may still hold it in its own store" in forgot
     assert sid not in _listed(avatar)
     assert sid in _agent_sessions(agent_home)
     assert not list((agent_home.root / "avatar-home" / "records" / "turns").rglob(f"{sid}*"))
