@@ -158,7 +158,7 @@ class Agents:
         """`Engine.fork` (`avatar.engine.forking`)."""
         from avatar.engine.forking import fork_session
 
-        return await fork_session(self.host, ref, at, from_copy)
+        return await fork_session(self.host, ref, at, from_copy, self.hooks.notice)
 
     async def switch(self, name: str, **how: Unpack[SwitchHow]) -> OpenSession:
         """`Engine.switch_provider` (`avatar.engine.switching`)."""

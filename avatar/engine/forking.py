@@ -1,10 +1,11 @@
 """Forking (`avatar session fork ID [--at N | --from-copy]`, REPL `/fork [N]`; DESIGN §3).
 
 A whole fork is the provider's own (ACP `session/fork`, Claude Code's `--fork-session`, the
-native store's). An agent that cannot fork is refused with one line, nothing opened, never a
-new empty session in its place; with `from_copy`, a new session of the provider is seeded with
-the whole history instead: written into the provider's own store where it takes an import,
-else handed to the agent as the new session's first turn.
+native store's). An agent that cannot fork, or did not fork this session, is refused with one
+line saying so and naming `--from-copy`, nothing opened, never a new empty session in its
+place; with `from_copy`, a new session of the provider is seeded with the whole history
+instead: written into the provider's own store where it takes an import, else handed to the
+agent as the new session's first turn.
 
 A fork at a message is written to the provider's own store before any agent starts, holding
 messages 1..N as `session show` numbers them (`SessionStore.fork_at`: the native store and
@@ -17,9 +18,10 @@ with the whole history it inherited, so `session show`, `--from` and a handoff c
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from avatar.bridges.base import OpenRequest
+from avatar.bridges.base import ForkFailedError, OpenRequest
 from avatar.core.errors import (
     AvatarError,
     NotSupportedError,
@@ -36,6 +38,15 @@ if TYPE_CHECKING:
     from avatar.library.catalog import SessionLibrary
     from avatar.sessions.types import SessionInfo, Transcript
 
+Notify = Callable[[str, str], None]
+
+
+def _quiet(message: str, level: str) -> None:
+    pass
+
+
+#: What to use where an agent cannot fork, or did not.
+FROM_COPY = "--from-copy starts a new session seeded with its whole history"
 #: What the first turn of a session seeded `--from-copy` asks of the agent.
 SEEDED = (
     "This session continues the conversation below, forked from another session. Reply only: ok."
@@ -43,11 +54,15 @@ SEEDED = (
 
 
 async def fork_session(
-    engine: SessionHost, ref: str | None, at: int | None, from_copy: bool = False
+    engine: SessionHost,
+    ref: str | None,
+    at: int | None,
+    from_copy: bool = False,
+    notify: Notify = _quiet,
 ) -> OpenSession:
     """`engine.fork()`: fork session `ref` (default: the open one) on its own provider, whole
     (the provider's own fork, or with `from_copy` a seeded copy) or cut after message `at`
-    (written here, then opened)."""
+    (written here, then opened); `notify` hears why a copy stands in for a failed fork."""
     catalog = engine.catalog
     if ref is not None:
         info = catalog.find(ref)
@@ -63,11 +78,12 @@ async def fork_session(
                     f"cannot fork at a message on {name}: no transcript yet"
                 ) from None
             history = engine.current.history()
-            return await _whole(engine, OpenRequest("fork", sid), name, sid, history, from_copy)
+            request = OpenRequest("fork", sid)
+            return await _whole(engine, request, name, sid, history, from_copy, notify)
     if at is None:
         history = _history(catalog, info)
         request = OpenRequest.of("fork", info)
-        return await _whole(engine, request, info.provider, info.id, history, from_copy)
+        return await _whole(engine, request, info.provider, info.id, history, from_copy, notify)
     cut = fork_at(catalog, info, at)
     return await engine.open_on(cut.provider, OpenRequest.of("resume", cut), how="forked")
 
@@ -86,23 +102,28 @@ async def _whole(
     parent: str,
     history: Transcript | None,
     from_copy: bool,
+    notify: Notify,
 ) -> OpenSession:
     """The provider's own fork of session `parent`, else (`from_copy`) a seeded copy; its
     lineage and avatar's copy of the inherited history recorded."""
     catalog = engine.catalog
     try:
         started = await engine.open_on(provider, request)
-    except NotSupportedError:
+    except (NotSupportedError, ForkFailedError) as e:
+        failed = isinstance(e, ForkFailedError)
         if not from_copy:
+            if isinstance(e, ForkFailedError):
+                raise ProviderError(f"{e} ({FROM_COPY})", e.stderr_tail) from None
             raise ProviderError(
-                f"{provider} cannot fork a session: nothing was opened "
-                "(--from-copy starts a new session seeded with its whole history)"
+                f"{provider} cannot fork a session: nothing was opened ({FROM_COPY})"
             ) from None
         if history is None or not history.messages:
             raise ProviderError(
                 f"cannot fork {provider} session {parent} from a copy: avatar has no copy "
                 "of its history"
             ) from None
+        if failed:
+            notify(f"{e}; a new session seeded with its history instead", "warning")
         return await _from_copy(engine, provider, parent, history)
     _inherit(catalog, provider, started.session_id, parent, history)
     return started

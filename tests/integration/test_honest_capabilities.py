@@ -127,6 +127,41 @@ def test_a_fork_holds_the_whole_history_and_prints_only_its_id(agent_home: Agent
     assert info["parent"] == f"fake/{sid}"
 
 
+def test_a_cli_fork_works_where_the_repl_s_does(agent_home: AgentHome) -> None:
+    """An agent that forks only a session it has open (the REPL's `/fork` has it open): the
+    CLI opens it first, as the REPL did, and forks it; `--from-copy` is not needed."""
+    avatar = _avatar(agent_home, fork=True, fork_needs_open=True)
+    sid = _two_turns(avatar)
+
+    for extra in ((), ("--from-copy",)):
+        forked = avatar("session", "fork", sid, *extra)
+        new = forked.stdout.strip()
+        assert forked.stdout == new + "\n" and new != sid
+        assert avatar.session(forked) == (new, "fake", "forked")
+        assert new in _agent_sessions(agent_home)  # the agent's own fork, not a seeded copy
+        went_on = avatar("chat", "--resume", new, "a third thing").stdout
+        assert "(history 4)" in went_on
+
+
+def test_a_fork_the_agent_refuses_says_what_to_use_instead(agent_home: AgentHome) -> None:
+    avatar = _avatar(agent_home, fork=True, fork_error=-32603)
+    sid = _two_turns(avatar)
+    before = set(_agent_sessions(agent_home))
+
+    refused = avatar("session", "fork", sid, code=1)
+    _one_line(refused.stderr, f"avatar: fake could not fork session {sid}")
+    assert refused.stderr.rstrip().endswith(
+        "(--from-copy starts a new session seeded with its whole history)"
+    )
+    assert set(_agent_sessions(agent_home)) == before
+
+    copied = avatar("session", "fork", sid, "--from-copy")
+    new = copied.stdout.strip()
+    assert new not in before and avatar.session(copied)[0] == new
+    handed = " ".join(m["text"] for m in _agent_sessions(agent_home)[new])
+    assert "the word is HERON" in handed and "and the number is 47" in handed
+
+
 def test_delete_takes_avatar_s_copy_too_unless_kept(agent_home: AgentHome) -> None:
     avatar = Avatar(agent_home, avatar_env(agent_home))
     first = avatar.session(avatar("-p", "native", "chat", "the first one"))[0]

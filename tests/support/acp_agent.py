@@ -21,6 +21,9 @@ carries its earlier turns. Behaviours (all off by default):
   error's ``data.details``, as codex-acp and Gemini CLI do), ``resume_invalid`` (answer null, a
   client ValidationError), ``damage_on_load`` (truncate that file, then fail the load like
   Gemini's same-minute bug);
+- ``fork_needs_open``: ``session/fork`` answers "Session not found" for a session this agent
+  process has not opened (new, loaded or resumed), as some agents keep forkable sessions only
+  in memory;
 - replay: ``fork_replay`` (a fork replays its history, as opencode's does), ``late_replay``
   (seconds after the load response before the second half of the history is sent),
   ``replay_gap`` (pause between late replay messages);
@@ -121,6 +124,7 @@ class FakeConfig:
     list_error: int | None = None
     fork_error: int | None = None
     fork_replay: bool = False
+    fork_needs_open: bool = False
     error_details: str | None = None
     resume_invalid: bool = False
     damage_on_load: str | None = None
@@ -214,6 +218,7 @@ class FakeAgent:
         self.conn: Any = None
         self.authenticated = False
         self.cancelled: dict[str, asyncio.Event] = {}
+        self.opened: set[str] = set()  # the sessions this process has open
         self._tasks: set[asyncio.Task[Any]] = set()
 
     def on_connect(self, conn: Any) -> None:
@@ -287,6 +292,7 @@ class FakeAgent:
             os._exit(4)
         session = {"id": str(uuid.uuid4()), "cwd": cwd, "title": None, "history": []}
         self.store.put(session)
+        self.opened.add(session["id"])
         return NewSessionResponse(session_id=session["id"], config_options=self._options())
 
     def _options(self, current: str | None = None) -> list[Any] | None:
@@ -333,6 +339,7 @@ class FakeAgent:
         if c.load_error is not None:
             raise self._refusal(c.load_error, "load")
         session = self._session(session_id)
+        self.opened.add(session_id)
         updates = _replay(session)
         split = len(updates) // 2 if c.late_replay else len(updates)
         for update in updates[:split]:
@@ -366,6 +373,7 @@ class FakeAgent:
         if self.config.resume_invalid:
             return None
         self._session(session_id)
+        self.opened.add(session_id)
         return ResumeSessionResponse()
 
     async def fork_session(
@@ -379,9 +387,12 @@ class FakeAgent:
         self._log("session/fork", cwd=cwd, session_id=session_id)
         if self.config.fork_error is not None:
             raise self._refusal(self.config.fork_error, "fork")
+        if self.config.fork_needs_open and session_id not in self.opened:
+            raise RequestError(-32603, "Session not found")
         parent = self._session(session_id)
         child = {**parent, "id": str(uuid.uuid4()), "parent": session_id}
         self.store.put(child)
+        self.opened.add(child["id"])
         if self.config.fork_replay:  # as opencode does: the history, under the fork's id
             for update in _replay(child):
                 await self._update(child["id"], update)
