@@ -224,10 +224,12 @@ class Conversation:
         secrets: SecretDetector | None = None,
         transcript: Transcript | None = None,
         target: tuple[str, str] | None = None,
+        held: Transcript | None = None,
     ) -> str | None:
         """The handoff text of the conversation (None when nothing was said); with `delta`,
         of only the messages since `entered`, for session `target` (provider, id) returned
-        to. `transcript`: the conversation as `history()` gave it already (so the stores are
+        to, whose conversation `held` is (none of its turns is carried back to it).
+        `transcript`: the conversation as `history()` gave it already (so the stores are
         not read again)."""
         seen = transcript if transcript is not None else self.history()
         since = self.entered if delta else None
@@ -236,7 +238,7 @@ class Conversation:
         if since is not None and self._carried is not None and since < self._carried[1]:
             seen, since = self._imported_as_legs(seen, target), 0
         return build_handoff(
-            seen, budget_tokens, since=since, cwd=cwd, secrets=secrets, target=target
+            seen, budget_tokens, since=since, cwd=cwd, secrets=secrets, target=target, held=held
         )
 
     def _imported_as_legs(self, seen: Transcript, target: Leg | None) -> Transcript:

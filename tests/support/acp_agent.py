@@ -12,7 +12,9 @@ extension method ``_fake/configure`` (params: config keys to change).
 
 Each prompt is answered ``reply <n> to '<prompt>' (history <m>)`` in a few chunks, where
 ``m`` counts the messages the session held before the prompt — proof that a reopened session
-carries its earlier turns. Behaviours (all off by default):
+carries its earlier turns (``quote_first_line``: only the prompt's first line is quoted, the
+user's own words of a seeded prompt, not the context handed over after them). Behaviours (all
+off by default):
 
 - capabilities: ``load`` ``list`` ``resume`` ``fork`` ``delete`` ``additional_dirs``
   ``mcp_http`` ``mcp_sse``; ``page_size`` paginates ``session/list``;
@@ -144,6 +146,7 @@ class FakeConfig:
     chunks: int = 3
     ignore_cancel: bool = False
     after_reply: bool = False
+    quote_first_line: bool = False
     after_delay: float = 0.05
     models: list[str] | None = None
 
@@ -492,7 +495,8 @@ class FakeAgent:
             await self._rich(session_id)
         history = len(session["history"])
         turn = history // 2 + 1
-        reply = f"reply {turn} to '{text}' (history {history})"
+        quoted = text.split("\n", 1)[0] if c.quote_first_line else text
+        reply = f"reply {turn} to '{quoted}' (history {history})"
         if notes:
             reply += " [" + "; ".join(notes) + "]"
         size = max(1, -(-len(reply) // max(c.chunks, 1)))
