@@ -29,6 +29,9 @@ off by default):
 - replay: ``fork_replay`` (a fork replays its history, as opencode's does), ``late_replay``
   (seconds after the load response before the second half of the history is sent),
   ``replay_gap`` (pause between late replay messages);
+- ``banner``: text the agent says as an ``agent_message_chunk`` of a session it has just
+  opened (new or loaded), unasked, once the open is answered (``banner_delay`` seconds later),
+  as a start-up banner;
 - ``auth_method``: refuse ``session/new`` until ``authenticate`` with that method id;
 - ``crash_on_new``: exit during ``session/new``;
 - in a prompt: ``crash`` (send a chunk, print to stderr, exit 3), ``stderr_flood`` (bytes
@@ -147,6 +150,8 @@ class FakeConfig:
     ignore_cancel: bool = False
     after_reply: bool = False
     quote_first_line: bool = False
+    banner: str | None = None
+    banner_delay: float = 0.0
     after_delay: float = 0.05
     models: list[str] | None = None
 
@@ -296,6 +301,7 @@ class FakeAgent:
         session = {"id": str(uuid.uuid4()), "cwd": cwd, "title": None, "history": []}
         self.store.put(session)
         self.opened.add(session["id"])
+        self._banner(session["id"])
         return NewSessionResponse(session_id=session["id"], config_options=self._options())
 
     def _options(self, current: str | None = None) -> list[Any] | None:
@@ -352,7 +358,20 @@ class FakeAgent:
                 self._late(session_id, updates[split:], c.late_replay, c.replay_gap)
             )
             self._tasks.add(task)
+        self._banner(session_id)
         return LoadSessionResponse()
+
+    def _banner(self, session_id: str) -> None:
+        """Say the configured banner in session `session_id`, after the open is answered."""
+        if self.config.banner is None:
+            return
+        chunk = AgentMessageChunk(
+            session_update="agent_message_chunk", content=_text(self.config.banner)
+        )
+        task = asyncio.get_running_loop().create_task(
+            self._late(session_id, [chunk], self.config.banner_delay, 0.0)
+        )
+        self._tasks.add(task)
 
     async def _late(self, session_id: str, updates: list[Any], delay: float, gap: float) -> None:
         await asyncio.sleep(delay)

@@ -246,6 +246,7 @@ class SessionOpener:
         except (RequestError, ValidationError) as e:
             return failure(f"session/fork of {session_id}", e)
         self.current = resp.session_id
+        self.router.opened()
         return OpenResult(resp.session_id, "forked", "session/fork", _options(resp))
 
     async def _instead(self, failures: list[Failure], what: str) -> OpenResult:
@@ -278,6 +279,7 @@ class SessionOpener:
         except (RequestError, ValidationError) as e:
             raise ProviderError(f"{self.name}: session/new failed: {describe_error(e)}") from None
         self.current = resp.session_id
+        self.router.opened()
         return OpenResult(resp.session_id, "new", "session/new", _options(resp, model))
 
     # -- single steps -----------------------------------------------------------------------
@@ -344,6 +346,7 @@ class SessionOpener:
                 lambda: open_request(conn, "session/resume", params, ResumeSessionResponse),
             )
         self.current = session_id
+        self.router.opened()
         return _options(resp, model)
 
     async def list_page(self, cursor: str | None) -> Any:
