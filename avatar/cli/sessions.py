@@ -145,7 +145,8 @@ def show_transcript(state: AppState, ref: str) -> int:
     engine, info = _find(state, ref)
     transcript = engine.transcript(info)
     _warn(engine)
-    title = f"{info.provider} session {info.id}" + (f" — {info.title}" if info.title else "")
+    label = info.name or info.title
+    title = f"{info.provider} session {info.id}" + (f" — {label}" if label else "")
     text = engine.registry.secrets().mask(title + "\n\n" + render_transcript(transcript))
     sys.stdout.write(for_terminal(text, sys.stdout))
     return 0

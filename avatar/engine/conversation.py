@@ -210,10 +210,17 @@ class Conversation:
         try:
             stored = self.library.transcript(self.live.info)
         except AvatarError:
-            return seen
+            stored = None
         # A copy that began with this run (a session avatar did not open) knows less than
         # the history the agent replayed plus this run's turns.
-        return seen if seen is not None and len(seen.messages) > len(stored.messages) else stored
+        if stored is not None and (seen is None or len(seen.messages) <= len(stored.messages)):
+            seen = stored
+        if seen is None:
+            return None
+        # Named since it opened (`/rename`): the name avatar's record has now.
+        info = seen.info
+        name = self.library.names().get((info.provider, info.id))
+        return replace(seen, info=replace(info, name=name)) if name else seen
 
     def handoff(
         self,

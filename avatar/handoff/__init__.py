@@ -65,9 +65,8 @@ def build_handoff(
     facts = read_facts(
         replace(transcript, messages=messages), inherit=since is None, target=target, known=known
     )
-    source = Source(
-        info.provider, info.id, strip_handoff(info.title or "") or None, since is not None
-    )
+    named = strip_handoff(info.name or info.title or "") or None  # (a rename wins)
+    source = Source(info.provider, info.id, named, since is not None)
     stat = diff_stat(cwd) if cwd is not None else None
     return render(facts, source, budget_tokens, git_stat=stat, secrets=secrets)
 
