@@ -29,8 +29,9 @@ from avatar.core.errors import (
     SessionNotFoundError,
     UsageError,
 )
-from avatar.handoff import build_handoff, seed_prompt
+from avatar.handoff import build_handoff, seed_prompt, strip_handoff
 from avatar.handoff.importing import write_import
+from avatar.library.renaming import rename
 
 if TYPE_CHECKING:
     from avatar.engine.host import SessionHost
@@ -158,10 +159,30 @@ async def _from_copy(
 def _inherit(
     catalog: SessionLibrary, provider: str, child: str, parent: str, history: Transcript | None
 ) -> None:
-    """Fork `child` of `parent`: linked, its copy of the turns starting with `history`."""
+    """Fork `child` of `parent`: linked, its copy of the turns starting with `history`, and
+    named after its parent where the agent named it after handed-over text."""
     catalog.link((provider, child), (provider, parent), "fork")
     if history is not None:
         catalog.records().seed(provider, child, history.messages)
+    _fork_name(catalog, provider, child, parent)
+
+
+def _fork_name(catalog: SessionLibrary, provider: str, child: str, parent: str) -> None:
+    """Claude's fork is named "<its parent's title> (fork)", and a parent opened with a
+    handoff and no generated title is titled by its first prompt, handoff and all: such a
+    name becomes the parent's name or title (its user's own words) with the fork mark."""
+    try:
+        fork = catalog.find(child, provider)
+    except AvatarError:
+        return
+    if not fork.name or strip_handoff(fork.name) == fork.name:
+        return
+    try:
+        source = catalog.find(parent, provider)
+        label = source.name or source.title
+    except AvatarError:
+        label = None
+    rename(catalog, fork, f"{label or f'{provider} session {parent[:8]}'} (fork)")
 
 
 def fork_at(library: SessionLibrary, info: SessionInfo, at: int) -> SessionInfo:
