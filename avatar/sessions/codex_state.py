@@ -71,27 +71,34 @@ def name_thread(home: Path, session_id: str, name: str) -> bool:
 
 
 def forget_thread(home: Path, session_id: str) -> list[str]:
-    """Remove every row naming thread `session_id` from codex's databases in `home` (each
-    database in one transaction), then its lines in `session_index.jsonl` and its shell
-    snapshots; what was removed, one short phrase each. A database codex holds locked past a
-    few seconds (a codex running on it) is a `ProviderError`, and the databases before it
-    keep what was removed from them."""
+    """Remove every row naming thread `session_id` from codex's databases in `home`, then
+    its lines in `session_index.jsonl` and its shell snapshots; what was removed, one short
+    phrase each. Every database is locked for writing before any row goes, so a database
+    codex holds locked past a few seconds (a codex running on it) is a `ProviderError` with
+    nothing removed."""
     import sqlite3
 
-    removed: list[str] = []
-    for name, _, path in sorted(databases(home)):
-        try:
-            with contextlib.closing(_connect(path)) as db, db:
-                rows = _delete_rows(db, session_id)
-        except sqlite3.OperationalError as e:
-            raise ProviderError(
-                f"codex's database {path} is busy or unreadable ({e}): is codex running? "
-                f"Session {session_id} was not deleted whole"
-            ) from None
-        except sqlite3.DatabaseError:
-            continue  # (not a database after all: nothing of the thread can be in it)
-        if rows:
-            removed.append(f"{rows} row{'s' if rows != 1 else ''} in {name}")
+    held: list[tuple[str, sqlite3.Connection]] = []
+    try:
+        for name, _, path in sorted(databases(home)):
+            db = _connect(path)
+            held.append((name, db))
+            try:
+                db.execute("BEGIN IMMEDIATE")  # (the write lock, or a wait for it)
+            except sqlite3.OperationalError as e:
+                raise ProviderError(
+                    f"codex's database {path} is busy or unreadable ({e}): is codex running? "
+                    f"Nothing of session {session_id} was deleted"
+                ) from None
+        counts = [(name, _delete_rows(db, session_id)) for name, db in held]
+        for _, db in held:
+            db.commit()
+    except sqlite3.DatabaseError as e:
+        raise ProviderError(f"codex's databases refused the deletion: {e}") from None
+    finally:
+        for _, db in held:
+            db.close()  # (uncommitted: rolled back)
+    removed = [f"{n} row{'s' if n != 1 else ''} in {name}" for name, n in counts if n]
     if _drop_index_lines(home / "session_index.jsonl", session_id):
         removed.append("its name")
     snapshots = [
@@ -106,8 +113,9 @@ def forget_thread(home: Path, session_id: str) -> list[str]:
 
 
 def _delete_rows(db: sqlite3.Connection, session_id: str) -> int:
-    """Delete the rows naming `session_id` in every table of `db`; how many went."""
-    db.execute("PRAGMA foreign_keys = ON")  # (codex's own cascades, as codex runs them)
+    """Delete the rows naming `session_id` in every table of `db` (in its open transaction);
+    how many went (codex's own foreign keys are not on here: every table naming a thread is
+    cleared by its column)."""
     count = 0
     tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
     for table in tables:
