@@ -14,6 +14,7 @@ provider, not a mistake in the command).
 
 Every fork is linked to its parent in avatar's records, and avatar's copy of its turns starts
 with the whole history it inherited, so `session show`, `--from` and a handoff carry it all.
+A fork the agent named after handed-over text is named after its parent instead.
 """
 
 from __future__ import annotations
@@ -111,10 +112,10 @@ async def _whole(
     try:
         started = await engine.open_on(provider, request)
     except (NotSupportedError, ForkFailedError) as e:
-        failed = isinstance(e, ForkFailedError)
+        failed = e if isinstance(e, ForkFailedError) else None
         if not from_copy:
-            if isinstance(e, ForkFailedError):
-                raise ProviderError(f"{e} ({FROM_COPY})", e.stderr_tail) from None
+            if failed is not None:
+                raise ProviderError(f"{failed} ({FROM_COPY})", failed.stderr_tail) from None
             raise ProviderError(
                 f"{provider} cannot fork a session: nothing was opened ({FROM_COPY})"
             ) from None
@@ -123,8 +124,8 @@ async def _whole(
                 f"cannot fork {provider} session {parent} from a copy: avatar has no copy "
                 "of its history"
             ) from None
-        if failed:
-            notify(f"{e}; a new session seeded with its history instead", "warning")
+        if failed is not None:
+            notify(f"{failed}; a new session seeded with its history instead", "warning")
         return await _from_copy(engine, provider, parent, history)
     _inherit(catalog, provider, started.session_id, parent, history)
     return started
