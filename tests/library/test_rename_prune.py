@@ -227,4 +227,3 @@ def test_the_picker_shows_the_name(lib: Library) -> None:
     sid = lib.claude_session("unnamed words")
     info = lib.engine().rename(sid, "Picker name")
     assert "Picker name" in row(info)
-
