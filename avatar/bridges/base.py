@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from avatar.core.errors import NotSupportedError
+from avatar.core.errors import NotSupportedError, ProviderError
 from avatar.policy.permissions import PermissionHandler, deny_all
 from avatar.providers.capabilities import SessionCapabilities
 
@@ -114,6 +114,12 @@ _OPENING: dict[OpenMode, str] = {
     "continue": "continuing the last session",
     "fork": "forking a session",
 }
+
+
+class ForkFailedError(ProviderError):
+    """An agent that forks sessions did not fork this one (its answer is in the message):
+    nothing was opened in its place, and a copy of the history may stand in for it
+    (`session fork --from-copy`)."""
 
 
 def not_supported(provider: str, mode: OpenMode) -> NotSupportedError:

@@ -24,7 +24,7 @@ from avatar.policy.terminal_text import for_terminal, inert, is_terminal
 
 if TYPE_CHECKING:
     from avatar.cli.state import AppState
-    from avatar.engine.engine import Engine
+    from avatar.engine.engine import Deleted, Engine
     from avatar.sessions.types import SessionInfo
 
 _AGE = re.compile(r"(\d+)([smhdw])")
@@ -47,7 +47,8 @@ def parse_age(text: str, flag: str) -> timedelta:
     return int(found.group(1)) * _UNITS[found.group(2)]
 
 
-@click.command("search")
+# An option search does not know (`--dry-run`) is a word to look for, as after `--`.
+@click.command("search", context_settings={"ignore_unknown_options": True})
 @click.argument("query", nargs=-1, required=True)
 @click.option("--provider", help="Only this provider's sessions.")
 @click.option("--all-projects", is_flag=True, help="Sessions of every directory.")
@@ -74,22 +75,20 @@ def session_search(
     age = parse_age(since, "--since") if since is not None else None
     engine = state.engine()
     words = " ".join(query)
-    hits = engine.search(
-        words,
-        provider=provider or state.provider,
-        all_projects=all_projects,
-        since=age,
-        limit=limit,
-        offset=offset,
-        progress=_indexing,
-    )
+    how = {"provider": provider or state.provider, "all_projects": all_projects, "since": age}
+    hits = engine.search(words, **how, limit=limit, offset=offset, progress=_indexing)
     warn_skipped(engine)
     if json_out:
         sys.stdout.write(json.dumps([h.to_public() for h in hits], ensure_ascii=False) + "\n")
         return 0
     if not hits:
         where = "" if all_projects else f" in {engine.cwd} (--all-projects: everywhere)"
-        sys.stderr.write(f"no session matches {words!r}{where}\n")
+        found = len(engine.search(words, **how, limit=offset, offset=0)) if offset else 0
+        if found:
+            some = f"{found} session{'s' if found != 1 else ''} match{'es' if found == 1 else ''}"
+            sys.stderr.write(f"--offset {offset} is past the last match: {some} {words!r}{where}\n")
+        else:
+            sys.stderr.write(f"no session matches {words!r}{where}\n")
         return 0
     bold = is_terminal(sys.stdout)
     shown = inert if bold else str  # at a terminal: inert text, and avatar's bold around hits
@@ -170,17 +169,18 @@ def session_prune(
 def _delete(engine: Engine, sessions: list[SessionInfo]) -> int:
     import asyncio
 
-    async def go() -> list[tuple[SessionInfo, str | None]]:
+    async def go() -> list[tuple[SessionInfo, Deleted | str]]:
         try:
             return await engine.prune(sessions)
         finally:
             await engine.close()
 
     failed = 0
-    for info, error in asyncio.run(go()):
-        if error is None:
-            sys.stderr.write(f"deleted {info.provider} session {info.id}\n")
-        else:
+    for info, done in asyncio.run(go()):
+        if isinstance(done, str):
             failed += 1
-            sys.stderr.write(f"avatar: {info.provider} session {info.id} not deleted: {error}\n")
+            line = f"avatar: {info.provider} session {info.id} not deleted: {done}"
+        else:
+            line = done.line()
+        sys.stderr.write(for_terminal(line + "\n", sys.stderr))
     return 1 if failed else 0

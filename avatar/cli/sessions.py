@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from avatar.cli.state import AppState
     from avatar.core.events import BaseEvent
-    from avatar.engine.engine import Engine
+    from avatar.engine.engine import Deleted, Engine
     from avatar.sessions.types import SessionInfo, Transcript
 
 
@@ -146,7 +146,8 @@ def show_transcript(state: AppState, ref: str) -> int:
     engine, info = _find(state, ref)
     transcript = engine.transcript(info)
     warn_skipped(engine)
-    title = f"{info.provider} session {info.id}" + (f" — {info.title}" if info.title else "")
+    label = info.name or info.title
+    title = f"{info.provider} session {info.id}" + (f" — {label}" if label else "")
     text = engine.registry.secrets().mask(title + "\n\n" + render_transcript(transcript))
     sys.stdout.write(for_terminal(text, sys.stdout))
     return 0
@@ -187,15 +188,13 @@ def delete(
             return 1
     import asyncio
 
-    async def go() -> None:
+    async def go() -> Deleted:
         try:
-            await engine.delete(info, forget=forget, keep_copy=keep_copy)
+            return await engine.delete(info, forget=forget, keep_copy=keep_copy)
         finally:
             await engine.close()
 
-    asyncio.run(go())
-    done = "forgot" if forget else "deleted"
-    sys.stderr.write(f"{done} {info.provider} session {info.id}\n")
+    sys.stderr.write(for_terminal(asyncio.run(go()).line() + "\n", sys.stderr))
     if worktree:
         sys.stderr.write(engine.library.remove_worktree(info) + "\n")
     elif info.worktree:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from avatar.engine.host import EngineCore
     from avatar.engine.switching import Switcher, SwitchHow
     from avatar.library.catalog import SessionLibrary
-    from avatar.library.library import DeleteHow
+    from avatar.library.library import Deleted, DeleteHow
     from avatar.providers.registry import ProviderSpec
 
 
@@ -158,7 +158,7 @@ class Agents:
         """`Engine.fork` (`avatar.engine.forking`)."""
         from avatar.engine.forking import fork_session
 
-        return await fork_session(self.host, ref, at, from_copy)
+        return await fork_session(self.host, ref, at, from_copy, self.hooks.notice)
 
     async def switch(self, name: str, **how: Unpack[SwitchHow]) -> OpenSession:
         """`Engine.switch_provider` (`avatar.engine.switching`)."""
@@ -247,7 +247,7 @@ class Agents:
         ids = {s.id for s in known}
         return known + [s for s in listed if s.id not in ids]
 
-    async def delete(self, info: SessionInfo, how: DeleteHow) -> SessionInfo:
+    async def delete(self, info: SessionInfo, how: DeleteHow) -> Deleted:
         """Delete `info` through its agent or store (`avatar.engine.deleting`)."""
         from avatar.engine.deleting import delete_session
 

@@ -210,10 +210,17 @@ class Conversation:
         try:
             stored = self.library.transcript(self.live.info)
         except AvatarError:
-            return seen
+            stored = None
         # A copy that began with this run (a session avatar did not open) knows less than
         # the history the agent replayed plus this run's turns.
-        return seen if seen is not None and len(seen.messages) > len(stored.messages) else stored
+        if stored is not None and (seen is None or len(seen.messages) <= len(stored.messages)):
+            seen = stored
+        if seen is None:
+            return None
+        # Named since it opened (`/rename`): the name avatar's record has now.
+        info = seen.info
+        name = self.library.names().get((info.provider, info.id))
+        return replace(seen, info=replace(info, name=name)) if name else seen
 
     def handoff(
         self,
@@ -224,10 +231,12 @@ class Conversation:
         secrets: SecretDetector | None = None,
         transcript: Transcript | None = None,
         target: tuple[str, str] | None = None,
+        held: Transcript | None = None,
     ) -> str | None:
         """The handoff text of the conversation (None when nothing was said); with `delta`,
         of only the messages since `entered`, for session `target` (provider, id) returned
-        to. `transcript`: the conversation as `history()` gave it already (so the stores are
+        to, whose conversation `held` is (none of its turns is carried back to it).
+        `transcript`: the conversation as `history()` gave it already (so the stores are
         not read again)."""
         seen = transcript if transcript is not None else self.history()
         since = self.entered if delta else None
@@ -236,7 +245,7 @@ class Conversation:
         if since is not None and self._carried is not None and since < self._carried[1]:
             seen, since = self._imported_as_legs(seen, target), 0
         return build_handoff(
-            seen, budget_tokens, since=since, cwd=cwd, secrets=secrets, target=target
+            seen, budget_tokens, since=since, cwd=cwd, secrets=secrets, target=target, held=held
         )
 
     def _imported_as_legs(self, seen: Transcript, target: Leg | None) -> Transcript:

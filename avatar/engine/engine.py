@@ -26,6 +26,7 @@ from avatar.engine.model_choice import ModelChoice
 from avatar.engine.settings import SettingsPolicy, SettingsSource
 from avatar.library import worktrees
 from avatar.library.catalog import SessionLibrary
+from avatar.library.library import Deleted as Deleted  # (what `delete` returns: public)
 from avatar.library.library import DeleteHow, Library
 from avatar.providers.facts import configured_model
 from avatar.providers.registry import ProviderRegistry, ProviderSpec, shipped
@@ -268,7 +269,7 @@ class Engine(LibraryNames):
     def _open_id(self) -> str | None:
         return self.current.session_id if self.current is not None else None
 
-    async def _delete(self, info: SessionInfo, how: DeleteHow) -> SessionInfo:
+    async def _delete(self, info: SessionInfo, how: DeleteHow) -> Deleted:
         return await self._agents.delete(info, how)
 
     async def refresh(self, provider: str) -> list[SessionInfo]:

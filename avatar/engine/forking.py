@@ -1,10 +1,11 @@
 """Forking (`avatar session fork ID [--at N | --from-copy]`, REPL `/fork [N]`; docs/design.md §3).
 
 A whole fork is the provider's own (ACP `session/fork`, Claude Code's `--fork-session`, the
-native store's). An agent that cannot fork is refused with one line, nothing opened, never a
-new empty session in its place; with `from_copy`, a new session of the provider is seeded with
-the whole history instead: written into the provider's own store where it takes an import,
-else handed to the agent as the new session's first turn.
+native store's). An agent that cannot fork, or did not fork this session, is refused with one
+line saying so and naming `--from-copy`, nothing opened, never a new empty session in its
+place; with `from_copy`, a new session of the provider is seeded with the whole history
+instead: written into the provider's own store where it takes an import, else handed to the
+agent as the new session's first turn.
 
 A fork at a message is written to the provider's own store before any agent starts, holding
 messages 1..N as `session show` numbers them (`SessionStore.fork_at`: the native store and
@@ -13,13 +14,15 @@ provider, not a mistake in the command).
 
 Every fork is linked to its parent in avatar's records, and avatar's copy of its turns starts
 with the whole history it inherited, so `session show`, `--from` and a handoff carry it all.
+A fork the agent named after handed-over text is named after its parent instead.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from avatar.bridges.base import OpenRequest
+from avatar.bridges.base import ForkFailedError, OpenRequest
 from avatar.core.errors import (
     AvatarError,
     NotSupportedError,
@@ -27,8 +30,9 @@ from avatar.core.errors import (
     SessionNotFoundError,
     UsageError,
 )
-from avatar.handoff import build_handoff, seed_prompt
+from avatar.handoff import build_handoff, seed_prompt, strip_handoff
 from avatar.handoff.importing import write_import
+from avatar.library.renaming import rename
 
 if TYPE_CHECKING:
     from avatar.engine.host import SessionHost
@@ -36,6 +40,15 @@ if TYPE_CHECKING:
     from avatar.library.catalog import SessionLibrary
     from avatar.sessions.types import SessionInfo, Transcript
 
+Notify = Callable[[str, str], None]
+
+
+def _quiet(message: str, level: str) -> None:
+    pass
+
+
+#: What to use where an agent cannot fork, or did not.
+FROM_COPY = "--from-copy starts a new session seeded with its whole history"
 #: What the first turn of a session seeded `--from-copy` asks of the agent.
 SEEDED = (
     "This session continues the conversation below, forked from another session. Reply only: ok."
@@ -43,11 +56,15 @@ SEEDED = (
 
 
 async def fork_session(
-    engine: SessionHost, ref: str | None, at: int | None, from_copy: bool = False
+    engine: SessionHost,
+    ref: str | None,
+    at: int | None,
+    from_copy: bool = False,
+    notify: Notify = _quiet,
 ) -> OpenSession:
     """`engine.fork()`: fork session `ref` (default: the open one) on its own provider, whole
     (the provider's own fork, or with `from_copy` a seeded copy) or cut after message `at`
-    (written here, then opened)."""
+    (written here, then opened); `notify` hears why a copy stands in for a failed fork."""
     catalog = engine.catalog
     if ref is not None:
         info = catalog.find(ref)
@@ -63,11 +80,12 @@ async def fork_session(
                     f"cannot fork at a message on {name}: no transcript yet"
                 ) from None
             history = engine.current.history()
-            return await _whole(engine, OpenRequest("fork", sid), name, sid, history, from_copy)
+            request = OpenRequest("fork", sid)
+            return await _whole(engine, request, name, sid, history, from_copy, notify)
     if at is None:
         history = _history(catalog, info)
         request = OpenRequest.of("fork", info)
-        return await _whole(engine, request, info.provider, info.id, history, from_copy)
+        return await _whole(engine, request, info.provider, info.id, history, from_copy, notify)
     cut = fork_at(catalog, info, at)
     return await engine.open_on(cut.provider, OpenRequest.of("resume", cut), how="forked")
 
@@ -86,23 +104,28 @@ async def _whole(
     parent: str,
     history: Transcript | None,
     from_copy: bool,
+    notify: Notify,
 ) -> OpenSession:
     """The provider's own fork of session `parent`, else (`from_copy`) a seeded copy; its
     lineage and avatar's copy of the inherited history recorded."""
     catalog = engine.catalog
     try:
         started = await engine.open_on(provider, request)
-    except NotSupportedError:
+    except (NotSupportedError, ForkFailedError) as e:
+        failed = e if isinstance(e, ForkFailedError) else None
         if not from_copy:
+            if failed is not None:
+                raise ProviderError(f"{failed} ({FROM_COPY})", failed.stderr_tail) from None
             raise ProviderError(
-                f"{provider} cannot fork a session: nothing was opened "
-                "(--from-copy starts a new session seeded with its whole history)"
+                f"{provider} cannot fork a session: nothing was opened ({FROM_COPY})"
             ) from None
         if history is None or not history.messages:
             raise ProviderError(
                 f"cannot fork {provider} session {parent} from a copy: avatar has no copy "
                 "of its history"
             ) from None
+        if failed is not None:
+            notify(f"{failed}; a new session seeded with its history instead", "warning")
         return await _from_copy(engine, provider, parent, history)
     _inherit(catalog, provider, started.session_id, parent, history)
     return started
@@ -137,10 +160,30 @@ async def _from_copy(
 def _inherit(
     catalog: SessionLibrary, provider: str, child: str, parent: str, history: Transcript | None
 ) -> None:
-    """Fork `child` of `parent`: linked, its copy of the turns starting with `history`."""
+    """Fork `child` of `parent`: linked, its copy of the turns starting with `history`, and
+    named after its parent where the agent named it after handed-over text."""
     catalog.link((provider, child), (provider, parent), "fork")
     if history is not None:
         catalog.records().seed(provider, child, history.messages)
+    _fork_name(catalog, provider, child, parent)
+
+
+def _fork_name(catalog: SessionLibrary, provider: str, child: str, parent: str) -> None:
+    """Claude's fork is named "<its parent's title> (fork)", and a parent opened with a
+    handoff and no generated title is titled by its first prompt, handoff and all: such a
+    name becomes the parent's name or title (its user's own words) with the fork mark."""
+    try:
+        fork = catalog.find(child, provider)
+    except AvatarError:
+        return
+    if not fork.name or strip_handoff(fork.name) == fork.name:
+        return
+    try:
+        source = catalog.find(parent, provider)
+        label = source.name or source.title
+    except AvatarError:
+        label = None
+    rename(catalog, fork, f"{label or f'{provider} session {parent[:8]}'} (fork)")
 
 
 def fork_at(library: SessionLibrary, info: SessionInfo, at: int) -> SessionInfo:

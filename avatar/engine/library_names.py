@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from avatar.library.archive import Archives
-    from avatar.library.library import Library
+    from avatar.library.library import Deleted, Library
     from avatar.library.search.hits import SearchHit
     from avatar.sessions.types import SessionInfo, Transcript
 
@@ -52,8 +52,9 @@ class LibraryNames:
         """`library.prunable`: sessions last updated longer than `older_than` ago."""
         return self.library.prunable(older_than, **how)
 
-    async def prune(self, sessions: list[SessionInfo]) -> list[tuple[SessionInfo, str | None]]:
-        """`library.prune`: delete each session; each with None, or why it was not."""
+    async def prune(self, sessions: list[SessionInfo]) -> list[tuple[SessionInfo, Deleted | str]]:
+        """`library.prune`: delete each session; each with what was done, or why it was
+        not."""
         return await self.library.prune(sessions)
 
     @property
@@ -67,8 +68,8 @@ class LibraryNames:
 
     async def delete(
         self, session: SessionInfo | str, *, forget: bool = False, keep_copy: bool = False
-    ) -> SessionInfo:
+    ) -> Deleted:
         """`library.delete`: through its agent, else its store (`avatar.engine.deleting`);
         `forget`: avatar's record only; `keep_copy`: keep avatar's copy of the turns.
-        Returns what was deleted."""
+        Returns what was done."""
         return await self.library.delete(session, forget=forget, keep_copy=keep_copy)

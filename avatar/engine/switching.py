@@ -196,6 +196,10 @@ class Switcher:
         e, left = self.host, self.thread
         budget, secrets = self.budget(info.provider), self.secrets()
         seen = left.history()  # read now: the reopen replaces what this run saw
+        try:  # what it holds already, however it got it, is not handed to it again
+            held = e.catalog.transcript(info)
+        except AvatarError:
+            held = None
         delta = left.handoff(
             budget,
             delta=True,
@@ -203,6 +207,7 @@ class Switcher:
             secrets=secrets,
             transcript=seen,
             target=(info.provider, info.id),
+            held=held,
         )
         if gone:
             started = await e.open_on(info.provider, OpenRequest("new"))

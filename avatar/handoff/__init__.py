@@ -36,6 +36,7 @@ def build_handoff(
     cwd: Path | None = None,
     secrets: SecretDetector | None = None,
     target: tuple[str, str] | None = None,
+    held: Transcript | None = None,
 ) -> str:
     """The structured handoff of `transcript` within `budget_tokens` estimated tokens: its
     facts, and its turns after those of the earlier legs of the chain (the sessions handed
@@ -43,12 +44,13 @@ def build_handoff(
 
     `since` makes a delta: only the messages from that index on (what the target, returned
     to, did not see); `target` (provider, id) is the session returned to, whose own turns
-    are left out wherever the chain carried them. `cwd` adds the project's `git diff
-    --stat` when it is a git repository.
+    are left out wherever the chain carried them, and `held` its conversation: no turn it
+    holds already (said there, handed over or imported into it) is carried to it again.
+    `cwd` adds the project's `git diff --stat` when it is a git repository.
     """
     from dataclasses import replace
 
-    from avatar.handoff.facts import read_facts
+    from avatar.handoff.facts import held_lines, read_facts
     from avatar.handoff.git import diff_stat
     from avatar.handoff.render import Source, render
 
@@ -59,10 +61,12 @@ def build_handoff(
     info = transcript.info
     messages = transcript.messages[since:] if since is not None else transcript.messages
     # A delta goes back to where the pasted context came from: nothing of it is repeated.
-    facts = read_facts(replace(transcript, messages=messages), inherit=since is None, target=target)
-    source = Source(
-        info.provider, info.id, strip_handoff(info.title or "") or None, since is not None
+    known = held_lines(held.masked(secrets)) if held is not None else frozenset()
+    facts = read_facts(
+        replace(transcript, messages=messages), inherit=since is None, target=target, known=known
     )
+    named = strip_handoff(info.name or info.title or "") or None  # (a rename wins)
+    source = Source(info.provider, info.id, named, since is not None)
     stat = diff_stat(cwd) if cwd is not None else None
     return render(facts, source, budget_tokens, git_stat=stat, secrets=secrets)
 

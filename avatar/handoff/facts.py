@@ -97,10 +97,11 @@ def _failures(block: str) -> list[tuple[str, str]]:
 
 
 class _Reader:
-    def __init__(self, inherit: bool, target: Leg | None) -> None:
+    def __init__(self, inherit: bool, target: Leg | None, known: frozenset[str]) -> None:
         self.facts = HandoffFacts()
         self.inherits = inherit
         self.target = target
+        self.known = known  # the turn lines the target holds already
         self.commands: dict[str, str] = {}  # tool call id → command
 
     def inherit(self, block: str) -> None:
@@ -117,13 +118,13 @@ class _Reader:
     def earlier_legs(self, block: str) -> None:
         """What an earlier handoff carried that goes on down the chain whatever the target:
         the commands that failed (until a later run passes) and the earlier legs' turns,
-        except those said in the target itself (a return knows its own turns)."""
+        except those the target holds already (said there, or handed or imported into it)."""
         for failure in _failures(block):
             self._failed(*failure)
         carried = block_turns(block)
         if self.target is not None and block_source(block) == self.target:
             return  # a return to where this block came from: every turn of it is known there
-        kept = [t for t in carried.turns if t.leg != self.target]
+        kept = [t for t in carried.turns if t.leg != self.target and t.line not in self.known]
         self.facts.turns.extend(kept)
         self.facts.left_out += carried.left_out
 
@@ -185,12 +186,17 @@ def _short(value: object) -> str:
 
 
 def read_facts(
-    transcript: Transcript, *, inherit: bool = True, target: Leg | None = None
+    transcript: Transcript,
+    *,
+    inherit: bool = True,
+    target: Leg | None = None,
+    known: frozenset[str] = frozenset(),
 ) -> HandoffFacts:
     """The facts of `transcript` (every message of it, oldest first); with `inherit`, those
     of earlier handoffs pasted into it too (its original goal, once). The earlier legs' turns
-    and failed commands always come along, except turns said in session `target`."""
-    reader = _Reader(inherit, target)
+    and failed commands always come along, except turns said in session `target` and turns
+    whose line is in `known` (`held_lines`: what the target holds already)."""
+    reader = _Reader(inherit, target, known)
     for msg in transcript.messages:
         if msg.role == "user":
             reader.user(msg)
@@ -203,3 +209,10 @@ def read_facts(
     facts.decisions = facts.decisions[-12:]
     facts.failures = facts.failures[-8:]
     return facts
+
+
+def held_lines(transcript: Transcript) -> frozenset[str]:
+    """The turn lines a session holds, however it got them: its own messages (an import's
+    too) and the turns of the blocks handed over into it, as a handoff writes them (secrets
+    masked the way the handoff masks them: give a masked transcript)."""
+    return frozenset(t.line for t in read_facts(transcript, inherit=False).turns)

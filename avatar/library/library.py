@@ -37,6 +37,21 @@ class DeleteHow:
     keep_copy: bool = False
 
 
+@dataclass(frozen=True)
+class Deleted:
+    """What `session delete` did to session `info`: `done` is `deleted` or `forgot` (avatar's
+    record only); `note` says what else went and where the session still lives."""
+
+    info: SessionInfo
+    done: str
+    note: str | None = None
+
+    def line(self) -> str:
+        """The line `session delete` prints."""
+        said = f"{self.done} {self.info.provider} session {self.info.id}"
+        return f"{said}: {self.note}" if self.note else said
+
+
 class Library:
     """Every provider's sessions, for one project (`cwd`): see the module docstring."""
 
@@ -46,7 +61,7 @@ class Library:
         cwd: Path,
         home: Path,
         current: Callable[[], str | None],
-        delete: Callable[[SessionInfo, DeleteHow], Awaitable[SessionInfo]],
+        delete: Callable[[SessionInfo, DeleteHow], Awaitable[Deleted]],
     ) -> None:
         self.catalog = catalog  #: the stores themselves, and avatar's records
         self.cwd, self.home = cwd, home
@@ -110,10 +125,10 @@ class Library:
 
     async def delete(
         self, session: SessionInfo | str, *, forget: bool = False, keep_copy: bool = False
-    ) -> SessionInfo:
+    ) -> Deleted:
         """Delete a session through its agent, else its store, and avatar's record and copy
         of it (`avatar.engine.deleting`; `DeleteHow` for the flags); an agent that cannot
-        delete is a `ProviderError`, nothing deleted. Returns what was deleted."""
+        delete is a `ProviderError`, nothing deleted. Returns what was done."""
         return await self._delete(self.catalog.info(session), DeleteHow(forget, keep_copy))
 
     def search(
@@ -190,14 +205,13 @@ class Library:
             if s.id != current and (when := s.updated or s.created) is not None and when <= cutoff
         ]
 
-    async def prune(self, sessions: list[SessionInfo]) -> list[tuple[SessionInfo, str | None]]:
-        """Delete each session as `delete` does; each with None, or why it was not deleted
-        (one failure never stops the others)."""
-        done: list[tuple[SessionInfo, str | None]] = []
+    async def prune(self, sessions: list[SessionInfo]) -> list[tuple[SessionInfo, Deleted | str]]:
+        """Delete each session as `delete` does; each with what was done, or why it was not
+        deleted (one failure never stops the others)."""
+        done: list[tuple[SessionInfo, Deleted | str]] = []
         for info in sessions:
             try:
-                await self._delete(info, DeleteHow())
-                done.append((info, None))
+                done.append((info, await self._delete(info, DeleteHow())))
             except AvatarError as e:
                 done.append((info, str(e)))
         return done

@@ -97,7 +97,7 @@ def logged_in(spec: ProviderSpec, env: Mapping[str, str], settings: Settings) ->
             return True
     if "codex_model_provider" in spec.quirks and _codex_model_provider(env):
         return True
-    if spec.login_env or spec.login_files:
+    if (spec.login_env or spec.login_files) and not spec.login_optional:
         return False
     return None
 

@@ -49,6 +49,9 @@ class ProviderSpec:
     login_command: str = ""  # the one command that logs in
     login_env: tuple[str, ...] = ()  # any of these set: has credentials
     login_files: tuple[str, ...] = ()  # any of these present: logged in
+    # The agent also works without any of them (keys in its own config, free or local
+    # models): finding none is no proof it is not logged in (`logged_in` says unknown).
+    login_optional: bool = False
     model_from: tuple[str, ...] = ()  # where its configured model is read (`configured_model`)
     bridge: str = ACP_BRIDGE  # "module:Class", imported lazily
     store: str | None = None  # "module:Class" reading the provider's on-disk sessions

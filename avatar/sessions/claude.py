@@ -268,6 +268,7 @@ class ClaudeStore(JsonlSessionStore):
 
     cache_name = "sessions-claude"
     kind = "claude"
+    deletes = True
 
     def root(self) -> Path:
         """`<claude config dir>/projects`."""

@@ -1,20 +1,25 @@
 """Codex's own session store: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`.
 
-`CODEX_HOME` defaults to `~/.codex`. Each line is `{"timestamp", "type", "payload"}`; the first
-is `session_meta` (id, cwd, start time), `turn_context` lines carry the model, and the
-conversation is in `response_item` lines (`message`, `function_call`, `function_call_output`,
-…). `event_msg` lines repeat the conversation for UIs and are ignored. Thread names given with
-`/rename` live in `$CODEX_HOME/session_index.jsonl`.
+`CODEX_HOME` defaults to `~/.codex`. A rollout is read line by line by
+`avatar.sessions.codex_rollout`. Thread names given with `/rename` live in
+`$CODEX_HOME/session_index.jsonl`.
+
+A fork codex 0.166 makes (`session/fork`) is a rollout whose `session_meta` names its
+parent's rollout and a byte offset in it (`history_base`): its history is the parent's up to
+there, then its own lines. Such a fork is read (listed, shown, handed over) with that history,
+and a rollout a fork reads from is not deleted under it (codex's own `thread/delete` refuses
+too).
 
 Besides reading: an imported conversation is written as a rollout of a `session_meta` line
-and `message` items (what the pinned codex-acp loads), a name as a `thread_name` line, and an
-archived rollout goes back under the same date folders with its `cwd` moved.
+and `message` items (what the pinned codex-acp loads), a name as a `thread_name` line, an
+archived rollout goes back under the same date folders with its `cwd` moved, and a deleted
+session takes its rollout (archived or not) and what codex keeps of it beside
+(`avatar.sessions.codex_state`) with it.
 """
 
 from __future__ import annotations
 
 import builtins
-import contextlib
 import json
 import os
 import re
@@ -25,10 +30,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from avatar.core.errors import ProviderError, SessionNotFoundError, UsageError
 from avatar.core.fileio import append_line, atomic_write
+from avatar.core.ids import UUID_RE
 from avatar.core.version import __version__
+from avatar.sessions.codex_rollout import LIST_WANT, RolloutFold, fold_head, parse_for_listing
+from avatar.sessions.codex_state import forget_thread, name_thread
 from avatar.sessions.filestore import (
-    FileFold,
     JsonlSessionStore,
     Summary,
     candidate,
@@ -38,42 +46,17 @@ from avatar.sessions.filestore import (
 )
 from avatar.sessions.jsonl import (
     LIST_LINE_CAP,
-    blocks_text,
-    is_injected,
-    later,
     parse_line,
-    parse_time,
     read_records,
     title_from,
 )
 from avatar.sessions.relocate import check_names, move_key, moved, packed_file, placed
 from avatar.sessions.store import FileWrites
-from avatar.sessions.types import SessionInfo, ToolCall, Transcript, TranscriptMessage
+from avatar.sessions.types import SessionInfo, Transcript
 
-# User-role messages codex builds itself: environment, instructions, aborted-turn markers.
-INJECTED_PREFIXES = (
-    "<environment_context>",
-    "<user_instructions>",
-    "<permissions instructions>",
-    "# AGENTS.md instructions for",
-    "<INSTRUCTIONS>",
-    "<skills_instructions>",
-    "<apps_instructions>",
-    "<plugins_instructions>",
-    "<collaboration_mode>",
-    "<personality_spec>",
-    "<startup_context>",
-    "<subagent_notification>",
-    "<turn_aborted>",
-    "<user_shell_command>",
-)
-
-_LIST_WANT = re.compile(rb'"type"\s*:\s*"(?:session_meta|turn_context|message)"')
-_META = re.compile(rb'"type"\s*:\s*"session_meta"')
-_INSTRUCTIONS = re.compile(rb',\s*"base_instructions"\s*:')
 _DATE_PART = re.compile(r"\d{2,4}")
-_TOOL_CALLS = ("function_call", "custom_tool_call", "local_shell_call")
-_TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+#: A fork of a fork of …: how far back a fork's history is followed.
+_FORK_DEPTH = 16
 
 
 def codex_home(env: Any, home: Path) -> Path:
@@ -82,130 +65,13 @@ def codex_home(env: Any, home: Path) -> Path:
     return Path(configured).expanduser() if configured else home / ".codex"
 
 
-class _Fold(FileFold):
-    """Walks a rollout's lines once, for a listing summary or a full transcript."""
-
-    def __init__(self, keep: bool) -> None:
-        super().__init__(keep)
-        self.session_id: Any = None
-        self.meta_seen = False
-        self.subagent = False
-        self._assistant: TranscriptMessage | None = None
-
-    def feed(self, line: dict[str, Any]) -> None:
-        kind = line.get("type")
-        payload = line.get("payload")
-        if not isinstance(payload, dict):
-            return
-        stamp = parse_time(line.get("timestamp"))
-        self.updated = later(self.updated, stamp)
-        if kind == "session_meta":
-            if not self.meta_seen:  # a resumed or forked rollout may repeat its parent's meta
-                self.meta_seen = True
-                self.session_id = payload.get("id") or payload.get("session_id")
-                source = payload.get("source")
-                # Threads codex spawns itself (reviews, sub-agents) are not user sessions.
-                self.subagent = isinstance(source, dict) and "subagent" in source
-                cwd = payload.get("cwd")
-                self.cwd = cwd if isinstance(cwd, str) else None
-                self.created = parse_time(payload.get("timestamp")) or stamp
-        elif kind == "turn_context":
-            model = payload.get("model")
-            if isinstance(model, str) and model:
-                self.model = model
-        elif kind == "response_item":
-            self._item(payload, stamp)
-
-    def _item(self, item: dict[str, Any], stamp: datetime | None) -> None:
-        kind = item.get("type")
-        if kind == "message":
-            role = item.get("role")
-            text = blocks_text(item.get("content"), kinds=("input_text", "output_text", "text"))
-            if role == "user":
-                self._assistant = None
-                if is_injected(text, INJECTED_PREFIXES):
-                    return
-                self.count += 1
-                self.first_user = self.first_user or text
-                if self.keep:
-                    self.messages.append(TranscriptMessage(role="user", text=text, timestamp=stamp))
-            elif role == "assistant":
-                self.count += 1
-                if self.keep:
-                    message = TranscriptMessage(role="assistant", text=text, timestamp=stamp)
-                    self._assistant = message
-                    self.messages.append(message)
-        elif not self.keep:
-            return
-        elif kind in _TOOL_CALLS:
-            call = ToolCall(id=item.get("call_id"), name=_tool_name(item), input=_tool_input(item))
-            if self._assistant is None:
-                self._assistant = TranscriptMessage(role="assistant", timestamp=stamp)
-                self.messages.append(self._assistant)
-            self._assistant.tool_calls.append(call)
-        elif kind in _TOOL_OUTPUTS:
-            text, failed = _tool_output(item.get("output"))
-            self.messages.append(
-                TranscriptMessage(
-                    role="tool",
-                    text=text,
-                    tool_call_id=item.get("call_id"),
-                    is_error=failed,
-                    timestamp=stamp,
-                )
-            )
-            self._assistant = None
-
-
-def _parse_for_listing(line: bytes) -> dict[str, Any] | None:
-    """Parse a line, but decode `session_meta` only up to its (long) base instructions.
-
-    The id, start time and cwd come first in the payload and the 15-40 KB of instructions
-    after them are never listed; raw `,"base_instructions":` cannot occur inside a JSON
-    string (its quotes would be escaped), so the cut always falls between two fields.
-    """
-    if line.startswith(b"{") and _META.search(line):
-        cut = _INSTRUCTIONS.search(line)
-        if cut is not None:
-            head = parse_line(line[: cut.start()] + b"}}")
-            if head is not None:
-                return head
-    return parse_line(line)
-
-
-def _tool_name(item: dict[str, Any]) -> str:
-    if item.get("type") == "local_shell_call":
-        return "shell"
-    return str(item.get("name") or "tool")
-
-
-def _tool_input(item: dict[str, Any]) -> dict[str, Any] | str | None:
-    raw = item.get("arguments", item.get("input", item.get("action")))
-    if isinstance(raw, str):
-        try:
-            parsed = json.loads(raw)
-        except ValueError:
-            return raw
-        return parsed if isinstance(parsed, dict) else raw
-    return raw if isinstance(raw, dict) else None
-
-
-def _tool_output(output: Any) -> tuple[str, bool]:
-    # Either a plain string or {"content": str | parts, "success": bool}.
-    if isinstance(output, dict):
-        text = blocks_text(output.get("content"), kinds=("input_text", "output_text", "text"))
-        return text, output.get("success") is False
-    if isinstance(output, str):
-        return output, False
-    return blocks_text(output, kinds=("input_text", "output_text", "text")), False
-
-
 class CodexStore(JsonlSessionStore):
     """Codex rollouts (written by codex-acp, `codex exec` and the codex TUI alike): read,
-    imported into, named, archived and restored."""
+    imported into, named, deleted, archived and restored."""
 
     cache_name = "sessions-codex"
     kind = "codex"
+    deletes = True
 
     def root(self) -> Path:
         """`$CODEX_HOME/sessions`."""
@@ -221,6 +87,20 @@ class CodexStore(JsonlSessionStore):
         tail = f"-{session_id}.jsonl"
         return (p for p in self._walk(self.root(), depth=3) if p.endswith(tail))
 
+    def _archived(self) -> Path:
+        """`$CODEX_HOME/archived_sessions`: rollouts codex archived (flat, no date folders)."""
+        return codex_home(self.env, self.home()) / "archived_sessions"
+
+    def _every_rollout(self) -> Iterator[str]:
+        """Every rollout, listed or archived."""
+        yield from self._walk(self.root(), depth=3)
+        yield from self._walk(self._archived(), depth=0)
+
+    def rollouts_of(self, session_id: str) -> builtins.list[str]:
+        """The rollouts of session `session_id`, listed or archived (by their names)."""
+        tail = f"-{session_id}.jsonl"
+        return [p for p in self._every_rollout() if p.endswith(tail)]
+
     def _walk(self, d: Path | str, depth: int) -> Iterator[str]:
         for entry in listdir(d):
             if depth:
@@ -235,13 +115,18 @@ class CodexStore(JsonlSessionStore):
 
     def summarize(self, path: Path, st: os.stat_result) -> Summary:
         """Session facts from one rollout, parsing only the lines that matter."""
-        fold = _Fold(keep=False)
-        stats = fold.read(path, LIST_LINE_CAP, want=_LIST_WANT, parse=_parse_for_listing)
+        fold = RolloutFold(keep=False)
+        stats = fold.read(path, LIST_LINE_CAP, want=LIST_WANT, parse=parse_for_listing)
         if not fold.meta_seen:
             return Summary(None, [f"{path}: no session_meta line, skipped"])
         bad = unsafe_id(path, fold.session_id)
         if bad is not None:
             return bad
+        parent = self._history(fold.base, keep=False)
+        if parent is not None:  # a fork: the messages it inherited are its own too
+            fold.count += parent.count
+            fold.first_user = parent.first_user or fold.first_user
+            fold.model = fold.model or parent.model
         if fold.count == 0 or fold.subagent:
             # Never used, or codex's own helper thread.
             return Summary(None, stats.warnings(path))
@@ -270,8 +155,36 @@ class CodexStore(JsonlSessionStore):
         return names
 
     def read_transcript(self, info: SessionInfo) -> Transcript:
-        """Every message of the rollout, tool calls and their outputs included."""
-        return fold_transcript(info, _Fold(keep=True))
+        """Every message of the rollout, tool calls and their outputs included (a fork's
+        inherited history first)."""
+        fold = RolloutFold(keep=True)
+        transcript = fold_transcript(info, fold)
+        parent = self._history(fold.base, keep=True)
+        if parent is not None:
+            transcript.messages[:0] = parent.messages
+        return transcript
+
+    def _history(
+        self, base: tuple[str, int] | None, keep: bool, depth: int = 0
+    ) -> RolloutFold | None:
+        """The history a fork inherited (`base`: its parent and the byte offset in the
+        parent's rollout where it ends), its own inherited history first; None when the
+        rollout is no fork, or its parent's rollout is gone."""
+        if base is None or depth > _FORK_DEPTH:
+            return None
+        found = self.rollouts_of(base[0])
+        if not found:
+            return None
+        fold = fold_head(found[0], base[1], keep)
+        if fold is None:
+            return None
+        earlier = self._history(fold.base, keep, depth + 1)
+        if earlier is not None:
+            fold.count += earlier.count
+            fold.first_user = earlier.first_user or fold.first_user
+            fold.model = fold.model or earlier.model
+            fold.messages[:0] = earlier.messages
+        return fold
 
     def write_import(
         self, conversation: Transcript, cwd: Path, model: str | None = None
@@ -309,6 +222,48 @@ class CodexStore(JsonlSessionStore):
         append_line(home / "session_index.jsonl", line.encode())
         name_thread(home, info.id, name)
 
+    def delete(self, info: SessionInfo) -> None:
+        """Delete session `info` as codex's own `thread/delete` does: its rollout (listed or
+        archived) and its rows in codex's databases, and its name and shell snapshots
+        (`forget_thread`). A session whose rollout holds the history of a fork is refused
+        (`ProviderError` naming the forks): the fork would lose it."""
+        if not UUID_RE.fullmatch(info.id):
+            raise UsageError(f"invalid session id {info.id!r}")
+        rollouts = self.rollouts_of(info.id)
+        if not rollouts:
+            raise SessionNotFoundError(f"no {self.provider} session {info.id!r}")
+        forks = self.forks_of(info.id)
+        if forks:
+            raise ProviderError(
+                f"{self.provider} session {info.id} holds the history of its "
+                f"fork{'s' if len(forks) > 1 else ''} {', '.join(forks)}: delete "
+                f"{'those' if len(forks) > 1 else 'it'} first (nothing was deleted)"
+            )
+        forget_thread(codex_home(self.env, self.home()), info.id)
+        for path in rollouts:
+            Path(path).unlink(missing_ok=True)
+            self._cache.forget(path)
+        self._cache.save()
+
+    def forks_of(self, session_id: str) -> builtins.list[str]:
+        """The ids of the rollouts (listed or archived) whose history is read from session
+        `session_id`'s rollout (their `session_meta` names it in `history_base`)."""
+        needle = re.compile(
+            rb'"history_base"\s*:\s*\{\s*"thread_id"\s*:\s*"' + re.escape(session_id.encode())
+        )
+        found = []
+        for path in self._every_rollout():
+            try:
+                with open(path, "rb") as f:
+                    first = f.readline(LIST_LINE_CAP)
+            except OSError:
+                continue
+            meta = parse_line(first) if needle.search(first) else None
+            payload = meta.get("payload") if meta else None
+            if isinstance(payload, dict) and isinstance(payload.get("id"), str):
+                found.append(payload["id"])
+        return found
+
     def archive_files(self, info: SessionInfo) -> builtins.list[tuple[str, Path]]:
         """The rollout, named with its date folders: codex finds rollouts by walking them."""
         path = packed_file(info)
@@ -337,24 +292,3 @@ def _moved_project(entry: dict[str, Any], old: str | None, new: str) -> bool:
         changed |= new_roots != roots
         payload["runtime_workspace_roots"] = new_roots
     return changed
-
-
-#: codex's state database (`state_<version>.sqlite`), its `threads` table.
-_STATE_DB = re.compile(r"state_(\d+)\.sqlite")
-
-
-def name_thread(home: Path, session_id: str, name: str) -> bool:
-    """Set the `name` of thread `session_id` in codex's newest state database, as codex-acp's
-    `session/set_title` does (measured on codex 0.166); False when there is no such database,
-    table, column or row (a codex that keeps none: the index line is what it reads)."""
-    import sqlite3
-
-    found = [(int(m.group(1)), e.path) for e in listdir(home) if (m := _STATE_DB.fullmatch(e.name))]
-    if not found:
-        return False
-    try:
-        with contextlib.closing(sqlite3.connect(max(found)[1], timeout=5.0)) as db, db:
-            cursor = db.execute("UPDATE threads SET name = ? WHERE id = ?", (name, session_id))
-            return cursor.rowcount > 0
-    except sqlite3.Error:
-        return False

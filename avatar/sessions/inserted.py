@@ -21,9 +21,9 @@ def _prefixes() -> tuple[str, ...]:
     # The stores' own lists (loaded when a replayed history is first read, not at start-up),
     # less the one-character ones (Gemini's "/" and "?"): typed by a user of another agent,
     # those are words.
-    from avatar.sessions import claude, codex, gemini
+    from avatar.sessions import claude, codex_rollout, gemini
 
-    every = claude.INJECTED_PREFIXES + codex.INJECTED_PREFIXES + gemini.INJECTED_PREFIXES
+    every = claude.INJECTED_PREFIXES + codex_rollout.INJECTED_PREFIXES + gemini.INJECTED_PREFIXES
     return tuple(p for p in every if len(p) > 1)
 
 

@@ -349,6 +349,10 @@ class RecordStore(SessionStore):
                 return self.records.transcript(info)
         raise SessionNotFoundError(f"no {self.provider} session {session_id!r}")
 
+    def read_transcript(self, info: SessionInfo) -> Transcript:
+        """The turns avatar carried in a session it listed (as listed: named, say)."""
+        return self.records.transcript(info)
+
     def archive_files(self, info: SessionInfo) -> builtins.list[tuple[str, Path]]:
         """Nothing of the agent's own."""
         return []

@@ -68,6 +68,8 @@ class SessionStore(ABC):
     #: The name of this store's file format in an archive's manifest (`kind`): an archive is
     #: restored only into a store of the same kind. Set by every store that archives.
     kind: ClassVar[str] = ""
+    #: The store deletes sessions (`delete`) the way its provider would.
+    deletes: ClassVar[bool] = False
 
     def __init__(self, provider: str, env: Mapping[str, str], avatar_home: Path) -> None:
         self.provider = provider

@@ -95,3 +95,17 @@ def test_the_model_an_agent_is_configured_to_run(tmp_path: Path) -> None:
     assert configured_model(table["gemini"], env) == "gemini-2.5-pro"
     (tmp_path / ".gemini" / "settings.json").write_text("{broken")
     assert configured_model(table["gemini"], env) is None
+
+
+def test_opencode_login_where_opencode_keeps_it(tmp_path: Path) -> None:
+    """opencode keeps its credentials under its XDG data home, takes any provider's key from
+    the environment or its own config, and has free models: a key or its auth file says
+    "yes", and finding neither says "unknown", never "no" (it may well work)."""
+    spec, settings = shipped()["opencode"], Settings()
+    data = tmp_path / "data"
+    env = {"HOME": str(tmp_path / "home"), "XDG_DATA_HOME": str(data)}
+    assert logged_in(spec, env, settings) is None
+    assert logged_in(spec, {**env, "OPENROUTER_API_KEY": "k"}, settings) is True
+    (data / "opencode").mkdir(parents=True)
+    (data / "opencode" / "auth.json").write_text("{}")
+    assert logged_in(spec, env, settings) is True

@@ -293,3 +293,24 @@ async def test_summarize_puts_the_left_agent_s_own_summary_on_top(engine: Engine
     notices = [e.message for e in seen if isinstance(e, Notice)]
     assert notices[0] == f"asking {A} for a summary to hand over"
     assert re.search(r"~\d+ tokens, a summary, the goal", notices[-1])
+
+
+async def test_a_handoff_names_its_source_by_the_name_it_was_given(engine: Engine) -> None:
+    """`/rename` (or `session rename`) gives a session a name: an export is headed by it, and
+    the handoff's header names the session by it, on a switch made after the rename in the
+    same run and on `--from`."""
+    a = await engine.open(A)
+    await say(engine, "GOAL build the lexer")
+    engine.rename(a.session_id, "Lexer work")
+    assert engine.export(a.session_id, "md").startswith("# Lexer work\n")
+    await engine.switch_provider(B)
+    sent = await say(engine, "go on")
+    assert f"from {A} session {a.session_id}, 'Lexer work' ===" in sent
+    await engine.new(B)
+    await engine.close()
+
+    seeded = await engine.open(B, source=a.session_id)
+    assert seeded.session_id != a.session_id
+    sent = await say(engine, "and again")
+    assert f"from {A} session {a.session_id}, 'Lexer work' ===" in sent
+    await engine.close()

@@ -79,8 +79,11 @@ def test_delete_where_the_agent_cannot_changes_nothing(agent_home: AgentHome) ->
     assert _disk(agent_home) == before
     assert sid in _listed(avatar)
 
-    # Asked for: avatar's record (and its copy of the turns) goes, the agent keeps its own.
-    avatar("session", "delete", sid, "--yes", "--forget")
+    # Asked for: avatar's record (and its copy of the turns) goes, the agent keeps its own,
+    # and the line says both.
+    forgot = avatar("session", "delete", sid, "--yes", "--forget").stderr
+    assert forgot.startswith(f"forgot fake session {sid}: avatar's record and copy of its turns")
+    assert "avatar lists it no more; fake may still hold it in its own store" in forgot
     assert sid not in _listed(avatar)
     assert sid in _agent_sessions(agent_home)
     assert not list((agent_home.root / "avatar-home" / "records" / "turns").rglob(f"{sid}*"))
@@ -122,6 +125,41 @@ def test_a_fork_holds_the_whole_history_and_prints_only_its_id(agent_home: Agent
     assert "reply 3 to 'a third thing' (history 4)" in shown  # the agent's fork: all of it
     info = json.loads(avatar("session", "info", new, "--json").stdout)
     assert info["parent"] == f"fake/{sid}"
+
+
+def test_a_cli_fork_works_where_the_repl_s_does(agent_home: AgentHome) -> None:
+    """An agent that forks only a session it has open (the REPL's `/fork` has it open): the
+    CLI opens it first, as the REPL did, and forks it; `--from-copy` is not needed."""
+    avatar = _avatar(agent_home, fork=True, fork_needs_open=True)
+    sid = _two_turns(avatar)
+
+    for extra in ((), ("--from-copy",)):
+        forked = avatar("session", "fork", sid, *extra)
+        new = forked.stdout.strip()
+        assert forked.stdout == new + "\n" and new != sid
+        assert avatar.session(forked) == (new, "fake", "forked")
+        assert new in _agent_sessions(agent_home)  # the agent's own fork, not a seeded copy
+        went_on = avatar("chat", "--resume", new, "a third thing").stdout
+        assert "(history 4)" in went_on
+
+
+def test_a_fork_the_agent_refuses_says_what_to_use_instead(agent_home: AgentHome) -> None:
+    avatar = _avatar(agent_home, fork=True, fork_error=-32603)
+    sid = _two_turns(avatar)
+    before = set(_agent_sessions(agent_home))
+
+    refused = avatar("session", "fork", sid, code=1)
+    _one_line(refused.stderr, f"avatar: fake could not fork session {sid}")
+    assert refused.stderr.rstrip().endswith(
+        "(--from-copy starts a new session seeded with its whole history)"
+    )
+    assert set(_agent_sessions(agent_home)) == before
+
+    copied = avatar("session", "fork", sid, "--from-copy")
+    new = copied.stdout.strip()
+    assert new not in before and avatar.session(copied)[0] == new
+    handed = " ".join(m["text"] for m in _agent_sessions(agent_home)[new])
+    assert "the word is HERON" in handed and "and the number is 47" in handed
 
 
 def test_delete_takes_avatar_s_copy_too_unless_kept(agent_home: AgentHome) -> None:

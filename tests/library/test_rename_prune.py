@@ -103,7 +103,7 @@ def test_prune_deletes_exactly_the_old_sessions(lib: Library) -> None:
     assert len(old) == 2 and fresh not in old_ids  # the two fixture transcripts (Nov 21)
     before = _tree(lib.synth.home)
     done = asyncio.run(engine.prune(old))
-    assert [error for _, error in done] == [None, None]
+    assert [d.done if not isinstance(d, str) else d for _, d in done] == ["deleted", "deleted"]
     gone = before - _tree(lib.synth.home)
     assert gone == {
         str((lib.claude_dir() / f"{sid}.jsonl").relative_to(lib.synth.home)) for sid in old_ids

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from avatar.core.errors import NotSupportedError, SessionNotFoundError, UsageError
+from avatar.core.errors import ProviderError, SessionNotFoundError, UsageError
 from tests.sessions.conftest import Homes
 
 EXEC = "01a20060-c343-7803-adb4-a803ecb21b39"  # codex exec 0.169: one turn
 ACP = "01a20060-f62a-7491-8259-1819edd4db09"  # codex-acp 0.16: two turns
 NEW = "019a0000-0000-7000-8000-000000000001"
+FORK = "019a0000-0000-7000-8000-0000000000f0"
 
 
 def line(kind: str, payload: dict, stamp: str = "2026-11-21T10:00:00.000Z") -> dict:
@@ -192,9 +195,101 @@ def test_meta_with_spaces_and_no_instructions(homes: Homes) -> None:
     assert info.cwd == "/home/dev/proj" and info.title == "spaced"
 
 
-def test_delete_is_not_supported(homes: Homes) -> None:
-    with pytest.raises(NotSupportedError):
-        homes.codex().delete(homes.codex().locate(ACP))
+def _state(homes: Homes) -> tuple[Path, Path]:
+    """codex 0.166's state and history databases (the tables that name a thread), holding
+    rows of both fixture sessions."""
+    home = homes.home / ".codex"
+    state, history = home / "state_5.sqlite", home / "thread_history_1.sqlite"
+    with contextlib.closing(sqlite3.connect(state)) as db, db:
+        db.execute("CREATE TABLE threads (id TEXT PRIMARY KEY, rollout_path TEXT, name TEXT)")
+        db.execute("CREATE TABLE thread_read_receipts (thread_id TEXT PRIMARY KEY)")
+        db.execute("CREATE TABLE thread_spawn_edges (parent_thread_id TEXT, child_thread_id TEXT)")
+        for sid in (ACP, EXEC):
+            db.execute("INSERT INTO threads VALUES (?, ?, NULL)", (sid, "x"))
+            db.execute("INSERT INTO thread_read_receipts VALUES (?)", (sid,))
+    with contextlib.closing(sqlite3.connect(history)) as db, db:
+        db.execute("CREATE TABLE thread_items (thread_id TEXT, item_json TEXT)")
+        for sid in (ACP, EXEC, ACP):
+            db.execute("INSERT INTO thread_items VALUES (?, ?)", (sid, "said"))
+    return state, history
+
+
+def _ids(db: Path, query: str) -> list[str]:
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        return sorted(r[0] for r in conn.execute(query))
+
+
+def test_delete_removes_the_rollout_and_what_codex_keeps_beside_it(homes: Homes) -> None:
+    state, history = _state(homes)
+    home = homes.home / ".codex"
+    (home / "session_index.jsonl").write_text(
+        json.dumps({"id": ACP, "thread_name": "doomed"})
+        + "\n"
+        + json.dumps({"id": EXEC, "thread_name": "kept"})
+        + "\n"
+    )
+    (home / "shell_snapshots").mkdir()
+    (home / "shell_snapshots" / f"{ACP}.1.sh").write_text("export SECRET=x\n")
+    (home / "shell_snapshots" / f"{EXEC}.1.sh").write_text("export A=1\n")
+    [rollout] = homes.codex_day.glob(f"*{ACP}.jsonl")
+    archived = home / "archived_sessions" / rollout.name  # (an earlier archive's copy)
+    archived.parent.mkdir()
+    archived.write_bytes(rollout.read_bytes())
+
+    store = homes.codex()
+    store.delete(store.locate(ACP))
+
+    assert not rollout.exists() and not archived.exists()
+    assert [s.id for s in homes.codex().list(None)] == [EXEC]
+    assert _ids(state, "SELECT id FROM threads") == [EXEC]
+    assert _ids(state, "SELECT thread_id FROM thread_read_receipts") == [EXEC]
+    assert _ids(history, "SELECT thread_id FROM thread_items") == [EXEC]
+    assert ACP not in (home / "session_index.jsonl").read_text()
+    assert [p.name for p in (home / "shell_snapshots").iterdir()] == [f"{EXEC}.1.sh"]
+    with pytest.raises(SessionNotFoundError):
+        homes.codex().locate(ACP)
+
+
+def test_delete_of_an_archived_session(homes: Homes) -> None:
+    [rollout] = homes.codex_day.glob(f"*{ACP}.jsonl")
+    store = homes.codex()
+    info = store.locate(ACP)
+    archived = homes.home / ".codex" / "archived_sessions" / rollout.name
+    archived.parent.mkdir()
+    rollout.rename(archived)  # what codex-acp's session/delete does
+    store.delete(info)
+    assert not archived.exists()
+    with pytest.raises(SessionNotFoundError):
+        store.delete(info)
+
+
+def _fork(homes: Homes, parent: Path, kept: int) -> Path:
+    """A fork as codex 0.166 writes it: only its `session_meta`, naming the parent's rollout
+    and the byte offset its history ends at (after the parent's first `kept` lines)."""
+    end = sum(len(x) for x in parent.read_bytes().splitlines(keepends=True)[:kept])
+    fork = meta(FORK)
+    fork["payload"]["forked_from_id"] = NEW
+    fork["payload"]["history_base"] = {"thread_id": NEW, "end_byte_offset": end}
+    return write(homes, [fork], sid=FORK)
+
+
+def test_a_fork_holds_its_parents_history_up_to_the_fork(homes: Homes) -> None:
+    parent = write(homes, [meta(), msg("user", "the word is HERON"), msg("assistant", "ok")])
+    fork = _fork(homes, parent, kept=3)
+    with parent.open("a") as f:  # (the parent goes on after the fork)
+        f.write(json.dumps(msg("user", "later, on the parent")) + "\n")
+    store = homes.codex()
+    listed = store.find(FORK)[0]
+    assert listed.messages == 2 and listed.title == "the word is HERON"
+    said = [(m.role, m.text) for m in store.transcript(FORK).messages]
+    assert said == [("user", "the word is HERON"), ("assistant", "ok")]
+
+    with pytest.raises(ProviderError, match=f"holds the history of its fork {FORK}"):
+        store.delete(store.locate(NEW))
+    assert parent.exists()
+    store.delete(store.locate(FORK))
+    store.delete(store.locate(NEW))
+    assert not parent.exists() and not fork.exists()
 
 
 def test_missing_and_invalid_ids(homes: Homes) -> None:

@@ -12,7 +12,9 @@ extension method ``_fake/configure`` (params: config keys to change).
 
 Each prompt is answered ``reply <n> to '<prompt>' (history <m>)`` in a few chunks, where
 ``m`` counts the messages the session held before the prompt — proof that a reopened session
-carries its earlier turns. Behaviours (all off by default):
+carries its earlier turns (``quote_first_line``: only the prompt's first line is quoted, the
+user's own words of a seeded prompt, not the context handed over after them). Behaviours (all
+off by default):
 
 - capabilities: ``load`` ``list`` ``resume`` ``fork`` ``delete`` ``additional_dirs``
   ``mcp_http`` ``mcp_sse``; ``page_size`` paginates ``session/list``;
@@ -21,9 +23,15 @@ carries its earlier turns. Behaviours (all off by default):
   error's ``data.details``, as codex-acp and Gemini CLI do), ``resume_invalid`` (answer null, a
   client ValidationError), ``damage_on_load`` (truncate that file, then fail the load like
   Gemini's same-minute bug);
+- ``fork_needs_open``: ``session/fork`` answers "Session not found" for a session this agent
+  process has not opened (new, loaded or resumed), as some agents keep forkable sessions only
+  in memory;
 - replay: ``fork_replay`` (a fork replays its history, as opencode's does), ``late_replay``
   (seconds after the load response before the second half of the history is sent),
   ``replay_gap`` (pause between late replay messages);
+- ``banner``: text the agent says as an ``agent_message_chunk`` of a session it has just
+  opened (new or loaded), unasked, once the open is answered (``banner_delay`` seconds later),
+  as a start-up banner;
 - ``auth_method``: refuse ``session/new`` until ``authenticate`` with that method id;
 - ``crash_on_new``: exit during ``session/new``;
 - in a prompt: ``crash`` (send a chunk, print to stderr, exit 3), ``stderr_flood`` (bytes
@@ -123,6 +131,7 @@ class FakeConfig:
     list_error: int | None = None
     fork_error: int | None = None
     fork_replay: bool = False
+    fork_needs_open: bool = False
     error_details: str | None = None
     resume_invalid: bool = False
     damage_on_load: str | None = None
@@ -143,6 +152,9 @@ class FakeConfig:
     chunks: int = 3
     ignore_cancel: bool = False
     after_reply: bool = False
+    quote_first_line: bool = False
+    banner: str | None = None
+    banner_delay: float = 0.0
     after_delay: float = 0.05
     models: list[str] | None = None
 
@@ -217,6 +229,7 @@ class FakeAgent:
         self.conn: Any = None
         self.authenticated = False
         self.cancelled: dict[str, asyncio.Event] = {}
+        self.opened: set[str] = set()  # the sessions this process has open
         self._tasks: set[asyncio.Task[Any]] = set()
 
     def on_connect(self, conn: Any) -> None:
@@ -290,6 +303,8 @@ class FakeAgent:
             os._exit(4)
         session = {"id": str(uuid.uuid4()), "cwd": cwd, "title": None, "history": []}
         self.store.put(session)
+        self.opened.add(session["id"])
+        self._banner(session["id"])
         return NewSessionResponse(session_id=session["id"], config_options=self._options())
 
     def _options(self, current: str | None = None) -> list[Any] | None:
@@ -336,6 +351,7 @@ class FakeAgent:
         if c.load_error is not None:
             raise self._refusal(c.load_error, "load")
         session = self._session(session_id)
+        self.opened.add(session_id)
         updates = _replay(session)
         split = len(updates) // 2 if c.late_replay else len(updates)
         for update in updates[:split]:
@@ -345,7 +361,20 @@ class FakeAgent:
                 self._late(session_id, updates[split:], c.late_replay, c.replay_gap)
             )
             self._tasks.add(task)
+        self._banner(session_id)
         return LoadSessionResponse()
+
+    def _banner(self, session_id: str) -> None:
+        """Say the configured banner in session `session_id`, after the open is answered."""
+        if self.config.banner is None:
+            return
+        chunk = AgentMessageChunk(
+            session_update="agent_message_chunk", content=_text(self.config.banner)
+        )
+        task = asyncio.get_running_loop().create_task(
+            self._late(session_id, [chunk], self.config.banner_delay, 0.0)
+        )
+        self._tasks.add(task)
 
     async def _late(self, session_id: str, updates: list[Any], delay: float, gap: float) -> None:
         await asyncio.sleep(delay)
@@ -369,6 +398,7 @@ class FakeAgent:
         if self.config.resume_invalid:
             return None
         self._session(session_id)
+        self.opened.add(session_id)
         return ResumeSessionResponse()
 
     async def fork_session(
@@ -382,9 +412,12 @@ class FakeAgent:
         self._log("session/fork", cwd=cwd, session_id=session_id)
         if self.config.fork_error is not None:
             raise self._refusal(self.config.fork_error, "fork")
+        if self.config.fork_needs_open and session_id not in self.opened:
+            raise RequestError(-32603, "Session not found")
         parent = self._session(session_id)
         child = {**parent, "id": str(uuid.uuid4()), "parent": session_id}
         self.store.put(child)
+        self.opened.add(child["id"])
         if self.config.fork_replay:  # as opencode does: the history, under the fork's id
             for update in _replay(child):
                 await self._update(child["id"], update)
@@ -488,7 +521,8 @@ class FakeAgent:
             await self._rich(session_id)
         history = len(session["history"])
         turn = history // 2 + 1
-        reply = f"reply {turn} to '{text}' (history {history})"
+        quoted = text.split("\n", 1)[0] if c.quote_first_line else text
+        reply = f"reply {turn} to '{quoted}' (history {history})"
         if notes:
             reply += " [" + "; ".join(notes) + "]"
         size = max(1, -(-len(reply) // max(c.chunks, 1)))

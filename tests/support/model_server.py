@@ -718,6 +718,8 @@ def _schema_example(schema: Any, depth: int = 0, name: str | None = None) -> Any
 
 
 def _side_reply(api: str, reason: str, body: Any, server: FakeModelServer) -> Reply:
+    if reason in server.side_replies:
+        return server.side_replies[reason]
     if api == "gemini" and isinstance(body, dict):
         cfg = body.get("generationConfig") or body.get("generation_config") or {}
         schema = cfg.get("responseJsonSchema") or cfg.get("responseSchema")
@@ -1441,6 +1443,10 @@ class FakeModelServer:
         self.default_reply: Reply = Reply.text(default_text)
         #: Text answered to side requests that expect free text.
         self.side_text = "Fake side answer."
+        #: A reply for the side requests of one kind (`classify_side`'s reason), instead of
+        #: the made-up one: e.g. `Reply.error(...)` for ``claude-structured`` leaves Claude
+        #: Code without a generated session title.
+        self.side_replies: dict[str, Reply] = {}
         self.anthropic = ReplyQueue("anthropic")
         self.responses = ReplyQueue("responses")
         self.chat = ReplyQueue("chat")

@@ -83,7 +83,7 @@ class ACPBridge(BaseBridge):
 
     def __init__(self, ctx: BridgeContext) -> None:
         super().__init__(ctx)
-        self.router = UpdateRouter(ctx.emit)
+        self.router = UpdateRouter(ctx.emit, ctx.spec.name)
         self.same_minute = SameMinuteWait()
         self.agent: AgentConnection[ClientSideConnection] | None = None
         self.config_options: list[Any] = []

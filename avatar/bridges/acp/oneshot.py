@@ -62,7 +62,7 @@ class OneShotBridge(BaseBridge):
 
     def __init__(self, ctx: BridgeContext) -> None:
         super().__init__(ctx)
-        self.router = UpdateRouter(ctx.emit)
+        self.router = UpdateRouter(ctx.emit, ctx.spec.name)
         self.asker = Asker(self.router, ctx.permission, ctx.spec.name)
         self.agent: AgentConnection[JsonRpc] | None = None
         self.config_options: list[Any] = []
@@ -176,6 +176,7 @@ class OneShotBridge(BaseBridge):
         if not is_valid_id(session_id):  # it names files and is printed: no paths
             raise ProviderError(f"{self.name}: the agent gave an invalid session id {session_id!r}")
         self.session_id, self.config_options = session_id, list(get(resp, "configOptions") or [])
+        self.router.opened()
         if request.session_id and request.session_id != session_id:
             message = f"{self.name} chooses its own session ids; opened a new session {session_id}"
             self.ctx.emit(Notice(message=f"{message} instead", level="warning"))

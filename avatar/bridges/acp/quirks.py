@@ -20,6 +20,9 @@
 - `list_from_disk`: do not trust `session/list`; continue-last lists through the provider's
   store (the engine's reader, `BridgeContext.store`), as for agents that cannot list.
 - `cli_delete`: the agent deletes a session through its own command line (`own_cli`).
+- `delete_archives`: the agent's `session/delete` only archives the session (codex-acp, unless
+  its client speaks JetBrains' AIR session index); the engine deletes through the provider's
+  store instead (`avatar.engine.deleting`).
 - `lazy_session_files`: the agent writes nothing of a session before its first prompt (codex:
   its rollout file starts with the first turn), so a warm agent can open one unused
   (`ACPBridge.warm_up`) and leave no session behind in its store or avatar's records.

@@ -29,7 +29,7 @@ from avatar.bridges.acp.compat import open_request
 from avatar.bridges.acp.connection import AUTH_REQUIRED, auth_message, describe_error
 from avatar.bridges.acp.failures import Failure, failure
 from avatar.bridges.acp.listing import PageFetcher, newest_in
-from avatar.bridges.base import not_supported
+from avatar.bridges.base import ForkFailedError, not_supported
 from avatar.bridges.mcp import build_mcp_servers
 from avatar.core.errors import ProviderError
 
@@ -206,11 +206,35 @@ class SessionOpener:
         return await self._instead(result, f"continue session {latest.id}")
 
     async def fork(self, session_id: str) -> OpenResult:
-        """`session/fork` where advertised; a failed fork is a `ProviderError`."""
-        from acp import RequestError
-
+        """`session/fork` where advertised. An agent that says it does not have the session
+        may fork only sessions it has open (the REPL's `/fork` forks the open one): the
+        session is opened (load, else resume) and forked again. A failed fork is a
+        `ForkFailedError`, never a new empty session in its place (the history would be
+        lost)."""
         if not self.capabilities.can_fork:
             raise not_supported(self.name, "fork")
+        tried = await self._fork(session_id)
+        if isinstance(tried, OpenResult):
+            return tried
+        why = [tried.text]
+        if tried.missing and self.current != session_id:
+            reopened = await self.reopen(session_id, None)
+            if isinstance(reopened, OpenResult):
+                again = await self._fork(session_id)
+                if isinstance(again, OpenResult):
+                    return again
+                why.append(again.text + " (with the session open)")
+            else:
+                why += [f.text for f in reopened]
+        raise ForkFailedError(
+            f"{self.name} could not fork session {session_id}: {'; '.join(why)}",
+            self.agent.stderr_tail(),
+        )
+
+    async def _fork(self, session_id: str) -> OpenResult | Failure:
+        """One `session/fork` of `session_id`: the fork, or why it failed."""
+        from acp import RequestError
+
         conn = self.agent.conn
         try:
             with self._opening(ANY_SESSION):
@@ -225,13 +249,9 @@ class SessionOpener:
                     ),
                 )
         except (RequestError, ValidationError) as e:
-            # Never a new empty session in its place: the history would be lost.
-            why = failure(f"session/fork of {session_id}", e)
-            raise ProviderError(
-                f"{self.name} could not fork session {session_id}: {why.text}",
-                self.agent.stderr_tail(),
-            ) from None
+            return failure(f"session/fork of {session_id}", e)
         self.current = resp.session_id
+        self.router.opened()
         return OpenResult(resp.session_id, "forked", "session/fork", _options(resp))
 
     async def _instead(self, failures: list[Failure], what: str) -> OpenResult:
@@ -265,6 +285,7 @@ class SessionOpener:
         except (RequestError, ValidationError) as e:
             raise ProviderError(f"{self.name}: session/new failed: {describe_error(e)}") from None
         self.current = resp.session_id
+        self.router.opened()
         return OpenResult(resp.session_id, "new", "session/new", _options(resp, model))
 
     # -- single steps -----------------------------------------------------------------------
@@ -333,6 +354,7 @@ class SessionOpener:
                 lambda: open_request(conn, "session/resume", params, ResumeSessionResponse),
             )
         self.current = session_id
+        self.router.opened()
         return _options(resp, model)
 
     async def list_page(self, cursor: str | None) -> Any:

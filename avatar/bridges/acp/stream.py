@@ -8,7 +8,12 @@ The rule that keeps replayed history out of answers:
   it has (`send()` awaits `replay_settled()` too), so no prompt is ever in flight while
   history streams in, and nothing of the first answer is swallowed;
 - with a turn open, updates go to that `Turn`; otherwise (titles or usage that arrive
-  between turns) to `ctx.emit`.
+  between turns) to `ctx.emit`;
+- an agent's text outside any turn and any replay (a start-up banner it says unasked as a
+  session opens) is no answer: it reaches `ctx.emit` as one `Notice`, and since such a banner
+  may come a moment after the open's response, a session just opened waits for the agent to
+  be quiet for `OPEN_QUIET` seconds before its first prompt (`opened()`), so the banner never
+  lands in the first answer, nor in avatar's copy of it, nor in a handoff.
 """
 
 from __future__ import annotations
@@ -18,14 +23,21 @@ from collections.abc import Iterable
 
 from avatar.bridges.base import EventSink
 from avatar.bridges.turn import Turn
-from avatar.core.events import BaseEvent
+from avatar.core.events import BaseEvent, Notice, TextDelta
+
+#: How long the agent must stay quiet after a session opens before the first prompt goes.
+OPEN_QUIET = 0.02
+#: The longest an agent's chatter after an open can hold the first prompt back.
+OPEN_LIMIT = 0.5
 
 
 class UpdateRouter:
     """Routes translated events to the open turn, or to the sink (marked replay while loading)."""
 
-    def __init__(self, emit: EventSink) -> None:
+    def __init__(self, emit: EventSink, name: str = "the agent") -> None:
         self.emit = emit
+        self.name = name
+        self._aside: list[str] = []  # text said outside any turn, not yet noticed
         self._turn: Turn | None = None
         self._replaying = False
         self._settled = asyncio.Event()
@@ -43,8 +55,18 @@ class UpdateRouter:
                 self.emit(event)
             elif self._turn is not None:
                 self._turn.put(event)
+            elif isinstance(event, TextDelta):
+                self._aside.append(event.text)
+                if self._settled.is_set():
+                    self._say_aside()
             else:
                 self.emit(event)
+
+    def _say_aside(self) -> None:
+        """What the agent said outside any turn, as one notice."""
+        text, self._aside = "".join(self._aside).strip(), []
+        if text:
+            self.emit(Notice(message=f"{self.name} said, outside any turn: {text}"))
 
     def _touch(self) -> None:
         self._last_activity = asyncio.get_running_loop().time()
@@ -58,6 +80,7 @@ class UpdateRouter:
 
     def open_turn(self) -> Turn:
         """Start a new turn; events go to it until `close_turn()`."""
+        self._say_aside()
         self._turn = Turn()
         return self._turn
 
@@ -76,6 +99,15 @@ class UpdateRouter:
         self._settled.clear()
         self._touch()
 
+    def opened(self) -> None:
+        """A session was just opened: the next prompt waits until the agent has been quiet
+        for `OPEN_QUIET` s, and what it says meanwhile is no answer (see the module
+        docstring)."""
+        if not self._replaying:
+            self._settled.clear()
+            self._touch()
+            self.settle(OPEN_QUIET, OPEN_LIMIT)
+
     def settle(self, quiet: float, limit: float) -> None:
         """End the replay window once the agent has been quiet for `quiet` s (at most `limit` s)."""
         self._cancel_settle()
@@ -86,6 +118,7 @@ class UpdateRouter:
         self._cancel_settle()
         self._replaying = False
         self._settled.set()
+        self._say_aside()
 
     async def replay_settled(self) -> None:
         """Wait until no replay is streaming in."""

@@ -45,7 +45,9 @@ async def run_turn(
     prompt: Prompt,
     background: Background,
 ) -> AsyncIterator[BaseEvent]:
-    """Run one turn: stream its events, end with TurnFinished (or Error)."""
+    """Run one turn: stream its events, end with TurnFinished (or Error). The prompt goes
+    once the agent is quiet (no replay streaming in, nothing said just after an open)."""
+    await router.replay_settled()
     turn = router.open_turn()
     task = asyncio.ensure_future(prompt())
     task.add_done_callback(lambda t: turn.put(TurnSignal("done", t)))

@@ -54,8 +54,9 @@ class ExportDoc:
 
     @property
     def title(self) -> str:
-        """The session's title, else its provider and id."""
-        return str(self.session.get("title") or f"{self.session['provider']} session")
+        """The session's name (`session rename`), else its title, else its provider."""
+        session = self.session
+        return str(session.get("name") or session.get("title") or f"{session['provider']} session")
 
 
 def prepare(transcript: Transcript, secrets: SecretDetector | None = None) -> ExportDoc:

@@ -30,6 +30,7 @@ class NativeStore(SessionStore):
     """The native session store under `$AVATAR_HOME/sessions`."""
 
     kind = "native"
+    deletes = True
 
     def __init__(self, provider: str, env: Mapping[str, str], avatar_home: Path) -> None:
         super().__init__(provider, env, avatar_home)
