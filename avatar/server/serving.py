@@ -29,8 +29,8 @@ from avatar.policy.confined import confined_more
 from avatar.server.attaching import attach
 from avatar.server.hosted import host
 from avatar.server.hub import Hub
-from avatar.server.peer import Peer, peer_creds, peer_pidfd
-from avatar.server.protocol import decode, socket_path
+from avatar.server.peer import Peer, peer_creds, peer_pidfd, read_frame
+from avatar.server.protocol import ProtocolError, decode, socket_path
 
 #: What a client inside avatar's walls is told (`avatar.policy.confined`).
 WALLED = "the server serves no process inside avatar's walls"
@@ -171,11 +171,17 @@ class Server:
             return
         self._connections += 1
         try:
-            first = await reader.readline()
+            first = await read_frame(reader)
             if first:
                 await self._handle(decode(first), peer)
-        except (ConnectionError, ValueError):
+        except ProtocolError as e:
+            peer.send({"error": str(e), "exit": 2})
+        except ConnectionError:
             pass
+        except Exception as e:  # a bug: said to the client in one line, and the server goes on
+            if os.environ.get("AVATAR_DEBUG"):
+                raise
+            peer.send({"error": f"internal error in the server: {_said(e)}", "exit": 1})
         finally:
             self._connections -= 1
             self._idle_since = time.monotonic()
@@ -196,7 +202,7 @@ class Server:
         """One line for a walled peer; a command it asked for runs in its own process (within
         its walls), as if no server ran."""
         with contextlib.suppress(ConnectionError, ValueError, TimeoutError):
-            first = await asyncio.wait_for(peer.reader.readline(), 10)
+            first = await asyncio.wait_for(read_frame(peer.reader), 10)
             if first and decode(first).get("op") == "run":
                 peer.send({"fallback": True, "notice": WALLED})
             else:
@@ -225,3 +231,9 @@ class Server:
             await host(self.hub, frame, peer)
         else:
             peer.send({"error": f"unknown request {op!r}", "exit": 2})
+
+
+def _said(e: BaseException) -> str:
+    """An unexpected exception in one line: its kind and the first line of its message."""
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
