@@ -149,8 +149,9 @@ class HostedSession:
         """Ask the REPL to interrupt its running turn."""
         self.peer.send({"op": "cancel"})
 
-    async def close(self) -> None:
-        """End it for the attached clients, and let the REPL go (it carries on alone)."""
+    async def close(self, reason: str | None = None) -> None:
+        """End it for the attached clients (`closed` saying `reason`; the REPL's leaving when
+        None), and let the REPL go (it carries on alone)."""
         if self._closed:
             return
         self._closed = True
@@ -163,7 +164,7 @@ class HostedSession:
             if not joined.done():
                 joined.set_exception(AvatarError("the session has ended"))
         self._joining.clear()
-        self.broadcast.end()
+        self.broadcast.end(reason or "the REPL running it left")
         self.peer.writer.close()
 
     # ----- what the REPL sends ------------------------------------------------------------

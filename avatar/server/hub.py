@@ -95,7 +95,9 @@ class Hub:
         self.warm = WarmAgents()
         self._live: list[LiveSession] = []
         self._hosted: list[Shared] = []  # sessions REPLs run in their own processes
-        self._opening = asyncio.Lock()  # two clients resuming one session share it
+        # Two clients resuming one session share it: their opens of it go one at a time
+        # (`_one_open`); opens of other sessions, and new ones, never wait for each other.
+        self._opening: dict[str, tuple[asyncio.Lock, list[int]]] = {}
         self._libraries: dict[Path, Engine] = {}
         self._closing: set[asyncio.Task[None]] = set()
         self._watching = 0
@@ -130,11 +132,11 @@ class Hub:
         `engine`: one the caller built (its config notices said), instead of `make_engine`;
         `entered`: told the worktree made for the session, before it opens."""
         ref = resume or session_id
-        async with self._opening:
-            engine = engine or self.make_engine(options)
-            if continue_last and not ref:  # the newest session here: it may be live already
-                newest = engine.library.sessions(engine.chosen_provider())
-                ref = newest[0].id if newest else None
+        engine = engine or self.make_engine(options)
+        if continue_last and not ref:  # the newest session here: it may be live already
+            newest = engine.library.sessions(engine.chosen_provider())
+            ref = newest[0].id if newest else None
+        async with self._one_open(ref):
             live = self.get(ref) if ref else None
             if live is not None:
                 if on_events is not None:
@@ -169,6 +171,23 @@ class Hub:
             self._live.append(live)
             return live
 
+    @contextlib.asynccontextmanager
+    async def _one_open(self, ref: str | None) -> AsyncIterator[None]:
+        """Held while the session `ref` is opened (or joined): one open of it at a time, and
+        nothing held for a new session (None). The lock goes when nobody holds or waits."""
+        if not ref:
+            yield
+            return
+        lock, users = self._opening.setdefault(ref, (asyncio.Lock(), [0]))
+        users[0] += 1
+        try:
+            async with lock:
+                yield
+        finally:
+            users[0] -= 1
+            if not users[0]:
+                del self._opening[ref]
+
     def live(self) -> list[LiveInfo]:
         """Every live session, the server's and those REPLs host, oldest first (`avatar
         ps`)."""
@@ -200,10 +219,10 @@ class Hub:
             self._libraries[root] = engine
         return engine.library
 
-    def _forget(self, live: LiveSession) -> None:
+    def _forget(self, live: LiveSession, reason: str | None = None) -> None:
         if live in self._live:
             self._live.remove(live)
-        task = asyncio.ensure_future(live.close())
+        task = asyncio.ensure_future(live.close(reason))
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 
@@ -211,9 +230,9 @@ class Hub:
         """Close every live session (their agents stop) and the engines kept for listing."""
         live, self._live = self._live, []
         for session in live:
-            await session.close()
+            await session.close("the server stopped")
         for hosted in list(self._hosted):
-            await hosted.close()
+            await hosted.close("the server stopped")
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)
         for engine in self._libraries.values():

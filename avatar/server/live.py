@@ -15,7 +15,15 @@ whose `type` says what happened to the live session rather than in the agent:
 - `switched` {provider, session_id, model, handoff, client}: `client` switched it to another
   provider (`switch()`); `handoff`: what the next prompt opens with (None: nothing). The new
   session's `session` event and the handoff's one-line `notice` came before it;
-- `closed` {}: the live session ended; the subscription ends after it.
+- `cancelled` {client}: `client` interrupted the running turn (None: the server, as a question
+  nobody could answer was given up);
+- `closed` {reason}: the live session ended (`reason`: why, in a few words, when it was not
+  its last client leaving); the subscription ends after it.
+
+Supervised: a turn that fails in any way ends with its `turn_ended` and the error in one line
+(an unexpected exception as `internal error: …`, its traceback in the server's log), and the
+session takes the next prompt; should the worker that runs the turns itself fail, the session
+closes saying why, and every prompt waiting ends with that error. No client waits for ever.
 """
 
 from __future__ import annotations
@@ -23,7 +31,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import sys
 import time
+import traceback
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -35,6 +45,7 @@ from avatar.server.shared import (
     LiveInfo,
     State,
     conversation_of,
+    error_line,
     said_of,
     turn_ended,
     turn_exit,
@@ -61,7 +72,9 @@ class LiveSession:
     """One open session of one engine, shared by its subscribed clients; see the module
     docstring. Made by `Hub.open()`."""
 
-    def __init__(self, engine: Engine, on_closed: Callable[[LiveSession], None]) -> None:
+    def __init__(
+        self, engine: Engine, on_closed: Callable[[LiveSession, str | None], None]
+    ) -> None:
         self.engine = engine
         self.opener = ""  #: the client whose `Hub.open` opened it (others joined it)
         self.since = time.time()
@@ -75,6 +88,7 @@ class LiveSession:
         self._on_closed = on_closed
         self._after_first: Callable[[], None] | None = None  # (`after_first_turn`)
         self._worker = asyncio.ensure_future(self._work())
+        self._worker.add_done_callback(self._worker_ended)
         engine.subscribe(self._on_engine_event)
         engine.set_permission_handler(None)  # nobody can answer until such a client comes
 
@@ -185,7 +199,7 @@ class LiveSession:
             for request_id in list(self._asked):
                 self.answer(request_id, "deny", None)
         if not self.clients and not self.busy and not self._closed:
-            self._on_closed(self)
+            self._on_closed(self, None)
 
     # ----- turns ------------------------------------------------------------------------
 
@@ -248,19 +262,35 @@ class LiveSession:
             }
         )
 
-    async def close(self) -> None:
-        """End the live session: drop queued prompts, stop its agent, end subscriptions."""
+    async def close(self, reason: str | None = None) -> None:
+        """End the live session: drop queued prompts (each ends with `reason`), stop its
+        agent, end subscriptions (`closed` says `reason`)."""
         if self._closed:
             return
         self._closed = True
+        why = reason or "the session was closed"
         self._worker.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._worker
+        running, self._running = self._running, None
+        if running is not None and not running.done.done():
+            running.done.set_result(self._ended(running, why, 1))
         while not self._turns.empty():
             turn = self._turns.get_nowait()
-            turn.done.set_result(self._ended(turn, "the session was closed", 1))
-        await self.engine.close()
-        self.broadcast.end()
+            turn.done.set_result(self._ended(turn, why, 1))
+        with contextlib.suppress(Exception):  # (an agent that will not stop is not theirs)
+            await self.engine.close()
+        self.broadcast.end(reason)
+
+    def _worker_ended(self, worker: asyncio.Future[None]) -> None:
+        """The worker ended: by `close()`, or by failing itself (then the session closes,
+        saying why: no prompt waits for a worker that is gone)."""
+        if worker.cancelled() or self._closed:
+            return
+        error = worker.exception()
+        said = f"internal error: {error_line(error)}" if error is not None else "its worker ended"
+        _log(f"live session {self.session_id} closed: {said}", error)
+        self._on_closed(self, f"the server closed it: {said}")
 
     async def _idle(self) -> None:
         while self.busy:
@@ -275,12 +305,13 @@ class LiveSession:
             finally:
                 self._running = None
                 self.broadcast.turn_begins()
-            turn.done.set_result(ended)
+            if not turn.done.done():
+                turn.done.set_result(ended)
             # A moment later: starting an agent holds the loop for ~20 ms (its walls), and
             # the turn's clients are told it ended first.
             asyncio.get_running_loop().call_later(0.2, self._first_turn_over)
             if not self.clients and not self.busy:
-                self._on_closed(self)
+                self._on_closed(self, None)
 
     async def _run(self, turn: _Turn) -> Event:
         self.broadcast.turn_begins()
@@ -303,6 +334,9 @@ class LiveSession:
             return self._ended(turn, str(e), e.exit_code)
         except OSError as e:  # a full or read-only disk: as `chat` says it
             return self._ended(turn, f"cannot write {e.filename or 'a file'}: {e.strerror}", 1)
+        except Exception as e:  # a bug: this turn fails, saying so; the session goes on
+            _log(f"live session {self.session_id}: turn {turn.number} failed", e)
+            return self._ended(turn, f"internal error: {error_line(e)}", 1)
         return self._ended(turn, None, turn_exit(stop, failed))
 
     def _ended(self, turn: _Turn, error: str | None, code: int) -> Event:
@@ -361,3 +395,11 @@ class LiveSession:
             return await waiting
         finally:
             self._asked.pop(request.id, None)
+
+
+def _log(what: str, error: BaseException | None) -> None:
+    """Say in the server's log (its stderr) what failed, with the traceback."""
+    sys.stderr.write(f"avatar server: {what}\n")
+    if error is not None:
+        traceback.print_exception(error, file=sys.stderr)
+    sys.stderr.flush()

@@ -31,6 +31,7 @@ from avatar.server.hosted import host
 from avatar.server.hub import Hub
 from avatar.server.peer import Peer, peer_creds, peer_pidfd, read_frame
 from avatar.server.protocol import ProtocolError, decode, socket_path
+from avatar.server.shared import error_line
 
 #: What a client inside avatar's walls is told (`avatar.policy.confined`).
 WALLED = "the server serves no process inside avatar's walls"
@@ -181,7 +182,7 @@ class Server:
         except Exception as e:  # a bug: said to the client in one line, and the server goes on
             if os.environ.get("AVATAR_DEBUG"):
                 raise
-            peer.send({"error": f"internal error in the server: {_said(e)}", "exit": 1})
+            peer.send({"error": f"internal error in the server: {error_line(e)}", "exit": 1})
         finally:
             self._connections -= 1
             self._idle_since = time.monotonic()
@@ -231,9 +232,3 @@ class Server:
             await host(self.hub, frame, peer)
         else:
             peer.send({"error": f"unknown request {op!r}", "exit": 2})
-
-
-def _said(e: BaseException) -> str:
-    """An unexpected exception in one line: its kind and the first line of its message."""
-    text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__

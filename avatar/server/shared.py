@@ -21,7 +21,15 @@ State = Literal["idle", "turn", "permission"]
 Event = dict[str, Any]
 #: The types of the hub's own events (`avatar.server.live`'s docstring): not the agent's.
 HUB_EVENTS = frozenset(
-    {"turn_started", "turn_ended", "permission_asked", "permission_answered", "switched", "closed"}
+    {
+        "turn_started",
+        "turn_ended",
+        "permission_asked",
+        "permission_answered",
+        "switched",
+        "cancelled",
+        "closed",
+    }
 )
 
 
@@ -86,8 +94,15 @@ class Shared(Protocol):
     def detach(self, client: str) -> None:
         """`client` leaves; its subscription ends."""
 
-    async def close(self) -> None:
-        """End it for every client (the server stops)."""
+    async def close(self, reason: str | None = None) -> None:
+        """End it for every client (the server stops), saying `reason`."""
+
+
+def error_line(error: BaseException) -> str:
+    """An unexpected exception in one line (`internal error: …` follows it): its kind and the
+    first line of its message."""
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
 
 
 def turn_exit(stop: str, failed: bool) -> int:

@@ -33,7 +33,8 @@ off by default):
   opened (new or loaded), unasked, once the open is answered (``banner_delay`` seconds later),
   as a start-up banner;
 - ``auth_method``: refuse ``session/new`` until ``authenticate`` with that method id;
-- ``crash_on_new``: exit during ``session/new``;
+- ``crash_on_new``: exit during ``session/new``; ``new_delay``: seconds it takes to answer
+  ``session/new`` (a slow agent);
 - in a prompt: ``crash`` (send a chunk, print to stderr, exit 3), ``stderr_flood`` (bytes
   written to stderr first), ``permission`` (ask, report the option chosen), ``edit`` (an
   agent that edits files itself, as codex does: announce a tool call ``{"kind", "path",
@@ -126,6 +127,7 @@ class FakeConfig:
     page_size: int = 0
     state_dir: str | None = None
     new_error: int | None = None
+    new_delay: float = 0.0
     load_error: int | None = None
     resume_error: int | None = None
     list_error: int | None = None
@@ -295,6 +297,8 @@ class FakeAgent:
             mcp_servers=mcp_servers or [],
         )
         self._check_auth()
+        if self.config.new_delay:
+            await asyncio.sleep(self.config.new_delay)
         if self.config.new_error is not None:
             raise self._refusal(self.config.new_error, "new session")
         if self.config.crash_on_new:
