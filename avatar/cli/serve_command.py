@@ -43,9 +43,11 @@ def serve_command(idle_exit: str | None, stop: bool, web: bool, port: int | None
     idle = parse_age(idle_exit, "--idle-exit").total_seconds() if idle_exit else None
     import asyncio
 
-    from avatar.cli.served import run_for
+    from avatar.cli.served import preload, run_for
     from avatar.server.hub import Hub
     from avatar.server.serving import Server
+
+    preload()
 
     async def main() -> None:
         server = Server(Hub(), runner=run_for, idle_exit=idle)
