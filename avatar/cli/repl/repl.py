@@ -289,6 +289,12 @@ class Repl:
                 self.screen.flush()
                 self.say(f"avatar: {e}", "bold red")
                 failed = e
+            except Exception as e:  # a bug ends the turn, said, as a command's does; the
+                if os.environ.get("AVATAR_DEBUG"):  # REPL and what was typed meanwhile go on
+                    raise
+                self.screen.flush()
+                failed = AvatarError(f"internal error: {type(e).__name__}: {e}")
+                self.say(f"avatar: {failed}", "bold red")
         finally:
             self.turn_running = False
             if self.hosting is not None:
