@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from avatar.core.errors import AvatarError
+from avatar.core.events import Notice
+from avatar.policy.permissions import unanswered
 from avatar.server.broadcast import Broadcast
 from avatar.server.shared import (
     Event,
@@ -65,6 +67,9 @@ class _Turn:
     number: int
     text: str | Prompt
     client: str
+    #: How a client that cannot answer (`chat`) answers its own turn's questions: its
+    #: `--permission` ("allow", "deny", or "ask": denied, saying so). None: its clients ask.
+    rule: str | None = None
     done: asyncio.Future[Event] = field(default_factory=asyncio.Future)
 
 
@@ -203,11 +208,14 @@ class LiveSession:
 
     # ----- turns ------------------------------------------------------------------------
 
-    async def prompt(self, text: str | Prompt, client: str) -> Event:
+    async def prompt(self, text: str | Prompt, client: str, rule: str | None = None) -> Event:
         """Queue `text` (or a `Prompt` with images) as a turn (prompts of every client run in
         the order they came) and wait for it: returns its `turn_ended` event. Its events
-        reach every subscriber between its `turn_started` and `turn_ended`."""
-        turn = _Turn(next(self._numbers), text, client)
+        reach every subscriber between its `turn_started` and `turn_ended`. `rule`: the
+        client cannot answer a permission question (`chat`): its turn's questions are
+        answered by its own `--permission` rule, as without a server, never left waiting for
+        a client that may not be looking."""
+        turn = _Turn(next(self._numbers), text, client, rule)
         await self._turns.put(turn)
         return await asyncio.shield(turn.done)
 
@@ -229,11 +237,14 @@ class LiveSession:
         )
         return True
 
-    async def cancel(self) -> None:
-        """Interrupt the running turn (it ends with stop reason `cancelled`); a question
-        waiting is denied."""
+    async def cancel(self, client: str | None = None) -> None:
+        """Interrupt the running turn (it ends with stop reason `cancelled`), saying that
+        `client` did (`cancelled`); a question waiting is denied."""
+        if self._running is None:
+            return
+        self._publish({"type": "cancelled", "client": client})
         for request_id in list(self._asked):
-            self.answer(request_id, "deny", None)
+            self.answer(request_id, "deny", client)
         await self.engine.cancel()
 
     async def switch(
@@ -381,6 +392,9 @@ class LiveSession:
         self.broadcast.publish(data)
 
     async def _ask(self, request: PermissionRequested) -> Answer | Refusal:
+        turn = self._running
+        if turn is not None and turn.rule is not None:
+            return self._by_rule(request, turn)
         waiting: asyncio.Future[Answer | Refusal] = asyncio.get_running_loop().create_future()
         self._asked[request.id] = waiting
         self._publish(
@@ -395,6 +409,15 @@ class LiveSession:
             return await waiting
         finally:
             self._asked.pop(request.id, None)
+
+    def _by_rule(self, request: PermissionRequested, turn: _Turn) -> Answer:
+        """The answer of `turn`'s own rule, said to every client as its client's answer."""
+        answer: Answer = "allow" if turn.rule == "allow" else "deny"
+        if turn.rule == "ask":  # (as the engine's gate says it where nobody can answer)
+            self._event(Notice(message=unanswered(request.title), level="warning"))
+        said = {"id": request.id, "answer": answer, "client": turn.client}
+        self._publish({"type": "permission_answered", **said})
+        return answer
 
 
 def _log(what: str, error: BaseException | None) -> None:

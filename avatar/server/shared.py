@@ -81,15 +81,16 @@ class Shared(Protocol):
         question waiting among them), taken at one moment so that nothing is shown twice or
         missed."""
 
-    async def prompt(self, text: str, client: str) -> Event:
-        """Queue `text` as a turn after the others; its `turn_ended` event when it ended."""
+    async def prompt(self, text: str, client: str, rule: str | None = None) -> Event:
+        """Queue `text` as a turn after the others; its `turn_ended` event when it ended
+        (`rule`: see `LiveSession.prompt`)."""
 
     def answer(self, request_id: str, answer: Answer | Refusal, client: str | None) -> bool:
         """Answer the permission question `request_id`; False when it was answered
         already (the first answer wins) or never asked."""
 
-    async def cancel(self) -> None:
-        """Interrupt the running turn."""
+    async def cancel(self, client: str | None = None) -> None:
+        """Interrupt the running turn, saying that `client` did."""
 
     def detach(self, client: str) -> None:
         """`client` leaves; its subscription ends."""
