@@ -19,7 +19,7 @@ import shlex
 import sys
 import time
 from collections import deque
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from avatar.cli.repl import menu
@@ -75,6 +75,8 @@ class Repl:
         self._reopened = False  # a session was resumed: show where it was, once opened
         self._commands: dict[str, list[str]] = {}  # each provider's own slash commands
         self.hosting: Hosting | None = None  # the session as listed with the server
+        #: Puts text back in an empty input line (True), set by the terminal's reader.
+        self.put_back: Callable[[str], bool] | None = None
 
     def host_on_server(self) -> None:
         """List the open session with the running server (now, or once one is open), so
@@ -179,8 +181,21 @@ class Repl:
             answer = await self.permission
         finally:
             self.permission = None
-        self.say(menu.said(answer), "dim")
+        answer, who = await self._settled(request, answer)
+        self.say(menu.said(answer) + (f" ({who} answered first)" if who else ""), "dim")
         return answer
+
+    async def _settled(
+        self, request: PermissionRequested, answer: Answer | Refusal
+    ) -> tuple[Answer | Refusal, str | None]:
+        """The answer that applies, and who gave it when it was not this REPL: on a live
+        session attached to, the session's word (two clients answering at once: the first it
+        took, shown alike on both); here, the answer given."""
+        from avatar.server.remote import RemoteEngine
+
+        if isinstance(self.engine, RemoteEngine):
+            return await self.engine.settle(request.id, answer)
+        return answer, None
 
     def answer_permission(self, text: str) -> bool:
         """Answer a pending permission question with a typed line: a word of the menu, or
@@ -245,8 +260,11 @@ class Repl:
         ]
         if self.mode != menu.MODES[0]:  # (ask, the default, goes without saying)
             parts.append(Part(f"{self.mode} mode", HINT))
+        gone, elsewhere = _live_elsewhere(self.engine)
         if self.permission is not None:
             parts.append(Part("answer: y / a / n", HINT))
+        elif gone is not None:
+            parts.append(Part(f"{gone}: Ctrl-D leaves", HINT))
         elif self.busy:
             if self.turn_running:
                 hint = "busy: typing steers" if status.steers else "busy: typing queues"
@@ -257,6 +275,8 @@ class Repl:
             elif quiet > QUIET and self.screen.activity:
                 frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
                 parts.append(Part(f"{frame} {self.screen.activity}… {quiet:.0f}s", ACTIVITY))
+        elif elsewhere is not None:
+            parts.append(Part(f"{elsewhere}'s turn: Ctrl-C interrupts it", HINT))
         else:
             parts.append(Part("idle", HINT))
         import shutil
@@ -289,6 +309,8 @@ class Repl:
                 self.screen.flush()
                 self.say(f"avatar: {e}", "bold red")
                 failed = e
+                if client is None and _not_sent(e):
+                    self.keep_prompt(prompt)
             except Exception as e:  # a bug ends the turn, said, as a command's does; the
                 if os.environ.get("AVATAR_DEBUG"):  # REPL and what was typed meanwhile go on
                     raise
@@ -300,6 +322,14 @@ class Repl:
             if self.hosting is not None:
                 self.hosting.turn_ended(failed)
         await self._next()
+
+    def keep_prompt(self, prompt: str) -> None:
+        """`prompt` was not answered (the server it was sent to is gone): back in the input
+        line when that is empty, else in its history (the up arrow), and said so."""
+        if self.put_back is not None and self.put_back(prompt):
+            self.say("(your prompt is back in the input line)", "dim")
+        else:
+            self.say("(your prompt was kept: the up arrow brings it back)", "dim")
 
     def queue(self, line: str, client: str | None = None) -> None:
         """Keep `line` (`client`'s prompt, if another client sent it) for when the running
@@ -360,6 +390,8 @@ class Repl:
             self.queued.clear()
             if self.permission is not None and not self.permission.done():
                 self.permission.set_result("deny")
+            if self.hosting is not None and self.turn_running:
+                self.hosting.cancelled()
             await self.engine.cancel()
             self.say("(interrupted)", "dim")
             if dropped:
@@ -437,3 +469,21 @@ class Repl:
 def _shown(line: str, client: str | None) -> str:
     """A queued line as the REPL shows it: another client's with its name."""
     return f"({client}) {line}" if client is not None else line
+
+
+def _not_sent(error: AvatarError) -> bool:
+    """Whether `error` says a prompt went unanswered because the server it went to is gone
+    (`avatar attach`)."""
+    from avatar.server.remote import NotSent
+
+    return isinstance(error, NotSent)
+
+
+def _live_elsewhere(engine: Engine) -> tuple[str | None, str | None]:
+    """On a live session attached to (`avatar attach`): why it is no longer reachable (None
+    while it is), and whose turn runs when another client's does."""
+    from avatar.server.remote import RemoteEngine
+
+    if not isinstance(engine, RemoteEngine):
+        return None, None
+    return engine.gone, engine.turn_client
