@@ -17,6 +17,7 @@ import click
 
 from avatar.cli.serve_web import web_options, web_page
 from avatar.cli.served_run import SERVING
+from avatar.cli.startup import settled
 from avatar.core.errors import AvatarError
 from avatar.core.times import ago
 
@@ -48,6 +49,10 @@ def serve_command(idle_exit: str | None, stop: bool, web: bool, port: int | None
     from avatar.server.serving import Server
 
     preload()
+    # `avatar` keeps the collector off while a command starts (`avatar.cli.startup`) and
+    # turns it on when the command is over: the server's command is over when it stops, so
+    # it turns it on itself, or every cycle its clients leave behind stays for its life.
+    settled()
 
     async def main() -> None:
         server = Server(Hub(), runner=run_for, idle_exit=idle)
