@@ -1,5 +1,5 @@
-"""What a sandboxed command may read outside the project (DESIGN §10): the system's read-only
-roots, `/etc` without its secrets, the install prefixes of the programs it runs, and git's
+"""What a sandboxed command may read outside the project (docs/design.md §10): the system's
+read-only roots, `/etc` without its secrets, the install prefixes of the programs it runs, and git's
 config in the home directory. Everything else outside — the rest of the home, other projects,
 avatar's own data — stays unreadable."""
 

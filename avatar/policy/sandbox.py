@@ -1,5 +1,5 @@
-"""The kernel as the wall behind the scope (DESIGN §10): every command avatar runs and every agent
-process it starts runs inside Landlock and private namespaces, entered by the exec stub
+"""The kernel as the wall behind the scope (docs/design.md §10): every command avatar runs and every
+agent process it starts runs inside Landlock and private namespaces, entered by the exec stub
 (`avatar.policy.kernel.stub`): avatar writes the walls into a `Spec`, the stub raises them and
 execs the program.
 
@@ -56,7 +56,7 @@ from avatar.policy.state import StateWalls, state_walls
 Kind = Literal["commands", "agent"]
 Network = Literal["on", "loopback", "off"]
 
-#: The environment a sandboxed command keeps (DESIGN §10): what programs need to run and to
+#: The environment a sandboxed command keeps (docs/design.md §10): what programs need to run and to
 #: format their output, never a credential. `TMPDIR` is set to the private temp dir.
 COMMAND_ENV = frozenset(
     {

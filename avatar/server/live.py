@@ -1,4 +1,4 @@
-"""One live session of the server (DESIGN §11), shared by the clients subscribed to it.
+"""One live session of the server (docs/design.md §11), shared by the clients subscribed to it.
 
 Every subscribed client sees every event of it (a late one first gets a replay of what happened
 so far); prompts from any client queue in order and run one at a time; a permission question

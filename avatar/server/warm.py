@@ -1,4 +1,4 @@
-"""Warm agents (DESIGN §11): for each provider and project a session was opened on, one more
+"""Warm agents (docs/design.md §11): for each provider and project a session was opened on, one more
 engine whose agent is started and initialized, ready for the next session of the same key.
 
 The key is everything the agent was started with: the provider, the project, the settings

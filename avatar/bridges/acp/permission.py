@@ -1,6 +1,6 @@
 """What an ACP agent's permission request would touch, checked against the scope before any
-answer (DESIGN §10): an agent that applies its own edits (codex applies patches itself, Gemini
-writes files itself) asks `session/request_permission` first, and that question is the one
+answer (docs/design.md §10): an agent that applies its own edits (codex applies patches itself,
+Gemini writes files itself) asks `session/request_permission` first, and that question is the one
 door avatar has on the edit.
 
 The request's `ToolCall` names what it touches in `locations` (paths), in `content` items of
