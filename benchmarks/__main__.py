@@ -23,6 +23,7 @@ SUITES = (
     "search",
     "resume",
     "sandbox",
+    "checkpoints",
     "linear",
 )
 #: The whole run must finish within these many seconds (issue 14).
