@@ -39,12 +39,15 @@ if TYPE_CHECKING:
     from avatar.core.events import BaseEvent, Listener, OpenHow, SessionStarted
     from avatar.core.prompts import Prompt
     from avatar.engine.agents import Agents
+    from avatar.engine.checkpoints import Checkpoints
+    from avatar.engine.checkpoints import Rewound as Rewound  # (what a rewind returns: public)
     from avatar.engine.config_layers import ProjectConfig
     from avatar.engine.numbers import Meter
     from avatar.engine.open_session import OpenSession
     from avatar.engine.project_trust import ProjectTrust
     from avatar.engine.status import EngineStatus
     from avatar.engine.switching import SwitchHow
+    from avatar.library.checkpoints.turns import Turn as Turn  # (a turn and its checkpoints)
     from avatar.library.worktrees import Worktree
     from avatar.policy.permissions import PermissionHandler
     from avatar.policy.secrets import SecretDetector
@@ -88,6 +91,7 @@ class Engine(LibraryNames):
         self.library = Library(self.catalog, self.cwd, self.home, self._open_id, self._delete)
         self._handler: PermissionHandler | None = None
         self._running: Agents | None = None  # (built when a session first needs an agent)
+        self._checkpoints: Checkpoints | None = None
         self._ahead = StartedAhead()  # (`launch_ahead`)
         self._policy = SettingsPolicy(source, self.home)
         self._requested = self.spec(provider).name if provider else None
@@ -147,6 +151,16 @@ class Engine(LibraryNames):
             )
             self._running = Agents(self, hooks, self._handler)
         return self._running
+
+    @property
+    def checkpoints(self) -> Checkpoints:
+        """The project's files before and after every turn, and rewinding a session's files
+        and conversation to before one (`avatar.engine.checkpoints`, docs/design.md §12)."""
+        if self._checkpoints is None:
+            from avatar.engine.checkpoints import Checkpoints
+
+            self._checkpoints = Checkpoints(self, lambda: self, self._notice)
+        return self._checkpoints
 
     @property
     def current(self) -> OpenSession | None:

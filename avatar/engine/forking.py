@@ -134,8 +134,14 @@ async def _whole(
 async def _from_copy(
     engine: SessionHost, provider: str, parent: str, history: Transcript
 ) -> OpenSession:
-    """A new `provider` session holding `history`: imported into its store, else handed to
-    the agent in a first turn."""
+    return (await seeded_copy(engine, provider, parent, history))[0]
+
+
+async def seeded_copy(
+    engine: SessionHost, provider: str, parent: str, history: Transcript
+) -> tuple[OpenSession, str]:
+    """A new `provider` session holding `history`, a copy of session `parent`'s: imported
+    into its store (`"imported"`), else handed to the agent in a first turn (`"handed"`)."""
     catalog = engine.catalog
     store = catalog.store(provider)
     try:
@@ -148,13 +154,13 @@ async def _from_copy(
     if written is not None:
         started = await engine.open_on(provider, OpenRequest.of("resume", written), how="forked")
         _inherit(catalog, provider, started.session_id, parent, history)
-        return started
+        return started, "imported"
     started = await engine.open_on(provider, OpenRequest("new"))
     _inherit(catalog, provider, started.session_id, parent, history)
     text = build_handoff(history, cwd=engine.cwd, secrets=engine.secrets())
     async for _ in engine.send(seed_prompt(text, SEEDED)):
         pass  # (the agent now holds the history; its answer is not the user's business)
-    return started
+    return started, "handed"
 
 
 def _inherit(

@@ -19,6 +19,18 @@ if TYPE_CHECKING:
     from avatar.providers.registry import ProviderRegistry, ProviderSpec
 
 
+class TurnRecorder(Protocol):
+    """What records the project's files around each turn (`avatar.engine.checkpoints`)."""
+
+    async def before_turn(self, session: OpenSession, prompt: str) -> None:
+        """Before a turn of `session` (`prompt`: what the user sent)."""
+        ...
+
+    async def after_turn(self) -> None:
+        """After it."""
+        ...
+
+
 class SessionHost(Protocol):
     """Open a session on a provider, run one turn, read the open session's conversation,
     and know each provider's model."""
@@ -71,6 +83,11 @@ class EngineCore(SessionHost, Protocol):
     wait_busy: bool
     #: `--trust`: the project's files are trusted for this run.
     trust: bool
+
+    @property
+    def checkpoints(self) -> TurnRecorder:
+        """The project's files recorded around each turn (`avatar.engine.checkpoints`)."""
+        ...
 
     def spec(self, name: str) -> ProviderSpec:
         """The provider called `name`."""

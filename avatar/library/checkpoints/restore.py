@@ -48,13 +48,17 @@ class Restored:
     def line(self) -> str:
         """One line saying what changed on disk."""
         if not self.written and not self.removed:
-            said = "files: nothing to restore (they are as they were)"
+            said = "rewind: no file to restore (they are as they were)"
         else:
-            said = f"files: {len(self.written)} restored, {len(self.removed)} removed"
+            said = f"rewind: {_files(len(self.written))} restored, {len(self.removed)} removed"
         if self.left:
             shown = ", ".join(self.left[:3]) + (" …" if len(self.left) > 3 else "")
             said += f"; left alone (ignored now): {shown}"
         return said
+
+
+def _files(n: int) -> str:
+    return f"{n} file" + ("" if n == 1 else "s")
 
 
 def _checked(path: str) -> list[str]:
