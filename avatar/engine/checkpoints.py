@@ -339,7 +339,7 @@ def cut_before(messages: list[TranscriptMessage], turns: list[Turn], number: int
     for turn in reversed(turns):
         key = _said(turn.prompt)[:_KEY]
         k = j
-        while k >= 0 and key not in _said(messages[places[k]].text):
+        while k >= 0 and not _said(messages[places[k]].text).startswith(key):
             k -= 1
         if k >= 0:
             found[turn.number] = places[k]

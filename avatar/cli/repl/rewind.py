@@ -85,14 +85,14 @@ async def pick(repl: ReplHost) -> list[str] | None:
         message="rewind to before turn › ",
         completer=WordCompleter(numbers, display_dict=shown, sentence=True),
         complete_while_typing=True,
-        bottom_toolbar="a turn's number · Tab/arrows choose · Enter · Ctrl-C cancels",
+        bottom_toolbar="a turn's number, or arrows to choose · Enter · Ctrl-C cancels",
     )
     what: PromptSession[str] = PromptSession(
         message="restore [b]oth, [f]iles only or [c]onversation only? › ",
         bottom_toolbar="b, f or c (Enter: both) · Ctrl-C cancels",
     )
     try:
-        chosen = (await which.prompt_async(default=numbers[0])).strip()
+        chosen = (await which.prompt_async(pre_run=which.default_buffer.start_completion)).strip()
         if chosen not in shown:
             if chosen:
                 repl.say(f"no turn {chosen} (/rewind lists them)")
