@@ -278,8 +278,10 @@ class Agents:
             async for event in self.current.send(prompt):
                 self.meter.observe(event)
                 yield event
-        finally:
-            await checkpoints.after_turn()
+        except BaseException:
+            checkpoints.abandon()  # (stopped from outside: avatar is leaving, not waiting)
+            raise
+        await checkpoints.after_turn()
 
     async def _reopen_after_death(self) -> None:
         assert self.current is not None

@@ -181,7 +181,7 @@ class Checkpoints:
         try:
             return store.record(self.host.settings.scope.deny)
         except (CheckpointError, OSError) as e:
-            self._tell(f"rewind: {e}" if not str(e).startswith("rewind") else str(e))
+            self._tell(f"rewind: the files are not recorded: {_why(e)}")
             return None
 
     def _tell(self, message: str) -> None:
@@ -197,9 +197,12 @@ class Checkpoints:
             return
         store = self._store()
         before = await asyncio.to_thread(self._record, store)
-        log = TurnLog(self.host.home, session.provider, session.session_id)
         words = title_from(prompt, PROMPT_CHARS) or ""
-        self._running = (log, log.begin(before, self.host.cwd, words), store, before)
+        try:
+            log = TurnLog(self.host.home, session.provider, session.session_id)
+            self._running = (log, log.begin(before, self.host.cwd, words), store, before)
+        except (OSError, AvatarError) as e:  # (the turn runs all the same, unnumbered)
+            self._tell(f"rewind: this turn is not recorded: {_why(e)}")
 
     async def after_turn(self) -> None:
         """Record the files the turn left, and what it changed."""
@@ -212,7 +215,15 @@ class Checkpoints:
         if store is not None and before is not None and after is not None:
             with contextlib.suppress(CheckpointError):
                 files = await asyncio.to_thread(store.changes, before, after)
-        log.end(number, after, files)
+        try:
+            log.end(number, after, files)
+        except OSError as e:
+            self._tell(f"rewind: this turn is not recorded: {_why(e)}")
+
+    def abandon(self) -> None:
+        """The turn was stopped from outside (its task cancelled, avatar leaving): the files
+        after it are not recorded, so nothing holds avatar up as it goes."""
+        self._running = None
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
@@ -345,6 +356,10 @@ def cut_before(messages: list[TranscriptMessage], turns: list[Turn], number: int
             found[turn.number] = places[k]
             j = k - 1
     return found.get(number)
+
+
+def _why(e: BaseException) -> str:
+    return e.strerror or str(e) if isinstance(e, OSError) else str(e)
 
 
 def _said(text: str) -> str:

@@ -30,6 +30,10 @@ class TurnRecorder(Protocol):
         """After it."""
         ...
 
+    def abandon(self) -> None:
+        """The turn was stopped from outside (avatar is leaving): nothing more is recorded."""
+        ...
+
 
 class SessionHost(Protocol):
     """Open a session on a provider, run one turn, read the open session's conversation,

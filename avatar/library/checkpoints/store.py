@@ -62,6 +62,9 @@ CONFIG = b"""\
 """
 _REF = "refs/heads/checkpoints"
 _GITLINK = "160000"
+#: Below this much free space where avatar keeps its data, nothing is recorded: the room left
+#: is the sessions' (a store that took the last of it would make the turn's own writes fail).
+LOW_DISK = 64 * 1024 * 1024
 _TIMEOUT = 600  # seconds: a first record of a huge tree hashes every file
 
 
@@ -140,8 +143,22 @@ class FileStore:
     def record(self, exclude: Sequence[str] = ()) -> str:
         """Record the project's files as they are now (what git ignores and the `exclude`
         patterns left out); the checkpoint's id."""
+        self._check_room()
         with self.locked():
             return self.record_locked(exclude)
+
+    def _check_room(self) -> None:
+        where = self.dir
+        while not where.exists() and where != where.parent:
+            where = where.parent
+        try:
+            found = os.statvfs(where)
+        except OSError:
+            return
+        if found.f_bavail * found.f_frsize < LOW_DISK:
+            raise CheckpointError(
+                f"less than {LOW_DISK >> 20} MiB is free where avatar keeps its data ({where})"
+            )
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:

@@ -44,7 +44,7 @@ class Turn:
     def summary(self) -> str:
         """What the turn changed, in a few words: `calc.py +1 -1, notes.md (new)`."""
         if self.after is None:
-            return "files not recorded" if self.before is None else "still running"
+            return "files not recorded" if self.before is None else "files not recorded after it"
         if not self.files:
             return "no file changed"
         words = []
