@@ -96,7 +96,29 @@ class Checkpoints:
         """The recorded turns of `session` (an id or prefix, a listed session; None: the open
         one), first to last."""
         provider, sid = self._which(session)
-        return TurnLog(self.host.home, provider, sid).turns()
+        log = TurnLog(self.host.home, provider, sid)
+        turns = log.turns()
+        for i, turn in enumerate(turns):
+            if turn.after is None and turn.before is not None and turn.project:
+                later = turns[i + 1] if i + 1 < len(turns) else None
+                with contextlib.suppress(CheckpointError, OSError):
+                    self._complete(log, turn, later)
+        return turns
+
+    def _complete(self, log: TurnLog, turn: Turn, later: Turn | None) -> None:
+        """What `turn` changed, where nothing was recorded after it (a one-shot's turn): up
+        to the turn after it, and for the last one up to now (what a rewind would undo)."""
+        assert turn.before is not None and turn.project is not None
+        store = FileStore(self.host.home, Path(turn.project))
+        if later is not None:
+            if later.before is None or later.project != turn.project:
+                return
+            turn.after, turn.files = later.before, store.changes(turn.before, later.before)
+            log.end(turn.number, turn.after, turn.files)  # (kept: it will not change)
+            return
+        store.check_outside(self._writable(store.project))
+        now = store.record(self.host.settings.scope.deny)
+        turn.after, turn.files = now, store.changes(turn.before, now)  # (not kept: it may change)
 
     def undone(self, turn: int, session: SessionInfo | str | None = None) -> list[FileChange]:
         """What rewinding the files to before `turn` would undo: every file changed since,
@@ -210,6 +232,8 @@ class Checkpoints:
         if running is None:
             return
         log, number, store, before = running
+        if self.host.one_shot:  # (`chat` exits sooner: the next turn, or a listing, knows)
+            return
         after = await asyncio.to_thread(self._record, store)
         files = []
         if store is not None and before is not None and after is not None:

@@ -157,7 +157,10 @@ def test_session_rewind_for_scripts(
     sid = _turns(env, work, provider, PROMPTS[:3])
     listed = avatar(env, work, "session", "rewind", sid)
     assert listed.returncode == 0, listed.stderr
-    assert "CHANGE-ONE" in listed.stdout and "a.txt +1 -1" in listed.stdout
+    rows = listed.stdout.splitlines()
+    assert len(rows) == 3 and "APPLE-7" in rows[0] and "no file changed" in rows[0], rows
+    assert "CHANGE-ONE" in rows[1] and "a.txt +1 -1" in rows[1]
+    assert "b.txt (binary), made/deep/c.txt (new)" in rows[2]  # (it held a NUL before)
     bad = avatar(env, work, "session", "rewind", sid, "--to", "9")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
     assert bad.stderr.startswith("avatar: no turn 9"), bad.stderr
