@@ -170,3 +170,25 @@ def test_a_store_where_agents_write_is_refused(tmp_path: Path, project: Path) ->
     with pytest.raises(CheckpointError, match="which agents may write"):
         inside.check_outside([project])
     _store(tmp_path, project).check_outside([project, tmp_path / "state"])
+
+
+def test_nothing_of_the_project_runs_and_no_filter_changes_bytes(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The project's git config (an fsmonitor a hostile repository planted) is never read,
+    and a clean filter the user's own config defines, which the project's attributes name,
+    does not change what is stored."""
+    ran = tmp_path / "fsmonitor-ran"
+    with (project / ".git" / "config").open("a") as config:
+        config.write(f"[core]\n\tfsmonitor = touch {ran}; false\n")
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / ".gitconfig").write_text('[filter "shout"]\n\tclean = tr a-z A-Z\n')
+    monkeypatch.setenv("HOME", str(user))
+    (project / ".gitattributes").write_text("*.py filter=shout\n")
+    store = _store(tmp_path, project)
+    checkpoint = store.record(DENY)
+    (project / "calc.py").write_text("changed\n")
+    restore(store, checkpoint, DENY)
+    assert (project / "calc.py").read_bytes() == b"def add(a, b):\r\n    return a + b\r\n"
+    assert not ran.exists()
