@@ -1,5 +1,5 @@
-"""Rewind for every agent (issue 33): the real native agent, Claude Code, codex-acp and Gemini CLI
-against the fake model server, in `avatar repl` fed line by line. The agent edits one file with
+"""Rewind for every agent (issue 33): the real native agent, Claude Code, claude-agent-acp,
+codex-acp and Gemini CLI against the fake model server, in `avatar repl` fed line by line. The agent edits one file with
 its own edit tool in one turn and, in the next, rewrites another and adds a third with a shell
 command; `/rewind` to before the first of those turns puts every file back byte for byte (the
 added ones gone), and the next prompt's request holds the turn before them and not the rewound
@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +20,7 @@ import pytest
 
 from tests.support.drive import avatar
 from tests.support.homes import AgentHome, avatar_env, persistent_tmpdir, require_bridges
-from tests.support.model_server import FakeModelServer, Reply
+from tests.support.model_server import FakeModelServer, RecordedRequest, Reply
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(420)]
 
@@ -42,6 +43,9 @@ def _edit(provider: str, a: Path) -> list[Reply]:
     calls = {
         "native": [Reply.tool_call("edit", {"path": "a.txt", "old_text": "old-one",
                                             "new_text": new})],
+        "claude-acp": [Reply.tool_call("Read", {"file_path": str(a)}),
+                       Reply.tool_call("Edit", {"file_path": str(a), "old_string": "old-one",
+                                                "new_string": new})],
         "claude": [Reply.tool_call("Read", {"file_path": str(a)}),
                    Reply.tool_call("Edit", {"file_path": str(a), "old_string": "old-one",
                                             "new_string": new})],
@@ -59,13 +63,15 @@ def _shell(provider: str) -> list[Reply]:
     calls = {
         "native": Reply.tool_call("bash", {"command": SHELL}),
         "claude": Reply.tool_call("Bash", {"command": SHELL, "description": "rewrite"}),
+        "claude-acp": Reply.tool_call("Bash", {"command": SHELL, "description": "rewrite"}),
         "codex": Reply.tool_call("exec_command", {"cmd": SHELL}),
         "gemini": Reply.tool_call("run_shell_command", {"command": SHELL}),
     }
     return [calls[provider], Reply.text("Ran it.")]
 
 
-API = {"native": "chat", "claude": "anthropic", "codex": "responses", "gemini": "gemini"}
+API = {"native": "chat", "claude": "anthropic", "claude-acp": "anthropic", "codex": "responses",
+       "gemini": "gemini"}  # fmt: skip
 
 
 @pytest.fixture
@@ -74,7 +80,8 @@ def case(request: pytest.FixtureRequest, tmp_path: Path, model_server: FakeModel
     """(provider, a home whose project holds a.txt and b.txt)."""
     provider = str(request.param)
     if provider != "native":
-        require_bridges({"claude": "claude", "codex": "codex-acp", "gemini": "gemini"}[provider])
+        bins = {"claude": "claude", "claude-acp": "claude-agent-acp", "codex": "codex-acp"}
+        require_bridges(bins.get(provider, provider))
     with persistent_tmpdir() as codex_home:  # codex runs its tools only off /tmp
         made = AgentHome(
             tmp_path / "agent",
@@ -89,12 +96,20 @@ def case(request: pytest.FixtureRequest, tmp_path: Path, model_server: FakeModel
 
 
 def _script(server: FakeModelServer, provider: str, a: Path) -> None:
-    server.script(
-        API[provider],  # type: ignore[arg-type]
-        Reply.text("Noted APPLE-7."),
-        *_edit(provider, a),
-        *_shell(provider),
-    )
+    replies = [Reply.text("Noted APPLE-7."), *_edit(provider, a), *_shell(provider)]
+    if provider != "claude-acp":
+        server.script(API[provider], *replies)  # type: ignore[arg-type]
+        return
+    # claude-agent-acp asks the model for a prompt suggestion after each turn: such a request
+    # gets the default reply, not the next scripted one.
+    left = deque(replies)
+
+    def answer(request: RecordedRequest) -> Reply:
+        if "[SUGGESTION MODE" in request.last_user_text() or not left:
+            return server.default_reply
+        return left.popleft()
+
+    server.script("anthropic", *[answer] * 20)
 
 
 def _rewound(server: FakeModelServer, provider: str, work: Path) -> None:
@@ -108,7 +123,9 @@ def _rewound(server: FakeModelServer, provider: str, work: Path) -> None:
         assert gone not in last, gone
 
 
-@pytest.mark.parametrize("case", ["native", "claude", "codex", "gemini"], indirect=True)
+@pytest.mark.parametrize(
+    "case", ["native", "claude", "claude-acp", "codex", "gemini"], indirect=True
+)
 def test_slash_rewind_restores_files_and_conversation(
     case: tuple[str, AgentHome], model_server: FakeModelServer
 ) -> None:
@@ -126,6 +143,7 @@ def test_slash_rewind_restores_files_and_conversation(
         timeout=360,
     )
     out = run.stdout + run.stderr
+    print(out)
     assert run.returncode == 0, out
     assert "SHELLTEXT-3" not in (work / "b.txt").read_text(errors="replace"), out
     assert re.search(r"rewind: 2 files restored, 1 removed", out), out
