@@ -192,7 +192,7 @@ def _parents(path: str) -> list[str]:
 def restore(store: FileStore, target: str, exclude: list[str]) -> Restored:
     """Put checkpoint `target` back in `store`'s project; see the module docstring."""
     with store.locked():
-        before = store.record_locked(exclude)
+        before = store.record_locked(exclude, whole=True)
         now, wanted = store.tree(before), store.tree(target)
         writes = {p: e for p, e in wanted.items() if now.get(p) != e}
         removes = sorted((p for p in now if p not in wanted), key=lambda p: -p.count("/"))

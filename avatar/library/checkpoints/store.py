@@ -51,7 +51,7 @@ CONFIG = b"""\
 \tautocrlf = false
 \tsafecrlf = false
 \tfsmonitor = false
-\tuntrackedCache = true
+\tuntrackedCache = false
 \thooksPath = /dev/null
 [gc]
 \tauto = 0
@@ -171,13 +171,19 @@ class FileStore:
         finally:
             os.close(fd)
 
-    def record_locked(self, exclude: Sequence[str] = ()) -> str:
-        """`record`, with the store held already."""
+    def record_locked(self, exclude: Sequence[str] = (), *, whole: bool = False) -> str:
+        """`record`, with the store held already; `whole`: every step, even where the index
+        shows nothing changed (a restore asks what git ignores now, global excludes too)."""
         if not self.project.is_dir():
             raise CheckpointError(f"the project {self.project} is not a directory")
-        self._prepare(exclude)
+        fresh = self._prepare(exclude)
         # (1: some files could not be read; they keep what they were last recorded as)
         self._git("add", "-A", "--ignore-errors", "--", self.prefix or ".", ok=(0, 1))
+        # An index git left as it was holds the tree recorded last: nothing to write (most
+        # turns that only read and answer).
+        last = self._last()
+        if not (fresh or whole) and last is not None and last[0] == self._stamp():
+            return last[1]
         # A file recorded once stays in an index even when ignored since: it goes, so that a
         # restore never touches it. (Asked while the tree is written: most often none is.)
         asking = self._start(["ls-files", "-ci", "--exclude-standard", "-z"])
@@ -189,7 +195,24 @@ class FileStore:
             tree = self._git("write-tree").stdout.strip()
         commit = self._commit(tree)
         atomic_write(self.git_dir / _REF, (commit + "\n").encode())
+        atomic_write(self.dir / "last", f"{self._stamp()} {commit}\n".encode())
         return commit
+
+    def _stamp(self) -> str:
+        """The index file as it is now (a rewrite is a new inode, time or size)."""
+        try:
+            st = os.stat(self.dir / "index")
+        except OSError:
+            return "-"
+        return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+
+    def _last(self) -> tuple[str, str] | None:
+        """(the index's stamp, the checkpoint) as the last record left them."""
+        try:
+            stamp, commit = (self.dir / "last").read_text().split()
+        except (OSError, ValueError):
+            return None
+        return stamp, commit
 
     def _commit(self, tree: str) -> str:
         """A commit of `tree` chained on the last checkpoint (so that every tree stays
@@ -205,10 +228,12 @@ class FileStore:
             atomic_write(path, zlib.compress(raw), mode=0o444)
         return commit
 
-    def _prepare(self, exclude: Sequence[str]) -> None:
-        """The store made on first use; its excludes brought up to date."""
+    def _prepare(self, exclude: Sequence[str]) -> bool:
+        """The store made on first use; its excludes brought up to date. True when either
+        changed (what git leaves out may have)."""
         info = self.git_dir / "info"
-        if not (self.git_dir / "HEAD").is_file():
+        made = not (self.git_dir / "HEAD").is_file()
+        if made:
             for d in ("objects", "refs/heads", "info"):
                 (self.git_dir / d).mkdir(parents=True, exist_ok=True, mode=0o700)
             atomic_write(self.git_dir / "config", CONFIG)
@@ -218,8 +243,9 @@ class FileStore:
         wanted = self._excludes(exclude)
         with contextlib.suppress(OSError):
             if (info / "exclude").read_bytes() == wanted:
-                return
+                return made
         atomic_write(info / "exclude", wanted)
+        return True
 
     def _excludes(self, exclude: Sequence[str]) -> bytes:
         """The project's own `.git/info/exclude`, then the scope's patterns (anchored at the
