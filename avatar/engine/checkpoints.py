@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Protocol
 from avatar.core.diffs import FileChange
 from avatar.core.errors import AvatarError, NotSupportedError, SessionNotFoundError, UsageError
 from avatar.library.checkpoints.store import CheckpointError, FileStore
-from avatar.library.checkpoints.turns import Turn, TurnLog
+from avatar.library.checkpoints.turns import Turn, TurnLog, cut_before
 from avatar.policy.readable import expand
 from avatar.sessions.jsonl import title_from
 
@@ -39,13 +39,11 @@ if TYPE_CHECKING:
     from avatar.engine.host import EngineCore
     from avatar.engine.open_session import OpenSession
     from avatar.library.checkpoints.restore import Restored
-    from avatar.sessions.types import SessionInfo, Transcript, TranscriptMessage
+    from avatar.sessions.types import SessionInfo, Transcript
 
 Notify = Callable[[str, str], None]
 #: How many characters of the user's words a turn keeps (masked), to show and to find it by.
 PROMPT_CHARS = 200
-#: How much of those words must be found in a message to take it for the turn's prompt.
-_KEY = 60
 _BINARY = "(binary file)"
 
 
@@ -353,40 +351,5 @@ class Checkpoints:
         return opened, f"rewind: {provider}'s own fork of session {info.id}, {kept} kept"
 
 
-def prompts(messages: list[TranscriptMessage]) -> list[int]:
-    """Where the user's prompts are among `messages` (not the context agents insert)."""
-    from avatar.sessions.inserted import inserted_user_message
-
-    return [
-        i
-        for i, m in enumerate(messages)
-        if m.role == "user" and m.text.strip() and not inserted_user_message(m.text)
-    ]
-
-
-def cut_before(messages: list[TranscriptMessage], turns: list[Turn], number: int) -> int | None:
-    """How many of `messages` come before turn `number`: the turns are matched to the
-    prompts from the last back, each by its first words (a turn an agent did not keep, or
-    a prompt avatar did not send, is passed over); None when it is not found."""
-    places = prompts(messages)
-    found: dict[int, int] = {}
-    j = len(places) - 1
-    for turn in reversed(turns):
-        key = _said(turn.prompt)[:_KEY]
-        k = j
-        while k >= 0 and not _said(messages[places[k]].text).startswith(key):
-            k -= 1
-        if k >= 0:
-            found[turn.number] = places[k]
-            j = k - 1
-    return found.get(number)
-
-
 def _why(e: BaseException) -> str:
     return e.strerror or str(e) if isinstance(e, OSError) else str(e)
-
-
-def _said(text: str) -> str:
-    """The user's words as a turn keeps them (handed-over context out, secrets masked,
-    spaces collapsed), without a cut's ellipsis."""
-    return (title_from(text, 100_000) or "").removesuffix("…")

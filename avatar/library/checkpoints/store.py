@@ -25,16 +25,16 @@ import contextlib
 import fcntl
 import hashlib
 import os
-import subprocess
 import time
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from avatar.core.errors import AvatarError
 from avatar.core.fileio import atomic_write
 from avatar.core.ids import sha256_hex
+from avatar.library.checkpoints.git import CheckpointError as CheckpointError
+from avatar.library.checkpoints.git import StoreGit
 
 #: Git's own attributes unset for every path: what is stored is what is on disk, and what is
 #: restored is what was stored.
@@ -65,11 +65,6 @@ _GITLINK = "160000"
 #: Below this much free space where avatar keeps its data, nothing is recorded: the room left
 #: is the sessions' (a store that took the last of it would make the turn's own writes fail).
 LOW_DISK = 64 * 1024 * 1024
-_TIMEOUT = 600  # seconds: a first record of a huge tree hashes every file
-
-
-class CheckpointError(AvatarError):
-    """The store could not record or read the project's files."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +118,7 @@ class FileStore:
         rel = self.project.relative_to(self.top).as_posix()
         #: The project's path in the trees ("" when it is the work tree's top).
         self.prefix = "" if rel == "." else rel + "/"
+        self.git = StoreGit(self.git_dir, self.dir / "index", self.top)
 
     # -- the walls ---------------------------------------------------------------------------
 
@@ -178,7 +174,7 @@ class FileStore:
             raise CheckpointError(f"the project {self.project} is not a directory")
         fresh = self._prepare(exclude)
         # (1: some files could not be read; they keep what they were last recorded as)
-        self._git("add", "-A", "--ignore-errors", "--", self.prefix or ".", ok=(0, 1))
+        self.git.text("add", "-A", "--ignore-errors", "--", self.prefix or ".", ok=(0, 1))
         # An index git left as it was holds the tree recorded last: nothing to write (most
         # turns that only read and answer).
         last = self._last()
@@ -186,13 +182,13 @@ class FileStore:
             return last[1]
         # A file recorded once stays in an index even when ignored since: it goes, so that a
         # restore never touches it. (Asked while the tree is written: most often none is.)
-        asking = self._start(["ls-files", "-ci", "--exclude-standard", "-z"])
-        tree = self._git("write-tree").stdout.strip()
-        ignored = self._finish(asking)
+        asking = self.git.start(["ls-files", "-ci", "--exclude-standard", "-z"])
+        tree = self.git.text("write-tree").strip()
+        ignored = self.git.finish(asking, "ls-files")
         if ignored:
-            self._run(["rm", "--cached", "-q", "--pathspec-from-file=-", "--pathspec-file-nul"],
-                      ignored)  # fmt: skip
-            tree = self._git("write-tree").stdout.strip()
+            self.git.run(["rm", "--cached", "-q", "--pathspec-from-file=-",
+                          "--pathspec-file-nul"], ignored)  # fmt: skip
+            tree = self.git.text("write-tree").strip()
         commit = self._commit(tree)
         atomic_write(self.git_dir / _REF, (commit + "\n").encode())
         atomic_write(self.dir / "last", f"{self._stamp()} {commit}\n".encode())
@@ -273,10 +269,10 @@ class FileStore:
     def changes(self, old: str, new: str) -> list[Change]:
         """What differs from checkpoint `old` to checkpoint `new`, path by path (paths relative
         to the project)."""
-        out = self._git(
+        out = self.git.text(
             "diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--no-textconv",
             "--raw", "--numstat", old, new, "--", self.prefix or ".",
-        ).stdout  # fmt: skip
+        )  # fmt: skip
         status: dict[str, str] = {}
         lines: dict[str, tuple[int | None, int | None]] = {}
         tokens = iter(out.split("\0"))
@@ -296,7 +292,7 @@ class FileStore:
     def tree(self, commit: str) -> dict[str, Entry]:
         """Every file of checkpoint `commit` (nested repositories left out), by path relative
         to the project."""
-        out = self._git("ls-tree", "-r", "-z", "--full-tree", commit).stdout
+        out = self.git.text("ls-tree", "-r", "-z", "--full-tree", commit)
         found: dict[str, Entry] = {}
         for record in out.split("\0"):
             if not record:
@@ -312,8 +308,8 @@ class FileStore:
         wanted = list(dict.fromkeys(ids))
         if not wanted:
             return {}
-        run = self._run(["cat-file", "--batch"], ("\n".join(wanted) + "\n").encode())
-        out, data, at = {}, run.stdout, 0
+        data = self.git.run(["cat-file", "--batch"], ("\n".join(wanted) + "\n").encode())
+        out, at = {}, 0
         for blob in wanted:
             end = data.index(b"\n", at)
             head = data[at:end].split()
@@ -326,81 +322,6 @@ class FileStore:
 
     def _rel(self, path: str) -> str:
         return path[len(self.prefix) :] if self.prefix and path.startswith(self.prefix) else path
-
-    # -- running git -------------------------------------------------------------------------
-
-    def _git(self, *args: str, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
-        run = self._run(list(args), b"", ok)
-        return subprocess.CompletedProcess(
-            run.args, run.returncode, run.stdout.decode("utf-8", "surrogateescape"), ""
-        )
-
-    def _run(
-        self, args: list[str], stdin: bytes, ok: tuple[int, ...] = (0,)
-    ) -> subprocess.CompletedProcess[bytes]:
-        argv = ["git", "--git-dir", str(self.git_dir), "--work-tree", str(self.top), *args]
-        try:
-            run = subprocess.run(
-                argv,
-                input=stdin,
-                capture_output=True,
-                cwd=self.top,
-                env=self._env(),
-                timeout=_TIMEOUT,
-                check=False,
-            )
-        except FileNotFoundError:
-            raise CheckpointError("git is not installed: files are not recorded") from None
-        except (OSError, subprocess.SubprocessError) as e:
-            raise CheckpointError(f"git could not run: {e}") from None
-        if run.returncode not in ok:
-            said = run.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise CheckpointError(f"git {args[0]} failed: {said[-1] if said else run.returncode}")
-        return run
-
-    def _start(self, args: list[str]) -> subprocess.Popen[bytes]:
-        argv = ["git", "--git-dir", str(self.git_dir), "--work-tree", str(self.top), *args]
-        try:
-            return subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=self.top,
-                env=self._env(),
-            )
-        except FileNotFoundError:
-            raise CheckpointError("git is not installed: files are not recorded") from None
-        except OSError as e:
-            raise CheckpointError(f"git could not run: {e}") from None
-
-    def _finish(self, proc: subprocess.Popen[bytes]) -> bytes:
-        try:
-            out, err = proc.communicate(timeout=_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            raise CheckpointError("git ls-files took too long") from None
-        if proc.returncode:
-            said = err.decode("utf-8", "replace").strip().splitlines()
-            raise CheckpointError(f"git ls-files failed: {said[-1] if said else proc.returncode}")
-        return out
-
-    def _env(self) -> dict[str, str]:
-        """git's environment, explicit: no `GIT_*` of the caller's (a `GIT_DIR` or
-        `GIT_INDEX_FILE` would point it at the project's repository)."""
-        keep = ("PATH", "HOME", "XDG_CONFIG_HOME", "LANG", "LC_ALL", "TMPDIR")
-        env = {k: v for k in keep if (v := os.environ.get(k)) is not None}
-        env.setdefault("PATH", os.defpath)
-        return env | {
-            "GIT_INDEX_FILE": str(self.dir / "index"),
-            "GIT_AUTHOR_NAME": "avatar",
-            "GIT_AUTHOR_EMAIL": "avatar@localhost",
-            "GIT_COMMITTER_NAME": "avatar",
-            "GIT_COMMITTER_EMAIL": "avatar@localhost",
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_TERMINAL_PROMPT": "0",
-        }
 
 
 def _count(text: str) -> int | None:

@@ -5,7 +5,8 @@ masked) and one when it ends (the checkpoint after it and what it changed). A se
 a rewind starts with the lines of the turns it kept, so it can be rewound further back.
 
 Turns are numbered from 1 in the order avatar ran them on the session; turns an agent ran
-outside avatar have no checkpoint and are not numbered here.
+outside avatar have no checkpoint and are not numbered here. Where a turn begins in the
+conversation a provider's store kept is found by its first words (`cut_before`).
 """
 
 from __future__ import annotations
@@ -14,16 +15,22 @@ import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from avatar.core.errors import UsageError
 from avatar.core.fileio import append_line
 from avatar.core.ids import check_id
 from avatar.core.times import parse_time
 from avatar.library.checkpoints.store import Change, store_root
+from avatar.sessions.jsonl import title_from
+
+if TYPE_CHECKING:
+    from avatar.sessions.types import TranscriptMessage
 
 #: How many changed files a turn's line keeps by name (the rest are counted).
 NAMED_FILES = 50
+#: How much of a turn's first words must begin a message to take it for the turn's prompt.
+_KEY = 60
 
 
 @dataclass
@@ -157,3 +164,38 @@ def _change(value: object) -> Change | None:
 
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) else None
+
+
+def prompts(messages: list[TranscriptMessage]) -> list[int]:
+    """Where the user's prompts are among `messages` (not the context agents insert)."""
+    from avatar.sessions.inserted import inserted_user_message
+
+    return [
+        i
+        for i, m in enumerate(messages)
+        if m.role == "user" and m.text.strip() and not inserted_user_message(m.text)
+    ]
+
+
+def cut_before(messages: list[TranscriptMessage], turns: list[Turn], number: int) -> int | None:
+    """How many of `messages` come before turn `number`: the turns are matched to the
+    prompts from the last back, each by its first words (a turn an agent did not keep, or
+    a prompt avatar did not send, is passed over); None when it is not found."""
+    places = prompts(messages)
+    found: dict[int, int] = {}
+    j = len(places) - 1
+    for turn in reversed(turns):
+        key = _said(turn.prompt)[:_KEY]
+        k = j
+        while k >= 0 and not _said(messages[places[k]].text).startswith(key):
+            k -= 1
+        if k >= 0:
+            found[turn.number] = places[k]
+            j = k - 1
+    return found.get(number)
+
+
+def _said(text: str) -> str:
+    """The user's words as a turn keeps them (handed-over context out, secrets masked,
+    spaces collapsed), without a cut's ellipsis."""
+    return (title_from(text, 100_000) or "").removesuffix("…")

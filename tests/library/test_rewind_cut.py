@@ -5,8 +5,7 @@ never kept all leave the cut where the user's turn began."""
 
 from __future__ import annotations
 
-from avatar.engine.checkpoints import cut_before
-from avatar.library.checkpoints.turns import Turn
+from avatar.library.checkpoints.turns import Turn, cut_before
 from avatar.sessions.handoff_marker import END, START
 from avatar.sessions.types import TranscriptMessage
 
