@@ -74,3 +74,28 @@ def test_providers_show_the_guessed_homes(agent_home: AgentHome) -> None:
     assert rows["codex"]["state_guessed"] is False
     table = avatar("providers").stdout
     assert "heron: ~/.heron, ~/.config/heron, ~/.local/share/heron" in table
+
+
+@pytest.mark.parametrize(
+    ("lazy", "args"),
+    [
+        (False, ["chat", "hello"]),
+        (True, ["chat", "hello"]),
+        (True, ["chat", "--continue", "hello"]),
+    ],
+    ids=["dies-at-start", "refuses-session-new", "refuses-session-new-full-bridge"],
+)
+def test_an_agent_keeping_its_state_elsewhere_is_told_the_path_and_the_key(
+    agent_home: AgentHome, lazy: bool, args: list[str]
+) -> None:
+    # Dying at start, its OS error is only on its stderr; refusing session/new (on the one-shot
+    # bridge, or the full one that `--continue` takes), it answers "Internal error: Cannot call
+    # write after a stream was destroyed", as the issue saw.
+    config = {"state_dir": "~/heron-data", "lazy_state": lazy, "list": True, "load": True}
+    avatar = _avatar(agent_home, "heron", "heron", config)
+    failed = avatar("-p", "heron", *args, code=1)
+    lines = failed.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("avatar: heron"), failed.stderr
+    assert f"{agent_home.home / 'heron-data'}: it is outside its walls" in lines[0]
+    assert "(add it to providers.heron.state_dirs)" in lines[0]
+    assert not (agent_home.home / "heron-data").exists()

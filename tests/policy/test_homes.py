@@ -1,5 +1,6 @@
 """The homes avatar guesses for an agent from config without `state_dirs`
-(`avatar.policy.homes`). The end-to-end proof, with a fake ACP agent through the real
+(`avatar.policy.homes`), and what an agent's failure says when its walls refused it a path
+(`avatar.bridges.walled_out`). The end-to-end proof, with a fake ACP agent through the real
 `avatar` command: tests/integration/test_unknown_agents.py."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from avatar.bridges.walled_out import explained, refused
 from avatar.core.config import ProviderConfig, Scope
 from avatar.policy import homes
 from avatar.policy.readable import expand
@@ -106,3 +108,31 @@ def test_guessed_homes_made_for_an_agent_are_gone_when_it_left_them_empty(tmp_pa
     # Asking where they would be makes nothing.
     assert state_dirs(homes.entries(["heron"]), env, guessed=True, make=False)
     assert not (home / ".heron").exists()
+
+
+NODE = "Error: EACCES: permission denied, mkdir '{}'\n    at Object.mkdirSync (node:fs:1364:3)"
+PYTHON = "PermissionError: [Errno 13] Permission denied: '{}'"
+GO = "open {}: read-only file system"
+RUST = "Error: failed to create `{}`: Permission denied (os error 13)"
+COREUTILS = "mkdir: cannot create directory '{}': Permission denied"
+
+
+@pytest.mark.parametrize("line", [NODE, PYTHON, GO, RUST, COREUTILS])
+def test_a_refused_path_outside_the_walls_is_named_with_its_key(tmp_path: Path, line: str) -> None:
+    project, outside = tmp_path / "proj", tmp_path / "home" / ".elsewhere" / "db"
+    project.mkdir()
+    env = {"HOME": str(tmp_path / "home")}
+    box = for_agent(ScopePolicy(Scope(), project), ["~/.heron/"], env)
+    assert box is not None
+    stderr = "starting\n" + line.format(outside) + "\nbye"
+    said = explained("heron", "heron exited during initialize (exit code 1)", stderr, box)
+    assert said == (
+        f"heron exited during initialize (exit code 1); heron may not write {outside}: it is "
+        "outside its walls (add it to providers.heron.state_dirs)"
+    )
+    # Inside the walls (the project, its state dirs), it is not the walls' doing.
+    assert (
+        refused([line.format(project / "f"), line.format(tmp_path / "home/.heron/x")], box) is None
+    )
+    assert explained("heron", "failed", "Operation not permitted", box) == "failed"
+    assert explained("heron", "failed", stderr, None) == "failed"  # no walls, nothing to say
