@@ -346,15 +346,39 @@ def session_show(state: AppState, session_id: str) -> int:
     help="Remove only avatar's record of it (where the agent cannot delete).",
 )
 @click.option("--keep-copy", is_flag=True, help="Keep avatar's copy of the turns.")
-@click.option("--worktree", is_flag=True, help="Remove its git worktree too (else it is kept).")
+@click.option(
+    "--worktree",
+    is_flag=True,
+    help="Remove its git worktree too (else it is kept); refused while that holds work not "
+    "committed.",
+)
+@click.option(
+    "--discard",
+    is_flag=True,
+    help="With --worktree: remove it even so, throwing its uncommitted work away.",
+)
 @click.pass_obj
 def session_delete(
-    state: AppState, session_id: str, yes: bool, forget: bool, keep_copy: bool, worktree: bool
+    state: AppState,
+    session_id: str,
+    yes: bool,
+    forget: bool,
+    keep_copy: bool,
+    worktree: bool,
+    discard: bool,
 ) -> int:
     """Delete a session through its agent, and avatar's copy of it."""
     from avatar.cli.sessions import delete
 
-    return delete(state, session_id, yes=yes, forget=forget, keep_copy=keep_copy, worktree=worktree)
+    return delete(
+        state,
+        session_id,
+        yes=yes,
+        forget=forget,
+        keep_copy=keep_copy,
+        worktree=worktree,
+        discard=discard,
+    )
 
 
 @session.command("fork")
