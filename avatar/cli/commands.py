@@ -415,7 +415,11 @@ cast("_Group", session).lazy = {
 @click.option("--json", "json_out", is_flag=True, help="As a JSON array.")
 @click.pass_obj
 def providers(state: AppState, json_out: bool) -> int:
-    """Which agents are installed: path, version, transport, capabilities, how to enable."""
+    """Which agents are installed: path, version, transport, capabilities, how to enable.
+
+    The sandbox column says what the kernel's walls confine; under the table, the places
+    outside the project avatar guessed for an agent from config that names none
+    (`providers.NAME.state_dirs` names them instead)."""
     from avatar.cli.providers import show_providers
 
     return show_providers(state, json_out=json_out)
