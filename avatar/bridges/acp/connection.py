@@ -256,8 +256,8 @@ class AgentConnection(Generic[C]):
         except ConnectionError:
             self._death_told = True
             await self.settle_death()
-            exit_ = self.process.describe_exit()
-            raise self.failure(f"{self.name} exited during {what} ({exit_})") from None
+            how = self.process.describe_exit()
+            raise self.failure(f"{self.name} exited during {what} ({how})") from None
         except TimeoutError:
             raise self.failure(f"{self.name} did not answer {what} within {timeout:g} s") from None
         finally:
