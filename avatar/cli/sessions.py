@@ -161,9 +161,12 @@ def delete(
     forget: bool = False,
     keep_copy: bool = False,
     worktree: bool = False,
+    discard: bool = False,
 ) -> int:
     """Delete a session after confirmation (`forget`: avatar's record of it only); with
-    `worktree`, the git worktree it ran in too (else that is kept, and said)."""
+    `worktree`, the git worktree it ran in too (else that is kept, and said), refused while
+    that holds work not committed unless `discard` throws it away (checked before anything is
+    deleted)."""
     engine, info = _find(state, ref)
     from avatar.server.client import live_ids
 
@@ -172,8 +175,11 @@ def delete(
             f"{info.provider} session {info.id} is live in the running server (avatar ps): "
             "delete it once its clients have left"
         )
+    if discard and not worktree:
+        raise UsageError("--discard goes with --worktree (it throws away the worktree's work)")
     if worktree and not info.worktree:
         raise UsageError(f"--worktree: {info.provider} session {info.id} has no worktree")
+    thrown = engine.library.check_worktree(info, discard) if worktree else []
     what = "avatar's record of" if forget else "delete"
     if not yes:
         if not sys.stdin.isatty():
@@ -181,7 +187,10 @@ def delete(
         import click
 
         question = f"{what} {info.provider} session {info.id} ({info.title or 'untitled'})"
-        question += f" and its worktree {info.worktree}?" if worktree else "?"
+        question += f" and its worktree {info.worktree}" if worktree else ""
+        if thrown:
+            question += f", throwing away its work not committed ({', '.join(thrown)})"
+        question += "?"
         if forget:
             question = "forget " + question
         if not click.confirm(for_terminal(question, sys.stderr)):
@@ -196,7 +205,7 @@ def delete(
 
     sys.stderr.write(for_terminal(asyncio.run(go()).line() + "\n", sys.stderr))
     if worktree:
-        sys.stderr.write(engine.library.remove_worktree(info) + "\n")
+        sys.stderr.write(engine.library.remove_worktree(info, discard) + "\n")
     elif info.worktree:
         sys.stderr.write(f"kept its worktree {info.worktree} (--worktree removes it)\n")
     return 0

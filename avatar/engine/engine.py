@@ -464,7 +464,8 @@ class Engine(LibraryNames):
         from avatar.policy.sandbox import walls  # ctypes and asyncio: not for a listing
 
         spec = self.registry.spec(provider)
-        return walls(self.settings.scope.sandbox, spec.transport, spec.state_dirs)
+        mode = self.settings.scope.sandbox
+        return walls(mode, spec.transport, spec.state_dirs, spec.state_guessed)
 
     # ----- switching provider -------------------------------------------------------------
 

@@ -91,12 +91,26 @@ class Library:
             return self.catalog.sessions(provider, dirs[0])
         return newest_first(s for d in dirs for s in self.catalog.sessions(provider, d))
 
-    def remove_worktree(self, info: SessionInfo) -> str:
+    def remove_worktree(self, info: SessionInfo, discard: bool = False) -> str:
         """Remove the git worktree session `info` ran in (`avatar.library.worktrees.remove`);
-        a line saying what was done."""
+        a line saying what was done. Refused while it holds work not committed, unless
+        `discard` (which throws that away)."""
+        return worktrees.remove(self._worktree(info), discard)
+
+    def check_worktree(self, info: SessionInfo, discard: bool = False) -> list[str]:
+        """What removing the worktree of session `info` would throw away (`worktrees.unsaved`);
+        a UsageError saying what and how when that is anything and not to `discard`."""
+        path = self._worktree(info)
+        lost = worktrees.unsaved(path)
+        if lost and not discard:
+            raise UsageError(worktrees.refusal(path, lost))
+        return lost
+
+    @staticmethod
+    def _worktree(info: SessionInfo) -> Path:
         if not info.worktree:
             raise UsageError(f"{info.provider} session {info.id} has no worktree")
-        return worktrees.remove(Path(info.worktree))
+        return Path(info.worktree)
 
     def find(self, ref: str, provider: str | None = None) -> SessionInfo:
         """The session whose id is `ref` or starts with it (any provider, any directory)."""

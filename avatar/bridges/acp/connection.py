@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 from avatar.bridges.acp.guard import StdoutSeen, guard_stdout
 from avatar.bridges.acp.jsonrpc import RpcError
 from avatar.bridges.process import AgentProcess
+from avatar.bridges.walled_out import explained
 from avatar.core.errors import ProviderError
 from avatar.core.events import Error, Notice
 from avatar.core.version import __version__
@@ -204,14 +205,12 @@ class AgentConnection(Generic[C]):
         try:
             await asyncio.wait({request, junk}, return_when=asyncio.FIRST_COMPLETED)
             if not request.done():
-                raise ProviderError(junk.result(), self.stderr_tail())
+                raise self.failure(junk.result())
             request.result()
         except Exception as e:
             if not is_rpc_error(e):
                 raise
-            raise ProviderError(
-                f"{self.name}: initialize failed: {describe_error(e)}", self.stderr_tail()
-            ) from None
+            raise self.failure(f"{self.name}: initialize failed: {describe_error(e)}") from None
         finally:
             request.cancel()
             junk.cancel()
@@ -226,15 +225,21 @@ class AgentConnection(Generic[C]):
     def not_running(self) -> ProviderError:
         """The error for a request to an agent that is gone: how it went, if it died."""
         if self.process.returncode is not None and not self._closing:
-            return ProviderError(
-                self.process.death(self.name),
-                self.stderr_tail(),
-            )
+            return self.failure(self.process.death(self.name))
         return ProviderError(f"{self.name} is not running")
 
     def stderr_tail(self, lines: int = STDERR_LINES_IN_ERRORS) -> str | None:
         """The agent's last stderr lines (for error messages)."""
         return self.process.stderr.text(lines) or None
+
+    def explain(self, message: str) -> str:
+        """`message` (a failure of the agent), naming the path its walls refused it and the
+        key that opens it when its words or its stderr say so (`avatar.bridges.walled_out`)."""
+        return explained(self.name, message, self.process.stderr.text(), self.process.sandbox)
+
+    def failure(self, message: str) -> ProviderError:
+        """The error for a failure of the agent: `message` explained, its stderr's tail."""
+        return ProviderError(self.explain(message), self.stderr_tail())
 
     # -- requests ---------------------------------------------------------------------------
 
@@ -251,14 +256,10 @@ class AgentConnection(Generic[C]):
         except ConnectionError:
             self._death_told = True
             await self.settle_death()
-            raise ProviderError(
-                f"{self.name} exited during {what} ({self.process.describe_exit()})",
-                self.stderr_tail(),
-            ) from None
+            how = self.process.describe_exit()
+            raise self.failure(f"{self.name} exited during {what} ({how})") from None
         except TimeoutError:
-            raise ProviderError(
-                f"{self.name} did not answer {what} within {timeout:g} s", self.stderr_tail()
-            ) from None
+            raise self.failure(f"{self.name} did not answer {what} within {timeout:g} s") from None
         finally:
             self._calls_in_flight -= 1
             if not self._calls_in_flight:
@@ -281,10 +282,7 @@ class AgentConnection(Generic[C]):
     async def death_error(self) -> Error:
         """The `Error` event for an agent that exited on its own."""
         await self.settle_death()
-        return Error(
-            message=self.process.death(self.name),
-            detail=self.stderr_tail(),
-        )
+        return Error(message=self.explain(self.process.death(self.name)), detail=self.stderr_tail())
 
     async def _watch_exit(self) -> None:
         await asyncio.shield(self.process.exited)

@@ -18,7 +18,12 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from avatar.bridges.acp.connection import AUTH_REQUIRED, AgentConnection, auth_message
+from avatar.bridges.acp.connection import (
+    AUTH_REQUIRED,
+    AgentConnection,
+    auth_message,
+    describe_error,
+)
 from avatar.bridges.acp.content import prompt_blocks, takes_images
 from avatar.bridges.acp.fs import AccessDenied, FileAccess
 from avatar.bridges.acp.jsonrpc import METHOD_NOT_FOUND, JsonRpc, RpcError
@@ -171,7 +176,8 @@ class OneShotBridge(BaseBridge):
             if e.code == AUTH_REQUIRED:  # (no auth_method retry here: the full bridge has it)
                 hint = self.ctx.spec.auth_hint
                 raise ProviderError(auth_message(self.name, hint, self._auth_ids, e)) from None
-            raise ProviderError(f"{self.name}: session/new failed: {e} ({e.code})") from None
+            failed = f"{self.name}: session/new failed: {describe_error(e)}"
+            raise self._running().failure(failed) from None
         session_id = str(get(resp, "sessionId"))
         if not is_valid_id(session_id):  # it names files and is printed: no paths
             raise ProviderError(f"{self.name}: the agent gave an invalid session id {session_id!r}")

@@ -227,7 +227,9 @@ class SessionOpener:
             else:
                 why += [f.text for f in reopened]
         raise ForkFailedError(
-            f"{self.name} could not fork session {session_id}: {'; '.join(why)}",
+            self.agent.explain(
+                f"{self.name} could not fork session {session_id}: {'; '.join(why)}"
+            ),
             self.agent.stderr_tail(),
         )
 
@@ -259,9 +261,7 @@ class SessionOpener:
         other failure is an error naming every attempt."""
         why = [f.text for f in failures]
         if any(not f.missing for f in failures):
-            raise ProviderError(
-                f"{self.name} could not {what}: {'; '.join(why)}", self.agent.stderr_tail()
-            )
+            raise self.agent.failure(f"{self.name} could not {what}: {'; '.join(why)}")
         return _fell_back(await self.new(), why)
 
     async def new(self) -> OpenResult:
@@ -283,7 +283,9 @@ class SessionOpener:
                     lambda: open_request(conn, "session/new", params, NewSessionResponse),
                 )
         except (RequestError, ValidationError) as e:
-            raise ProviderError(f"{self.name}: session/new failed: {describe_error(e)}") from None
+            raise self.agent.failure(
+                f"{self.name}: session/new failed: {describe_error(e)}"
+            ) from None
         self.current = resp.session_id
         self.router.opened()
         return OpenResult(resp.session_id, "new", "session/new", _options(resp, model))

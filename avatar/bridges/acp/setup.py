@@ -47,7 +47,8 @@ class AgentSetup:
         if said:
             ctx.emit(Notice(message=said))
         files, env = launch.files, launch.env
-        commands = sandbox.for_commands(files.policy, env, ctx.spec.state_dirs)
+        spec = ctx.spec
+        commands = sandbox.for_commands(files.policy, env, spec.state_dirs, spec.state_guessed)
         terminals = TerminalManager(files, env, ctx.settings.scope.shell_commands, commands)
         return cls(launch, terminals, spawned)
 

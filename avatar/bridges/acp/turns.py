@@ -96,7 +96,8 @@ async def _ending(
     elif turn.cancelling:
         yield TurnFinished(stop_reason="cancelled")
     else:
-        yield Error(message=f"{name}: {describe_error(error)}", detail=agent.stderr_tail())
+        message = agent.explain(f"{name}: {describe_error(error)}")
+        yield Error(message=message, detail=agent.stderr_tail())
 
 
 async def cancel_turn(
