@@ -171,3 +171,27 @@ def test_every_answer_forbids_framing(server: Served) -> None:
             answers.append(stream)
         for answer in answers:
             unframable(answer)
+
+
+def test_a_prompts_images_are_checked_before_anything_is_sent(server: Served) -> None:
+    import base64
+
+    from avatar.core.prompts import MAX_IMAGE_BYTES
+
+    def b64(data: bytes) -> str:
+        return base64.b64encode(data).decode()
+
+    with httpx.Client(base_url=server.base, cookies={"avatar_token": server.token}) as client:
+        chat = client.post("/live/open", data={"provider": "native"}).headers["location"]
+        png = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
+        refused = {
+            "not base64": [{"name": "a.png", "data": "%%%"}],
+            "not an image avatar can attach": [{"name": "a.txt", "data": b64(b"hello")}],
+            "image too large": [{"name": "big.png", "data": b64(png + b"\0" * MAX_IMAGE_BYTES)}],
+            "at most 8 images": [{"name": "a.png", "data": b64(png)}] * 9,
+            "an image is {name, data}": ["a.png"],
+        }
+        for said, images in refused.items():
+            answer = client.post(chat + "/prompt", json={"text": "look", "images": images})
+            assert answer.status_code == 400 and said in answer.json()["error"], answer.text
+        assert client.post(chat + "/prompt", json={"text": " ", "images": []}).status_code == 400

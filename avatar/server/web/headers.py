@@ -6,7 +6,8 @@ predate it): a page on another port of 127.0.0.1 is the same *site* as this one,
 SameSite=Strict cookie goes with its requests, and an invisible frame of the chat page under
 a decoy button would let one click open a session or press "Allow always".
 
-The rest of the policy is a second line behind the escaping of what models write: scripts, styles, images and connections only from this
+The rest of the policy is a second line behind the escaping of what models write
+(`avatar.library.export.markdown`): scripts, styles, images and connections only from this
 server (images also as `data:`/`blob:` URLs, the page's own attachments), no plugins, no
 `<base>`, forms posted only here. Markup slipped into an answer could then neither run nor
 fetch from elsewhere (an image whose address carries what the model read).
