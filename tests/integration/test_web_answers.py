@@ -77,6 +77,24 @@ def test_an_answer_is_drawn_as_the_terminal_draws_it(
         assert "the docs (https://example.com/guide)" in shown  # the address beside its text
         assert "🖼 a chart (http://127.0.0.1:9/leak.png)" in shown  # an image: never fetched
 
+        # Markup that slipped through would neither run nor fetch: the page's CSP.
+        page.evaluate(
+            """() => {
+                window.blocked = [];
+                document.addEventListener("securitypolicyviolation",
+                                          (e) => window.blocked.push(e.violatedDirective));
+                document.getElementById("log").insertAdjacentHTML("beforeend",
+                    '<img src="http://127.0.0.1:9/leak.png" onerror="window.pwned = 3">');
+            }"""
+        )
+        for _ in range(600):  # until Chromium reported both refusals
+            if {"img-src", "script-src-attr"} <= set(page.evaluate("window.blocked")):
+                break
+            page.wait_for_timeout(50)
+        assert {"img-src", "script-src-attr"} <= set(page.evaluate("window.blocked"))
+        assert page.evaluate("window.pwned") is None
+        page.evaluate("document.querySelector('#log > img').remove()")
+
         # Nothing widens the page; at a phone's width the table scrolls in its own box.
         assert sideways(page) == 0
         box = answer.locator(".table")

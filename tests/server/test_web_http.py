@@ -49,6 +49,8 @@ def unframable(response: httpx.Response) -> None:
     policy = response.headers.get("content-security-policy", "")
     assert "frame-ancestors 'none'" in policy, where
     assert response.headers.get("x-frame-options") == "DENY", where
+    # (and the rest of the policy: only this server's scripts, styles and connections)
+    assert "default-src 'self'" in policy and "img-src 'self' data: blob:" in policy, where
 
 
 @pytest.mark.parametrize(("method", "path"), PATHS)

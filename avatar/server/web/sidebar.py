@@ -34,7 +34,9 @@ def _href(web: Web, s: SessionInfo) -> str:
         live = web.hub.get(s.id)
     except AvatarError:
         live = None
-    return f"/chat/{web.handles.name(live)}" if live is not None else f"/library/{s.id}"
+    if live is not None:
+        return f"/chat/{quote(web.handles.name(live), safe='')}"
+    return f"/library/{quote(s.id, safe='')}"
 
 
 def _item(web: Web, s: SessionInfo, current: str | None) -> str:
