@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 HOLDER = "web"
 #: Seconds a new, never prompted session the page opened stays live once no page shows it.
 LEFT_FOR = 5.0
+#: Seconds the stopping server waits at most for what its closed sessions still remove.
+SETTLE_WITHIN = 10.0
 
 
 def unprompted(history: list[Event]) -> list[tuple[str, str]]:
@@ -73,6 +75,7 @@ class Holder:
 
     def __init__(self) -> None:
         self._tasks = BackgroundTasks()
+        self._timers: set[asyncio.TimerHandle] = set()
 
     def hold(self, live: LiveSession, events: AsyncIterator[Event]) -> None:
         """Read `HOLDER`'s subscription `events` to `live` while it lives; when `live` has
@@ -89,18 +92,25 @@ class Holder:
     def left(self, live: LiveSession) -> None:
         """A page stopped showing `live`: close it in `LEFT_FOR` seconds if by then it is a
         session the page opened new that nobody prompted and nobody shows."""
+        if live.opener != HOLDER or live.closed:
+            return
 
-        async def later() -> None:
-            await asyncio.sleep(LEFT_FOR)
+        def check() -> None:
+            self._timers.discard(timer)
             if _abandoned(live):
-                await live.close()
+                self._tasks(live.close())  # (its drain removes what it left)
 
-        if live.opener == HOLDER and not live.closed:
-            self._tasks(later())
+        timer = asyncio.get_running_loop().call_later(LEFT_FOR, check)
+        self._timers.add(timer)
 
     async def settle(self) -> None:
-        """Wait for what closing sessions still has to remove (the server stops)."""
-        await self._tasks.wait()
+        """The server stops (the hub has closed every session): wait, a while at most, for
+        what the closed sessions still have to remove; pending checks are moot."""
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._tasks.wait(), SETTLE_WITHIN)
 
 
 def _abandoned(live: LiveSession) -> bool:

@@ -19,10 +19,9 @@ def page(
     scripts: tuple[str, ...] = (),
     here: str = "",
     sidebar: str = "",
-    kind: str = "",
 ) -> str:
     """A whole page: `body` under the navigation, `sidebar` beside it; `scripts` are files
-    of `static/`; `kind` names the page for the stylesheet (the chat's is laid out apart)."""
+    of `static/`."""
     nav = "".join(
         f'<a href="{href}"{" class=here" if href == here else ""}>{name}</a>' for href, name in NAV
     )
@@ -42,7 +41,7 @@ def page(
         '<link rel="stylesheet" href="/static/export.css">'
         '<link rel="stylesheet" href="/static/web.css">'
         f"{tags}</head>\n"
-        f'<body class="{escape(kind)}"><input type="checkbox" id="sessions-open" class="toggle">'
+        '<body><input type="checkbox" id="sessions-open" class="toggle">'
         f'<nav><span class="brand">avatar</span>{nav}{toggle}</nav>\n'
         f'<div class="shell{" with-sidebar" if sidebar else ""}">{aside}<main>{body}</main></div>'
         "</body></html>\n"

@@ -58,7 +58,9 @@ async def events(request: Request) -> Response:
         return _gone(request)
     client = web.client()
     subscription = live.subscribe(client, replay=True, answers=True)
-    past = len(live.history)  # (the subscription's first events: what happened so far)
+    # With `replay`, the subscription starts with every event so far: the stream says where
+    # they end, so that the page notifies only of what happens after.
+    past = len(live.history)
 
     async def stream() -> AsyncIterator[str]:
         try:  # (while it is open the server is in use: `app.InUse`)

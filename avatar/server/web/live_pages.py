@@ -158,6 +158,4 @@ async def chat(request: Request) -> Response:
         f'<script type="application/json" id="config">{config}</script>'
     )
     side = await sidebar(web, live.engine.cwd, info.session_id)
-    return HTMLResponse(
-        page("Chat", shown, scripts=("chat.js",), here="/live", sidebar=side, kind="chat")
-    )
+    return HTMLResponse(page("Chat", shown, scripts=("chat.js",), here="/live", sidebar=side))
