@@ -249,6 +249,11 @@
     const draw = on[e.type];
     if (draw) draw(e);
   };
+  source.onerror = () => { // (a dropped stream is retried; one refused is over)
+    if (source.readyState !== EventSource.CLOSED || state.textContent === "closed") return;
+    add(el("div", "line err", "this session is no longer live: open it again from the library"));
+    setState("closed", false);
+  };
 
   // ----- the prompt -----------------------------------------------------------------------
   function attach(files) {
