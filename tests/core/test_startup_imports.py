@@ -27,6 +27,8 @@ HEAVY = (
     "yaml",
     "starlette",
     "uvicorn",
+    "markdown_it",  # the web page's and the HTML export's markdown
+    "pygments",
 )
 
 

@@ -2,7 +2,7 @@
 edits, thinking folded to one dim line (in full after Ctrl-T), notices and errors in their own
 style.
 
-Answers stream block by block (`avatar.cli.output.blocks`): a paragraph, list, table, quote
+Answers stream block by block (`avatar.core.markdown_blocks`): a paragraph, list, table, quote
 or code block is printed once it is complete, drawn as markdown (tables in box drawing, code
 highlighted: `avatar.cli.output.markdown`), and the block in progress is the live tail the
 prompt shows above its input line (`live_tail`). Nothing here ever writes on the prompt line:
@@ -26,7 +26,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from avatar.cli.output.blocks import Block, BlockSplitter
 from avatar.cli.output.render import session_line
 from avatar.cli.repl.attach import detach_files
 from avatar.core.diffs import (
@@ -38,6 +37,7 @@ from avatar.core.diffs import (
     locate,
     shown_from,
 )
+from avatar.core.markdown_blocks import Block, BlockSplitter
 from avatar.policy.terminal_text import inert
 
 if TYPE_CHECKING:
