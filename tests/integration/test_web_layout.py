@@ -108,6 +108,7 @@ def test_the_prompt_box_stays_in_view_and_no_page_scrolls_sideways(
         page.click("nav >> text=Library")
         page.click("tr.session td.id a")
         page.wait_for_selector("section.msg")
+        page.wait_for_load_state("networkidle")  # (its stylesheet too, under load)
         assert sideways(page) == 0, page.url
 
 
