@@ -106,12 +106,11 @@ def install(
     if not planned.changes:
         sys.stderr.write(f"{agent}'s user config {path} already has this avatar entry\n")
         return 0
+    if not (yes or sys.stdin.isatty()):
+        raise UsageError(f"refusing to write {path} without confirmation; pass --yes")
     sys.stderr.write(planned.question() + "\n")
-    if not yes:
-        if not sys.stdin.isatty():
-            raise UsageError(f"refusing to write {path} without confirmation; pass --yes")
-        if not click.confirm("write it?", err=True):
-            return 1
+    if not yes and not click.confirm("write it?", err=True):
+        return 1
     planned.write()
     sys.stderr.write(f"wrote the avatar entry to {path}\n")
     return 0
