@@ -75,7 +75,13 @@ class Asker:
                 sid = await self._opened(engine, notices, provider=args.get("provider"), resume=ref)
             engine, lock = self._open[sid]
             async with lock:
-                return await _turn(engine, args["text"], notices)
+                # (notices outside the turn's own events too: a permission denied for want
+                # of anyone to ask)
+                listening = engine.subscribe(lambda event: _noted(event, notices))
+                try:
+                    return await _turn(engine, args["text"], notices)
+                finally:
+                    listening()
         except AvatarError as e:
             raise ToolError(_mask(engine, str(e)) if engine else str(e)) from None
 
