@@ -169,7 +169,8 @@ def test_a_file_avatar_cannot_read_is_left_as_it_was(
     config.parent.mkdir(exist_ok=True)
     config.write_text(content)
     said = install(env, agent, "--yes", code=2)
-    assert said.startswith("avatar: ") and said.count("\n") == 1, said
+    assert said.startswith(f"avatar: {config}") and said.count("\n") == 1, said
+    assert "add the entry by hand" in said
     assert config.read_text() == content
 
 
