@@ -56,10 +56,10 @@ class Asker:
             )
         except AvatarError as e:
             raise ToolError(_mask(engine, str(e))) from None
-        started = engine.session
+        current = engine.current  # (the one just opened)
         opened: dict[str, object] = {"session": sid}
-        opened["provider"] = started.provider if started else None
-        opened |= {"how": started.how if started else None, "notices": notices}
+        opened["provider"] = current.provider if current else None
+        opened |= {"how": current.how if current else None, "notices": notices}
         return _mask(engine, json.dumps(opened, ensure_ascii=False, indent=1))
 
     async def prompt(self, args: dict[str, Any]) -> str:
@@ -165,10 +165,10 @@ async def _turn(engine: Engine, text: str, notices: list[str]) -> str:
     except asyncio.CancelledError:
         await engine.cancel()
         raise
-    started = engine.session
+    current = engine.current
     lines = ["".join(answer).strip() or "(no answer)", ""]
-    if started is not None:
-        lines.append(f"session: {started.session_id} ({started.provider})")
+    if current is not None:
+        lines.append(f"session: {current.session_id} ({current.provider})")
     lines += [f"notice: {n}" for n in notices] + [f"error: {e}" for e in errors]
     if stop not in (None, "end_turn"):
         lines.append(f"stopped: {stop}")
