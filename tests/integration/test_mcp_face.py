@@ -94,7 +94,9 @@ def test_claude_code_searches_a_codex_session(
 
     assert proc.stdout.rstrip("\n").splitlines()[-1] == FINAL, proc.stdout
     main = [r for r in model_server.requests_for("anthropic") if r.is_main]
-    results = [t for r in main for t in tool_results(r)]
+    # The first request after the call carries its one result (a later one, e.g. Claude
+    # Code's prompt suggestion, may carry it again).
+    results = next((found for r in main if (found := tool_results(r))), [])
     assert len(results) == 1, [r.all_text()[-400:] for r in main]
     hits = json.loads(results[0])["sessions"]
     codex = [h for h in hits if h["id"] == codex_sid]
@@ -128,8 +130,9 @@ def test_codex_gets_a_handoff_within_its_budget(
     proc = run("-p", "codex", "chat", "--permission", "allow", "Take over the billing work.")
 
     assert proc.stdout.rstrip("\n").splitlines()[-1] == FINAL, proc.stdout
-    outputs = [o for r in model_server.requests_for("responses") for o in function_outputs(r)]
-    assert len(outputs) == 1, [r.all_text()[-400:] for r in model_server.requests_for("responses")]
+    requests = model_server.requests_for("responses")
+    outputs = next((found for r in requests if (found := function_outputs(r))), [])
+    assert len(outputs) == 1, [r.all_text()[-400:] for r in requests]
     summary = outputs[0]
     assert f"claude session {sid}" in summary, summary[:400]
     assert f"## Goal\n{goal}" in summary, summary[:600]
