@@ -73,10 +73,8 @@ class Server:
     tools: list[Tool]
     instructions: str | None = None
     out: IO[bytes] = field(default_factory=lambda: sys.stdout.buffer)
-    #: Awaited when stdin ends, after the calls still running are cancelled.
+    #: Awaited when stdin has ended and every call made is answered.
     on_close: Callable[[], Awaitable[None]] | None = None
-    #: What the client said of itself in `initialize` (`clientInfo`), once it has.
-    client: dict[str, Any] = field(default_factory=dict)
     _running: dict[Any, asyncio.Task[None]] = field(default_factory=dict)
 
     def serve(self, source: IO[bytes] | None = None) -> None:
@@ -108,18 +106,18 @@ class Server:
         try:
             message = json.loads(line)
         except ValueError:
-            self._send(_error(None, PARSE_ERROR, "parse error: not JSON"))
+            self._write(_error(None, PARSE_ERROR, "parse error: not JSON"))
             return
         if isinstance(message, list):  # a batch: one array answers it
             if not message:
-                self._send(_error(None, INVALID_REQUEST, "an empty batch"))
+                self._write(_error(None, INVALID_REQUEST, "an empty batch"))
                 return
             task = asyncio.ensure_future(self._batch(message))
             self._running[id(task)] = task
             task.add_done_callback(lambda t: self._running.pop(id(t), None))
             return
         if not isinstance(message, dict):
-            self._send(_error(None, INVALID_REQUEST, "not a JSON-RPC message"))
+            self._write(_error(None, INVALID_REQUEST, "not a JSON-RPC message"))
             return
         if "method" not in message:
             return  # an answer to a request of ours: we send none
@@ -147,7 +145,7 @@ class Server:
     async def _answer(self, message: dict[str, Any]) -> None:
         reply = await self._respond(message)
         if reply is not None:
-            self._send(reply)
+            self._write(reply)
 
     async def _respond(self, message: dict[str, Any]) -> dict[str, Any] | None:
         msg_id, method = message.get("id"), message.get("method")
@@ -176,8 +174,6 @@ class Server:
 
     def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         asked = params.get("protocolVersion")
-        info = params.get("clientInfo")
-        self.client = info if isinstance(info, dict) else {}
         result: dict[str, Any] = {
             "protocolVersion": asked if asked in VERSIONS else VERSIONS[0],
             "capabilities": {"tools": {"listChanged": False}},
@@ -195,9 +191,6 @@ class Server:
             if task is not None:
                 task.cancel()
         # (notifications/initialized and any other: nothing to answer)
-
-    def _send(self, reply: dict[str, Any]) -> None:
-        self._write(reply)
 
     def _write(self, reply: dict[str, Any] | list[dict[str, Any]]) -> None:
         # (ensure_ascii: a lone surrogate from a session file still makes valid UTF-8)
