@@ -1,8 +1,8 @@
 """`avatar mcp --install claude|codex|gemini` (docs/design.md §12): the entry goes into the
 agent's user config, shown first and asked for; every other entry and key is kept, comments
 and all in codex's TOML; the same install twice changes nothing; a file avatar cannot edit
-safely is left as it was, with one line. The real agents reading the entry:
-tests/integration/test_mcp_face.py."""
+safely is left as it was, with one line. `env` (tests/core/conftest.py): an empty home. The
+real agents reading the entry: tests/integration/test_mcp_face.py."""
 
 from __future__ import annotations
 
@@ -17,18 +17,6 @@ import pytest
 from tests.support.drive import avatar
 
 AVATAR = str(Path(sys.executable).parent / "avatar")
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    home = tmp_path / "home"
-    home.mkdir()
-    return {
-        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
-        "HOME": str(home),
-        "AVATAR_CONFIG": str(tmp_path / "no-config.yaml"),
-        "AVATAR_HOME": str(tmp_path / "avatar-home"),
-    }
 
 
 def install(env: dict[str, str], *args: str, code: int = 0) -> str:
