@@ -24,6 +24,7 @@ SUITES = (
     "resume",
     "sandbox",
     "linear",
+    "mcp",
 )
 #: The whole run must finish within these many seconds (issue 14).
 BUDGET = {True: 120.0, False: 600.0}

@@ -430,4 +430,5 @@ cli.lazy = {
     "serve": "avatar.cli.serve_command:serve_command",
     "ps": "avatar.cli.serve_command:ps_command",
     "attach": "avatar.cli.serve_command:attach_command",
+    "mcp": "avatar.cli.mcp.command:mcp_command",
 }

@@ -65,7 +65,7 @@ def list_sessions(
     if json_out:
         # One object per line: still a JSON array, and `indent` would switch json to its
         # pure-Python encoder (~20 µs a session, noticeable at thousands).
-        lines = ",\n".join(json.dumps(_public(s, links), ensure_ascii=False) for s in shown)
+        lines = ",\n".join(json.dumps(listed(s, links), ensure_ascii=False) for s in shown)
         sys.stdout.write(f"[\n{lines}\n]\n" if lines else "[]\n")
         return 0
     if not sessions:
@@ -91,8 +91,9 @@ def list_sessions(
     return 0
 
 
-def _public(info: SessionInfo, links: Mapping[str, Any]) -> dict[str, object]:
-    """`to_public()`, with `parent` and `children` where the session has lineage."""
+def listed(info: SessionInfo, links: Mapping[str, Any]) -> dict[str, object]:
+    """A session as `session list --json` gives it: `to_public()`, with `parent` and
+    `children` where the session has lineage (`links`: `engine.library.lineage()`)."""
     data: dict[str, object] = info.to_public()
     link = links.get(f"{info.provider}/{info.id}")
     if link is not None:
@@ -110,7 +111,7 @@ def show_info(state: AppState, ref: str, *, json_out: bool) -> int:
     """Facts about one session."""
     engine, info = _find(state, ref)
     warn_skipped(engine)
-    data = _public(info, engine.library.lineage())
+    data = listed(info, engine.library.lineage())
     if info.path:
         data["path"] = info.path
     data = engine.registry.secrets().mask_data(data)
@@ -125,11 +126,12 @@ def show_info(state: AppState, ref: str, *, json_out: bool) -> int:
     return 0
 
 
-def render_transcript(transcript: Transcript) -> str:
-    """A transcript as readable text: one block per message."""
+def render_transcript(transcript: Transcript, first: int = 1) -> str:
+    """A transcript as readable text: one block per message, numbered from `first` (a page
+    of a longer one: `avatar mcp`'s `show_session`)."""
     out = []
     label = {"user": "you", "assistant": "assistant", "tool": "tool", "system": "system"}
-    for n, m in enumerate(transcript.messages, 1):  # `fork --at N` counts the same way
+    for n, m in enumerate(transcript.messages, first):  # `fork --at N` counts the same way
         head = f"── {n}. {label[m.role]}" + (" (error)" if m.is_error else "")
         body = [m.text.rstrip()] if m.text.strip() else []
         for call in m.tool_calls:

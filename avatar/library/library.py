@@ -135,6 +135,22 @@ class Library:
         secrets = self.catalog.registry.secrets()
         return write_export(to, render(self.transcript(session), fmt, secrets))
 
+    def handoff(self, session: SessionInfo | str, budget_tokens: int) -> str:
+        """The structured handoff of a session (`avatar.handoff.build_handoff`: its goal,
+        decisions, files, failures and plan, then its newest turns), fitted to `budget_tokens`
+        estimated tokens, secrets masked: what another agent reads to take over or look up
+        the work. Its fixed part is cut too where it alone is over the budget."""
+        from avatar.handoff import build_handoff
+        from avatar.handoff.window import estimate_tokens
+
+        secrets = self.catalog.registry.secrets()
+        text = build_handoff(self.transcript(session), budget_tokens, secrets=secrets)
+        if estimate_tokens(text) <= budget_tokens:
+            return text
+        cut = f"\n[… cut to fit {budget_tokens:,} tokens …]\n"
+        keep = max(0, budget_tokens * 4 - len(cut) - 4)
+        return text[: keep // 2] + cut + text[len(text) - keep // 2 :]
+
     # -- changing --------------------------------------------------------------------------
 
     async def delete(

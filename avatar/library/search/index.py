@@ -151,9 +151,9 @@ class SearchIndex:
         self._discard()
         try:
             return self._update(library)
-        except sqlite3.DatabaseError:  # a read-only file or disk
+        except sqlite3.DatabaseError:  # a read-only file or disk (inside an agent's walls)
             self.close()
-            self._db = _in_memory()
+            self._db = _in_memory(self.path)
             return self._update(library)
 
     def _update(self, library: SessionLibrary) -> int:
@@ -395,8 +395,21 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _in_memory() -> sqlite3.Connection:
-    """An index for this run alone, where none can be written: searches still answer."""
+def _in_memory(copy_of: Path | None = None) -> sqlite3.Connection:
+    """An index for this run alone, where none can be written: searches still answer. It
+    starts as a copy of `copy_of`, the index on disk that cannot be written (`avatar mcp`
+    inside an agent's walls reads it), so that only what changed since is read again."""
     db = sqlite3.connect(":memory:", isolation_level=None)
+    if copy_of is not None and copy_of.is_file():
+        try:
+            source = sqlite3.connect(f"{copy_of.as_uri()}?mode=ro", uri=True)
+            try:
+                if source.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+                    source.backup(db)
+                    return db
+            finally:
+                source.close()
+        except sqlite3.Error:
+            pass  # (unreadable too: built from the stores)
     db.executescript(_SCHEMA)
     return db
