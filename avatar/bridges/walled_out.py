@@ -1,4 +1,4 @@
-"""What an agent was refused outside its walls, said in its error (DESIGN §10).
+"""What an agent was refused outside its walls, said in its error (docs/design.md §10).
 
 An agent that may not write where it keeps its state rarely says so clearly: it exits during
 `initialize`, or answers "Internal error: Cannot call write after a stream was destroyed", and

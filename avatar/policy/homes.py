@@ -1,5 +1,5 @@
-"""The homes avatar guesses for an agent it has no data for (DESIGN §10): an agent from config
-without `state_dirs` keeps its state, by convention, in `~/.NAME/` or under NAME in the XDG
+"""The homes avatar guesses for an agent it has no data for (docs/design.md §10): an agent from
+config without `state_dirs` keeps its state, by convention, in `~/.NAME/` or under NAME in the XDG
 config, data, state and cache homes, NAME being its provider name or its program's (an ACP
 adapter's `-acp` dropped: `pi-acp` runs pi, whose home is `~/.pi/`). Those are the places
 outside the project its walls let it write.
