@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from avatar.core.prompts import Prompt
     from avatar.engine.host import EngineCore
     from avatar.engine.switching import Switcher, SwitchHow
-    from avatar.library.catalog import SessionLibrary
+    from avatar.library.catalog import Catalog
     from avatar.library.library import Deleted, DeleteHow
     from avatar.providers.registry import ProviderSpec
 
@@ -254,7 +254,7 @@ class Agents:
         return await delete_session(self, info, how)
 
     @property
-    def catalog(self) -> SessionLibrary:
+    def catalog(self) -> Catalog:
         """The engine's stores and records."""
         return self.host.catalog
 

@@ -25,7 +25,7 @@ from avatar.library.library import Deleted
 if TYPE_CHECKING:
     from avatar.bridges.base import BaseBridge
     from avatar.engine.open_session import OpenSession
-    from avatar.library.catalog import SessionLibrary
+    from avatar.library.catalog import Catalog
     from avatar.library.library import DeleteHow
     from avatar.sessions.types import SessionInfo
 
@@ -37,7 +37,7 @@ class DeleteHost(Protocol):
     """What deleting needs of the engine."""
 
     @property
-    def catalog(self) -> SessionLibrary:
+    def catalog(self) -> Catalog:
         """The stores and records."""
         ...
 
@@ -70,7 +70,7 @@ async def delete_session(host: DeleteHost, info: SessionInfo, how: DeleteHow) ->
     return Deleted(info, "deleted")
 
 
-def _forgotten(catalog: SessionLibrary, info: SessionInfo, keep_copy: bool) -> str:
+def _forgotten(catalog: Catalog, info: SessionInfo, keep_copy: bool) -> str:
     """What forgetting `info` removes and where the session still lives, one phrase; a
     `UsageError` where forgetting would change nothing anyone sees."""
     name = info.provider
@@ -91,7 +91,7 @@ def _forgotten(catalog: SessionLibrary, info: SessionInfo, keep_copy: bool) -> s
     return f"{what} went (its name and links); the session itself still lives in {where}"
 
 
-def _can_delete(catalog: SessionLibrary, provider: str) -> bool:
+def _can_delete(catalog: Catalog, provider: str) -> bool:
     """`provider` deletes its sessions without avatar asking a running agent: its store
     does, or its own command line (`cli_delete`)."""
     from avatar.bridges.acp.own_cli import CLI_DELETE

@@ -25,7 +25,7 @@ from avatar.engine.library_names import LibraryNames
 from avatar.engine.model_choice import ModelChoice
 from avatar.engine.settings import SettingsPolicy, SettingsSource
 from avatar.library import worktrees
-from avatar.library.catalog import SessionLibrary
+from avatar.library.catalog import Catalog
 from avatar.library.library import Deleted as Deleted  # (what `delete` returns: public)
 from avatar.library.library import DeleteHow, Library
 from avatar.providers.facts import configured_model
@@ -83,7 +83,7 @@ class Engine(LibraryNames):
         self.one_shot = False
         self._listeners: list[Listener] = []
         self.registry = ProviderRegistry(settings, self.env)
-        self.catalog = SessionLibrary(self.registry, self.home)  #: the stores and records
+        self.catalog = Catalog(self.registry, self.home)  #: the stores and records
         #: Every provider's sessions (docs/design.md §8): see `avatar.library.library`.
         self.library = Library(self.catalog, self.cwd, self.home, self._open_id, self._delete)
         self._handler: PermissionHandler | None = None

@@ -37,7 +37,7 @@ from avatar.library.renaming import rename
 if TYPE_CHECKING:
     from avatar.engine.host import SessionHost
     from avatar.engine.open_session import OpenSession
-    from avatar.library.catalog import SessionLibrary
+    from avatar.library.catalog import Catalog
     from avatar.sessions.types import SessionInfo, Transcript
 
 Notify = Callable[[str, str], None]
@@ -90,7 +90,7 @@ async def fork_session(
     return await engine.open_on(cut.provider, OpenRequest.of("resume", cut), how="forked")
 
 
-def _history(catalog: SessionLibrary, info: SessionInfo) -> Transcript | None:
+def _history(catalog: Catalog, info: SessionInfo) -> Transcript | None:
     try:
         return catalog.transcript(info)
     except AvatarError:
@@ -158,7 +158,7 @@ async def _from_copy(
 
 
 def _inherit(
-    catalog: SessionLibrary, provider: str, child: str, parent: str, history: Transcript | None
+    catalog: Catalog, provider: str, child: str, parent: str, history: Transcript | None
 ) -> None:
     """Fork `child` of `parent`: linked, its copy of the turns starting with `history`, and
     named after its parent where the agent named it after handed-over text."""
@@ -168,7 +168,7 @@ def _inherit(
     _fork_name(catalog, provider, child, parent)
 
 
-def _fork_name(catalog: SessionLibrary, provider: str, child: str, parent: str) -> None:
+def _fork_name(catalog: Catalog, provider: str, child: str, parent: str) -> None:
     """Claude's fork is named "<its parent's title> (fork)", and a parent opened with a
     handoff and no generated title is titled by its first prompt, handoff and all: such a
     name becomes the parent's name or title (its user's own words) with the fork mark."""
@@ -186,17 +186,17 @@ def _fork_name(catalog: SessionLibrary, provider: str, child: str, parent: str) 
     rename(catalog, fork, f"{label or f'{provider} session {parent[:8]}'} (fork)")
 
 
-def fork_at(library: SessionLibrary, info: SessionInfo, at: int) -> SessionInfo:
+def fork_at(catalog: Catalog, info: SessionInfo, at: int) -> SessionInfo:
     """Write a new session holding messages 1..`at` of `info` and return it as listed; the
     parent's files are not touched."""
     if at < 1:
         raise UsageError("--at counts messages from 1 (as `session show` numbers them)")
-    store = library.store(info.provider)
+    store = catalog.store(info.provider)
     try:
         if store is None:
             raise NotSupportedError(info.provider, "forking at a message")
         cut = store.fork_at(info, at)
     except NotSupportedError:
         raise ProviderError(f"cannot fork at a message on {info.provider}") from None
-    library.link((info.provider, cut.id), (info.provider, info.id), "fork")
+    catalog.link((info.provider, cut.id), (info.provider, info.id), "fork")
     return cut

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from avatar.core.config import Settings
     from avatar.core.events import BaseEvent, Listener, OpenHow
     from avatar.engine.open_session import OpenSession
-    from avatar.library.catalog import SessionLibrary
+    from avatar.library.catalog import Catalog
     from avatar.policy.secrets import SecretDetector
     from avatar.providers.registry import ProviderRegistry, ProviderSpec
 
@@ -26,7 +26,7 @@ class SessionHost(Protocol):
     cwd: Path
     env: Mapping[str, str]
     settings: Settings
-    catalog: SessionLibrary
+    catalog: Catalog
 
     @property
     def current(self) -> OpenSession | None:

@@ -21,7 +21,7 @@ from avatar.library.renaming import rename
 from avatar.sessions.types import newest_first
 
 if TYPE_CHECKING:
-    from avatar.library.catalog import SessionLibrary
+    from avatar.library.catalog import Catalog
     from avatar.library.lineage import Links
     from avatar.library.search.hits import SearchHit
     from avatar.library.search.index import Progress, SearchIndex
@@ -57,7 +57,7 @@ class Library:
 
     def __init__(
         self,
-        catalog: SessionLibrary,
+        catalog: Catalog,
         cwd: Path,
         home: Path,
         current: Callable[[], str | None],
