@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 
 from avatar.core.errors import UsageError
+from avatar.core.events import SessionStarted
 from avatar.engine.engine import Engine
+from avatar.engine.status import EngineStatus
 from avatar.sessions.claude import ClaudeStore
 from tests.library.helpers import Library, make_library
 from tests.support.drive import avatar
@@ -98,11 +100,11 @@ def _tree(root: Path) -> set[str]:
 def test_prune_deletes_exactly_the_old_sessions(lib: Library) -> None:
     fresh = lib.claude_session("fresh words")
     engine = lib.engine()
-    old = engine.prunable(timedelta(days=1), provider="claude")
+    old = engine.library.prunable(timedelta(days=1), provider="claude")
     old_ids = {s.id for s in old}
     assert len(old) == 2 and fresh not in old_ids  # the two fixture transcripts (Nov 21)
     before = _tree(lib.synth.home)
-    done = asyncio.run(engine.prune(old))
+    done = asyncio.run(engine.library.prune(old))
     assert [d.done if not isinstance(d, str) else d for _, d in done] == ["deleted", "deleted"]
     gone = before - _tree(lib.synth.home)
     assert gone == {
@@ -175,8 +177,12 @@ class _Repl:
 class _OpenOn:
     """The engine with session `opened` open, as `/rename` sees it (no agent started)."""
 
-    def __init__(self, engine: Engine, opened: object) -> None:
-        self.engine, self.session = engine, opened
+    def __init__(self, engine: Engine, opened: SessionStarted) -> None:
+        self.engine, self.opened = engine, opened
+
+    def status(self) -> EngineStatus:
+        o = self.opened
+        return EngineStatus(provider=o.provider, model=None, session_id=o.session_id, how=o.how)
 
     def rename(self, ref: str, name: str) -> object:
         return self.engine.rename(ref, name)

@@ -147,7 +147,8 @@ class Repl:
         if not self._reopened:
             return
         self._reopened = False
-        history = self.engine.history()
+        current = self.engine.current
+        history = current.history() if current is not None else None
         if history is not None:
             self.screen.history(history.messages)
 
@@ -204,7 +205,7 @@ class Repl:
         session may have opened, or changed, since Shift-Tab)."""
         current = self.engine.current
         if current is None and self.mode == menu.PLAN:
-            current = await self.engine.new()
+            current = await self.engine.agent.new()
         if current is None or not current.can_plan:
             if self.mode == menu.PLAN:
                 self.mode = menu.MODES[0]
