@@ -208,9 +208,9 @@ class Agent:
     async def start(
         self, provider: str, *, one_shot: bool = False, replace: bool = True
     ) -> BaseBridge:
-        """`provider`'s agent, started unless it runs (`one_shot`: its one-shot bridge).
-        Unless `replace`, another provider's agent that runs is not stopped: the caller puts
-        this one in its place when of use."""
+        """`provider`'s agent, started unless it runs (`one_shot`: for a one-shot's new
+        session, `bridge_for`). Unless `replace`, another provider's agent that runs is not
+        stopped: the caller puts this one in its place when of use."""
         old = self.bridge
         if old is not None and old.name == provider and old.alive:
             return old
@@ -235,7 +235,8 @@ class Agent:
 
     def bridge_for(self, provider: str, *, one_shot: bool = False) -> BaseBridge:
         """A bridge to `provider`, not started (`start` starts one and keeps it); `one_shot`:
-        the provider's one-shot bridge (`ProviderSpec.one_shot_bridge`)."""
+        for a one-shot's new session, which adopts the agent `Engine.launch_ahead` started
+        (any other open stops that one: it was started for a new session)."""
         host = self.host
         spec = host.registry.spec(provider)
         ahead = host.ahead.take(provider)
@@ -259,8 +260,7 @@ class Agent:
             ahead=ahead,
             trust=host.trust,
         )
-        path = spec.one_shot_bridge if one_shot else spec.bridge
-        return load_class(path, BaseBridge)(ctx)  # type: ignore[type-abstract]
+        return load_class(spec.bridge, BaseBridge)(ctx)  # type: ignore[type-abstract]
 
     async def refresh(self, provider: str) -> list[SessionInfo]:
         """`engine.sessions(provider)`, after asking the agent itself (`session/list`, where

@@ -84,8 +84,8 @@ class Engine:
         #: The avatar git worktree sessions run in (`enter_worktree`, or a resumed session's).
         self.worktree: Path | None = worktrees.avatar_worktree(self.cwd)
         self.wait_busy = True  # a session another process holds: wait, or fail (`--no-wait`)
-        #: Only one turn on a new session will run (`chat`): a new session opens on the
-        #: provider's `one_shot_bridge` (an ACP agent without the SDK).
+        #: Only one turn on a new session will run (`chat`): its agent may be started ahead
+        #: (`launch_ahead`).
         self.one_shot = False
         self._listeners: list[Listener] = []
         #: The providers: their table, their environment, the secret detector.
@@ -424,9 +424,9 @@ class Engine:
     def launch_ahead(self) -> None:
         """Start now, before the event loop runs, the agent the next `open()` of a new one-shot
         session (`one_shot`) will run on, so that it boots while the caller loads the rest of
-        what a turn needs (a cold `avatar chat`: benchmarks/oneshot.py). Only an ACP agent's
-        one-shot bridge adopts it (`avatar.engine.ahead`); one no session took is stopped by
-        the next open or `close()`."""
+        what a turn needs (a cold `avatar chat`: benchmarks/oneshot.py). Only an ACP agent is
+        started ahead (`avatar.engine.ahead`); one no session took is stopped by the next open
+        or `close()`."""
         if self.one_shot:
             from avatar.bridges.held_back import holding
 
