@@ -20,6 +20,7 @@ from avatar.engine.status import EngineStatus
 from avatar.sessions.claude import ClaudeStore
 from tests.library.helpers import Library, make_library
 from tests.support.drive import avatar
+from tests.support.slash import SlashRepl
 
 
 @pytest.fixture
@@ -163,17 +164,6 @@ def test_cli_search_rename_and_prune(lib: Library) -> None:
     assert os.path.exists(lib.claude_dir() / f"{sid}.jsonl")
 
 
-class _Repl:
-    """What the slash handlers use of the REPL: its engine and `say`."""
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self.lines: list[str] = []
-
-    def say(self, text: str, style: str | None = None) -> None:
-        self.lines.append(text)
-
-
 class _OpenOn:
     """The engine with session `opened` open, as `/rename` sees it (no agent started)."""
 
@@ -193,7 +183,7 @@ def test_slash_search_and_rename(lib: Library) -> None:
     from avatar.core.events import SessionStarted
 
     sid = lib.claude_session("the tapir migration")
-    repl = _Repl(lib.engine())
+    repl = SlashRepl(lib.engine())
     search, rename = lookup("/search"), lookup("/rename")
     assert search is not None and rename is not None
     asyncio.run(search.handler(repl, ["tapir"]))  # type: ignore[arg-type]

@@ -23,7 +23,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from avatar.cli.repl import menu
-from avatar.cli.repl.attach import attach
+from avatar.cli.repl.mentions import read_mentions
 from avatar.cli.repl.screen import Screen
 from avatar.cli.repl.slash import lookup
 from avatar.cli.repl.status_line import (
@@ -278,7 +278,7 @@ class Repl:
             if self.hosting is not None:
                 self.hosting.turn_started(prompt, client)
             try:
-                asked = attach(prompt, self.engine.cwd)
+                asked = read_mentions(prompt, self.engine.cwd)
                 await self._apply_mode()
                 for image in asked.images:
                     self.say(f"(attached image {image.summary})", "dim")
