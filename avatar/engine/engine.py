@@ -133,6 +133,8 @@ class Engine:
             settings, root, provider=provider, env=env, home=home, add_dirs=add_dirs, source=source
         )
 
+    #: The project's `.avatar.yaml` (`avatar.engine.config_layers.project_config`): the CLI's
+    #: door to it for `avatar trust`, before any engine is built.
     project_config = staticmethod(project_config)
 
     def project_trust(self, config: ProjectConfig | None) -> ProjectTrust:
