@@ -84,7 +84,7 @@ def show_providers(state: AppState, *, json_out: bool) -> int:
     """Print the provider table (or JSON): the core five always, other agents when found."""
     engine = state.engine()
     cache = CapabilityCache(engine.home)
-    specs = engine.providers()
+    specs = engine.registry.specs()
     # Version probes may spawn a CLI; run them side by side.
     with ThreadPoolExecutor(max_workers=len(specs) or 1) as pool:
         rows = list(pool.map(lambda s: detect(engine, s, cache), specs))

@@ -27,7 +27,7 @@ GONE = " [files gone]"
 
 def warn_skipped(engine: Engine) -> None:
     """One `warning:` line on stderr for each file the stores skipped while reading."""
-    for line in engine.warnings():  # (they quote file names and content from the stores)
+    for line in engine.library.warnings():  # (they quote file names and content from the stores)
         sys.stderr.write(for_terminal(f"warning: {line}\n", sys.stderr))
 
 
@@ -53,7 +53,7 @@ def list_sessions(
 
         async def ask(name: str) -> None:
             try:
-                await engine.refresh(name)
+                await engine.agent.refresh(name)
             finally:
                 await engine.close()
 
@@ -231,7 +231,7 @@ def fork(state: AppState, ref: str, at: int | None = None, *, from_copy: bool = 
         engine = state.engine()
         engine.subscribe(shown)
         try:
-            started = await engine.fork(ref, at, from_copy=from_copy)
+            started = await engine.agent.fork(ref, at, from_copy=from_copy)
         finally:
             await engine.close()
         sys.stdout.write(started.session_id + "\n")

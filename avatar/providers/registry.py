@@ -30,9 +30,8 @@ Transport = Literal["acp", "stream-json", "native"]
 BRIDGES_BIN = Path(__file__).resolve().parents[2] / "bridges" / "node_modules" / ".bin"
 
 
-#: The bridge of every ACP agent, and the one for a one-shot on a new session (no SDK).
+#: The bridge of every ACP agent.
 ACP_BRIDGE = "avatar.bridges.acp.bridge:ACPBridge"
-ACP_ONE_SHOT_BRIDGE = "avatar.bridges.acp.oneshot:OneShotBridge"
 
 
 @dataclass(frozen=True)
@@ -91,12 +90,6 @@ class ProviderSpec:
     untrusted_env: dict[str, str] = field(default_factory=dict)
     untrusted_meta: dict[str, Any] = field(default_factory=dict)
     builtin: bool = True  # one of the five providers always offered (others: when found)
-
-    @property
-    def one_shot_bridge(self) -> str:
-        """The bridge for one turn on a new session (`chat` without --resume and the like):
-        the SDK-free one where the ACP bridge would run, else the provider's own."""
-        return ACP_ONE_SHOT_BRIDGE if self.bridge == ACP_BRIDGE else self.bridge
 
     @property
     def executable(self) -> str | None:

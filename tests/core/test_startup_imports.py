@@ -18,7 +18,6 @@ import pytest
 import avatar
 
 HEAVY = (
-    "acp",
     "prompt_toolkit",
     "rich",
     "httpx",

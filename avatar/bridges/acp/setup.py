@@ -64,7 +64,7 @@ class AgentSetup:
 
 
 def session_capabilities(agent_capabilities: Any) -> SessionCapabilities:
-    """docs/design.md §2: every `agent_capabilities` field (the SDK's object, or the wire's dict)
+    """docs/design.md §2: every `agentCapabilities` field (as `initialize` answered them)
     mapped into `SessionCapabilities`."""
     agent = agent_capabilities
     session = get(agent, "session_capabilities", "sessionCapabilities") if agent else None

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from avatar.cli.output.render import session_line
-from avatar.cli.repl.attach import detach_files
+from avatar.cli.repl.mentions import strip_inlined
 from avatar.core.diffs import (
     Edit,
     EditLog,
@@ -366,7 +366,7 @@ class Screen:
         """The last turns of a resumed session: user lines, answers condensed, tool calls as
         their one-line summaries."""
         # A user message is shown as typed: no attached file, handoff or agent's own context.
-        said = {id(m): detach_files(m.said) for m in messages if m.role == "user"}
+        said = {id(m): strip_inlined(m.said) for m in messages if m.role == "user"}
         shown = [m for m in messages if m.role == "assistant" or said.get(id(m))][-limit:]
         if not shown:
             return

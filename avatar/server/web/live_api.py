@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from avatar.core.errors import AvatarError, UsageError
-from avatar.core.prompts import MAX_IMAGE_BYTES, Attachment, Prompt, image_mime
+from avatar.core.prompts import MAX_IMAGE_BYTES, Image, Prompt, image_mime
 from avatar.core.tasks import BackgroundTasks
 from avatar.policy.permissions import Refusal
 from avatar.server.web.holder import HELD, HOLDER
@@ -74,7 +74,7 @@ async def events(request: Request) -> Response:
     return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
 
 
-def _image(given: Any) -> Attachment:
+def _image(given: Any) -> Image:
     """An image the page attached (`{name, data}`, the bytes as base64), checked as the
     REPL's `@image` is: by its first bytes, and its size."""
     if not isinstance(given, dict):
@@ -89,7 +89,7 @@ def _image(given: Any) -> Attachment:
     mime = image_mime(data)
     if mime is None:
         raise UsageError(f"{name}: not an image avatar can attach (png, jpeg, gif or webp)")
-    return Attachment(name, mime, data)
+    return Image(name, mime, data)
 
 
 async def prompt(request: Request) -> Response:

@@ -114,7 +114,7 @@ def _earlier(live: LiveSession) -> str:
     transcript = before_live(live)
     if transcript is None:
         return ""
-    html = body(prepare(transcript, live.engine.secrets()))
+    html = body(prepare(transcript, live.engine.registry.secrets()))
     return (
         f'<details class="earlier" open><summary>Earlier in this session</summary>{html}</details>'
     )
@@ -132,7 +132,7 @@ async def chat(request: Request) -> Response:
         )
         return HTMLResponse(page("Not live", said), status_code=404)
     info = live.info()
-    providers = [s.name for s in live.engine.providers()]
+    providers = [s.name for s in live.engine.registry.specs()]
     options = "".join(
         f"<option{' selected' if p == info.provider else ''}>{escape(p)}</option>"
         for p in providers
