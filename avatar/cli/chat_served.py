@@ -76,9 +76,10 @@ async def served_chat(served: Served, engine: Engine, prompt: Prompt, **how: Any
             opening.cancel()
             return 130
         live = opening.result()
-        if live.opener != me and live.engine.session is not None:
+        joined = live.engine.current
+        if live.opener != me and joined is not None:
             # joined a live session: its `session:` line, as a resume prints it
-            renderer.on_event(replace(live.engine.session, how="resumed"))
+            renderer.on_event(replace(joined.started, how="resumed"))
         return await _turn(live, me, prompt, renderer, ended, interrupted)
     finally:
         listening.cancel()

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from avatar.core.diffs import FileChange
 from avatar.core.errors import AvatarError, NotSupportedError, SessionNotFoundError, UsageError
@@ -34,9 +34,7 @@ from avatar.policy.readable import expand
 from avatar.sessions.jsonl import title_from
 
 if TYPE_CHECKING:
-    from avatar.bridges.base import OpenRequest
-    from avatar.core.events import BaseEvent, OpenHow
-    from avatar.engine.host import EngineCore
+    from avatar.engine.host import EngineCore, Opener
     from avatar.engine.open_session import OpenSession
     from avatar.library.checkpoints.restore import Restored
     from avatar.sessions.types import SessionInfo, Transcript
@@ -45,25 +43,6 @@ Notify = Callable[[str, str], None]
 #: How many characters of the user's words a turn keeps (masked), to show and to find it by.
 PROMPT_CHARS = 200
 _BINARY = "(binary file)"
-
-
-class Opener(Protocol):
-    """What a rewind needs of the engine's agent: the session open, opening one, a turn."""
-
-    @property
-    def current(self) -> OpenSession | None:
-        """The open session; None when none is."""
-        ...
-
-    async def open_on(
-        self, provider: str, request: OpenRequest, how: OpenHow | None = None
-    ) -> OpenSession:
-        """Start `provider` and open a session on it as `request` says."""
-        ...
-
-    def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
-        """Run one turn on the open session."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -340,7 +319,7 @@ class Checkpoints:
         except NotSupportedError:
             history = replace(transcript, messages=transcript.messages[:at])
             with self.paused():
-                opened, how = await seeded_copy(host, provider, info.id, history)
+                opened, how = await seeded_copy(host, agent, provider, info.id, history)
             said = "written into its own store" if how == "imported" else "handed to it"
             return opened, (
                 f"rewind: {provider} cannot fork at a turn, so a new session holds {kept} of "

@@ -1,9 +1,9 @@
 """Rewind for every agent (issue 33): the real native agent, Claude Code, claude-agent-acp,
-codex-acp and Gemini CLI against the fake model server, in `avatar repl` fed line by line. The
-agent edits one file with its own edit tool in one turn and, in the next, rewrites another and
-adds a third with a shell command; `/rewind` to before the first of those turns puts every file back byte for byte (the
-added ones gone), and the next prompt's request holds the turn before them and not the rewound
-turns. `avatar session rewind` does the same for scripts.
+codex-acp and Gemini CLI against the fake model server, in `avatar repl` fed line by line. The agent
+edits one file with its own edit tool in one turn and, in the next, rewrites another and adds a
+third with a shell command; `/rewind` to before the first of those turns puts every file back
+byte for byte (the added ones gone), and the next prompt's request holds the turn before them
+and not the rewound turns. `avatar session rewind` does the same for scripts.
 """
 
 from __future__ import annotations

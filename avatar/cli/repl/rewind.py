@@ -2,8 +2,8 @@
 the files, the conversation or both restored to before the turn chosen (docs/design.md §12).
 `/diff --rewind N` shows what such a rewind would undo.
 
-At a terminal, `/rewind` alone asks which turn (a picker over the turns, newest first) and
-what to restore; elsewhere it lists the turns and says how to choose.
+At a terminal, `/rewind` alone lists the turns and asks which (Tab offers them, newest first)
+and what to restore; elsewhere it lists the turns and says how to choose.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ async def rewind(repl: ReplHost, args: list[str]) -> bool:
     """`/rewind`: list the turns, or rewind to before one."""
     checkpoints = repl.engine.checkpoints
     if not args:
-        if repl.engine.session is None:
+        if repl.engine.status().session_id is None:
             repl.say("no session yet: nothing to rewind")
             return False
         turns = checkpoints.turns()
@@ -73,7 +73,7 @@ async def pick(repl: ReplHost) -> list[str] | None:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.completion import WordCompleter
 
-    if repl.engine.session is None:
+    if repl.engine.status().session_id is None:
         return None
     turns = repl.engine.checkpoints.turns()
     if not turns:
@@ -84,15 +84,15 @@ async def pick(repl: ReplHost) -> list[str] | None:
     which: PromptSession[str] = PromptSession(
         message="rewind to before turn › ",
         completer=WordCompleter(numbers, display_dict=shown, sentence=True),
-        complete_while_typing=True,
-        bottom_toolbar="a turn's number, or arrows to choose · Enter · Ctrl-C cancels",
+        complete_while_typing=False,  # (a menu drawn over the list above would hide it)
+        bottom_toolbar="a turn's number (Tab: the turns to choose from) · Enter · Ctrl-C cancels",
     )
     what: PromptSession[str] = PromptSession(
         message="restore [b]oth, [f]iles only or [c]onversation only? › ",
         bottom_toolbar="b, f or c (Enter: both) · Ctrl-C cancels",
     )
     try:
-        chosen = (await which.prompt_async(pre_run=which.default_buffer.start_completion)).strip()
+        chosen = (await which.prompt_async()).strip()
         if chosen not in shown:
             if chosen:
                 repl.say(f"no turn {chosen} (/rewind lists them)")
