@@ -95,13 +95,14 @@ async def served_chat(served: Served, engine: Engine, prompt: Prompt, **how: Any
             return 130
         live = opening.result()
         opened.append(live.opener == me)
+        joined = live.engine.current
         if opened[0]:  # what opening it said
             for data in early:
                 render(data)
-        elif live.engine.session is not None:
+        elif joined is not None:
             # joined a live session: its `session:` line, as a resume prints it (what the
             # other clients' turns said is theirs)
-            renderer.on_event(replace(live.engine.session, how="resumed"))
+            renderer.on_event(replace(joined.started, how="resumed"))
         early.clear()
         rule = engine.settings.permission
         return await _turn(live, me, prompt, rule, renderer, ended, interrupted)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from avatar.core.errors import AvatarError
-from avatar.providers.registry import ACP_ONE_SHOT_BRIDGE
+from avatar.providers.registry import ACP_BRIDGE
 
 if TYPE_CHECKING:
     from avatar.bridges.acp.launch import Ahead
@@ -33,10 +33,10 @@ class StartedAhead:
         env: Mapping[str, str],
         holding: Callable[[Path], Holding],
     ) -> None:
-        """Start `spec`'s agent now, where its one-shot bridge can adopt it (an ACP agent),
+        """Start `spec`'s agent now, where its bridge can adopt it (an ACP agent's),
         without what `holding(cwd)` holds back of the project's config; nothing when one was
         started already, or it cannot start (the open then says why)."""
-        if self._started is not None or spec.one_shot_bridge != ACP_ONE_SHOT_BRIDGE:
+        if self._started is not None or spec.bridge != ACP_BRIDGE:
             return
         from avatar.bridges.acp.launch import AgentLaunch, Ahead
 

@@ -1,4 +1,4 @@
-"""Warm agents (DESIGN §11): for each provider and project a session was opened on, one more
+"""Warm agents (docs/design.md §11): for each provider and project a session was opened on, one more
 engine whose agent is started and initialized, ready for the next session of the same key.
 
 The key is everything the agent was started with: the provider, the project, the settings
@@ -6,7 +6,7 @@ The key is everything the agent was started with: the provider, the project, the
 the environment, avatar's home, the extra directories and `--trust`. A session asked for with
 another key (a config edited, a project file trusted) gets a new agent and the old warm one
 stops.
-The agents start through the engine, as any other (`Engine.running`): the sandbox walls and
+The agents start through the engine, as any other (`engine.agent.start`): the sandbox walls and
 everything else of starting an agent apply to them alike.
 """
 
@@ -50,7 +50,7 @@ class _Warm:
         return self.task
 
     async def _started(self) -> None:
-        bridge = await self.engine.running(self.key[0])
+        bridge = await self.engine.agent.start(self.key[0])
         await bridge.warm_up()  # (its first session's own costs, where that leaves no trace)
 
 

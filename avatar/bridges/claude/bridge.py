@@ -167,7 +167,13 @@ class ClaudeBridge(BaseBridge):
         spec = self.ctx.spec
         policy = ScopePolicy(self.ctx.settings.scope, cwd, self.ctx.additional_dirs)
         walls = sandbox.for_agent(
-            policy, spec.state_dirs, env, spec.state_protected, spec.state_projects, held.covered
+            policy,
+            spec.state_dirs,
+            env,
+            spec.state_protected,
+            spec.state_projects,
+            held.covered,
+            guessed=spec.state_guessed,
         )
         held.check(self.name, cwd, walls, policy.sandbox_mode)
         said = held.notice(self.name, cwd)
