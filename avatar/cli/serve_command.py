@@ -73,20 +73,30 @@ def serve_command(idle_exit: str | None, stop: bool, web: bool, port: int | None
 
 
 def _stop() -> int:
-    from avatar.server.client import connect, wait_released
+    from avatar.server.client import connect, pidfd_of, wait_ended, wait_released
     from avatar.server.protocol import socket_path
 
     conn = connect()
     if conn is None:
         raise AvatarError("no server is running")
     try:
+        # (taken before it is asked to stop: a pidfd stays that process's, its pid may not)
+        server = pidfd_of(conn)
         answer = conn.request({"op": "stop"})
     finally:
         conn.close()
-    if "ok" not in answer:  # (refused: a process inside avatar's walls asked)
-        raise AvatarError(str(answer.get("error") or "the server did not answer"))
-    pid = int(answer["ok"])
-    wait_released(Path(socket_path()).parent / "server.lock", 30)  # it and its agents are gone
+    try:
+        if "ok" not in answer:  # (refused: a process inside avatar's walls asked)
+            raise AvatarError(str(answer.get("error") or "the server did not answer"))
+        pid = int(answer["ok"])
+        wait_released(Path(socket_path()).parent / "server.lock", 30)  # its agents are gone
+        # The lock is let go as the server ends, a moment before its process does: `--stop`
+        # returns once that process has ended too, so that a script can start the next.
+        if server is not None:
+            wait_ended(server, 30)
+    finally:
+        if server is not None:
+            os.close(server)
     sys.stderr.write(f"stopped the server (pid {pid})\n")
     return 0
 

@@ -227,3 +227,32 @@ def wait_released(lock: str | os.PathLike[str], seconds: float) -> None:
             return
     finally:
         os.close(fd)
+
+
+def pidfd_of(conn: Connection) -> int | None:
+    """A pidfd of the server at the other end of `conn` (the caller closes it): the kernel's
+    own where it gives one, else one opened on the pid it names (None: the server is gone)."""
+    import socket
+
+    from avatar.server.peer import peer_creds, peer_pidfd
+
+    sock = socket.socket(fileno=os.dup(conn.sock.fileno()))
+    try:
+        fd = peer_pidfd(sock)
+        if fd is not None:
+            return fd
+        try:
+            return os.pidfd_open(peer_creds(sock)[0])
+        except OSError:
+            return None
+    finally:
+        sock.close()
+
+
+def wait_ended(pidfd: int, seconds: float) -> None:
+    """Wait (up to `seconds`) until the process of `pidfd` has ended (reaped or not)."""
+    import select
+
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)  # (readable once the process has exited)
+    poller.poll(int(seconds * 1000))
