@@ -38,7 +38,9 @@ off by default):
 - ``auth_method``: refuse ``session/new`` until ``authenticate`` with that method id;
 - ``crash_on_new``: exit during ``session/new``; ``new_delay``: seconds it takes to answer
   ``session/new`` (a slow agent);
-- in a prompt: ``crash`` (send a chunk, print to stderr, exit 3), ``stderr_flood`` (bytes
+- in a prompt: ``crash`` (send a chunk, print to stderr, exit 3), ``raise_on`` (a prompt
+  holding this text: send a chunk, then raise, so the SDK answers the prompt with an internal
+  error while the agent lives on), ``stderr_flood`` (bytes
   written to stderr first), ``permission`` (ask, report the option chosen), ``edit`` (an
   agent that edits files itself, as codex does: announce a tool call ``{"kind", "path",
   "text", "announce"}`` — with ``announce`` its facts come in a ``tool_call`` update and the
@@ -147,6 +149,7 @@ class FakeConfig:
     replay_gap: float = 0.0
     auth_method: str | None = None
     crash: bool = False
+    raise_on: str | None = None
     crash_on_new: bool = False
     stderr_flood: int = 0
     permission: bool = False
@@ -521,6 +524,12 @@ class FakeAgent:
             sys.stderr.write("fake agent: about to crash\nfake agent: fatal: out of cheese\n")
             sys.stderr.flush()
             os._exit(3)
+        if c.raise_on and c.raise_on in text:
+            await self._update(
+                session_id,
+                AgentMessageChunk(session_update="agent_message_chunk", content=_text("partial ")),
+            )
+            raise RuntimeError("the fake agent tripped inside the turn")
         if c.stderr_flood:
             line = b"x" * 1023 + b"\n"
             for _ in range(c.stderr_flood // len(line)):
