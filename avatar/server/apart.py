@@ -1,5 +1,5 @@
 """Work for one client done apart from the server's event loop, in a child process forked from
-the server (DESIGN §11: served reads run off the event loop).
+the server (docs/design.md §11: served reads run off the event loop).
 
 A served read (`session list`, `show`, `search`, …) runs as the client's process would have:
 with the client's environment, directory and output streams, which are the process's own
