@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from avatar.cli.output.render import LineRenderer
+from avatar.cli.output.render import LineRenderer, error_line
 from avatar.core.events import Notice, event_from_dict
 from avatar.policy.terminal_text import for_terminal
 from avatar.server.hub import OpenOptions
@@ -143,7 +143,10 @@ async def _turn(
     finally:
         canceller.cancel()
     if result["error"] is not None:
-        renderer.err.write(for_terminal(f"avatar: {result['error']}\n", renderer.err))
+        line = f"avatar: {result['error']}"
+        # (said once: an agent's death can come as an error event of the turn too)
+        if not any(error_line(error) == line for error in renderer.errors):
+            renderer.err.write(for_terminal(line + "\n", renderer.err))
         return int(result["exit"])
     if interrupted.is_set() or renderer.stop_reason == "cancelled":
         return 130

@@ -2,11 +2,12 @@
 acceptance), a real `avatar serve` with four fake ACP agents:
 
 - a live session whose agent raises inside a turn: that client gets one error line and a
-  non-zero exit, and the session goes on (the next prompt on it is answered);
-- then 20 clients on the 4 agents for 2 minutes, each opening a session and resuming it turn
-  after turn, while agents are killed in between: every command gets an answer or one error
-  line, none waits past its timeout, and every answered turn is in its session's transcript
-  (the agent's own store), in order.
+  non-zero exit, and the session goes on (another client's prompt sent to it at the same
+  moment is answered);
+- then 20 clients on the 4 agents for 2 minutes, two on each session, resuming it turn after
+  turn, while agents are killed in between: every command gets its own answer (never the
+  other client's) or one error line, none waits past its timeout, and every answered turn is
+  in its session's transcript (the agent's own store), each client's in order.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +26,7 @@ import pytest
 
 from tests.support import served_load
 from tests.support.acp_agent import provider_entry
-from tests.support.drive import SESSION_LINE
+from tests.support.drive import SESSION_LINE, avatar
 from tests.support.homes import AgentHome
 from tests.support.served import processes_with, serving
 
@@ -72,6 +75,21 @@ def _transcript(state: Path, session: str) -> list[str]:
     return [m["text"] for m in data["history"] if m["role"] == "user"]
 
 
+def _together(*commands: Callable[[], served_load.Answer]) -> list[served_load.Answer]:
+    """Run `commands` at the same moment, each as a client of its own; their answers."""
+    got: list[served_load.Answer] = [served_load.Answer() for _ in commands]
+
+    def one(i: int) -> None:
+        got[i] = commands[i]()
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(commands))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return got
+
+
 def test_a_raising_agent_then_twenty_clients_on_four_agents_with_kills(
     agent_home: AgentHome, avatar_env: dict[str, str]
 ) -> None:
@@ -83,20 +101,38 @@ def test_a_raising_agent_then_twenty_clients_on_four_agents_with_kills(
     }
     (agent_home.root / "avatar-config.yaml").write_text(json.dumps({"providers": providers}))
 
-    with serving(env, cwd):
-        # A turn the agent raises in: one error line; the session takes the next prompt.
-        raised = served_load.run(env, cwd, "-p", "agent0", "chat", "please explode", timeout=60)
-        assert raised.code not in (0, None) and not raised.timed_out, raised
-        assert len(_error_lines(raised)) == 1, raised.err
-        session = _session(raised)
-        assert session is not None, raised.err
-        after = served_load.run(
-            env, cwd, "-p", "agent0", "chat", "--resume", session, "and now?", timeout=60
-        )
-        assert after.code == 0, after
-        assert "to 'and now?'" in after.out
+    def chat(agent: str, prompt: str, session: str | None = None) -> served_load.Answer:
+        """`avatar -p AGENT chat [--resume SESSION] PROMPT`, a client process of its own (the
+        server tells its clients apart by their process)."""
+        resume = ["--resume", session] if session else []
+        try:
+            done = avatar(env, cwd, "-p", agent, "chat", *resume, prompt, timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            return served_load.Answer(timed_out=True)
+        return served_load.Answer(done.stdout, done.stderr, done.returncode)
 
-        clients = [Client(n, f"agent{n % AGENTS}") for n in range(CLIENTS)]
+    with serving(env, cwd):
+        # A live session whose agent raises inside a turn while another client's prompt
+        # waits on it: that turn is one error line, the other is answered.
+        opened = chat("agent0", "hello")
+        session = _session(opened)
+        assert opened.code == 0 and session is not None, opened
+        raised, after = _together(
+            lambda: chat("agent0", "please explode", session),
+            lambda: chat("agent0", "and now?", session),
+        )
+        assert not raised.timed_out and raised.code not in (0, None), raised
+        assert len(_error_lines(raised)) == 1, raised.err
+        assert "explode" not in after.out and after.out.count("reply ") == 1, after
+        assert after.code == 0 and "to 'and now?'" in after.out, after
+
+        # Two clients on each session, a session of its own for each pair.
+        pairs = CLIENTS // 2
+        clients = [Client(n, f"agent{n % pairs % AGENTS}") for n in range(CLIENTS)]
+        for first, second in zip(clients[:pairs], clients[pairs:], strict=True):
+            got = chat(first.agent, f"the session of clients {first.number}, {second.number}")
+            assert got.code == 0, got
+            first.session = second.session = _session(got)
         deadline = time.monotonic() + DURATION
         stop = threading.Event()
         killed: list[str] = []
@@ -106,13 +142,9 @@ def test_a_raising_agent_then_twenty_clients_on_four_agents_with_kills(
             while time.monotonic() < deadline:
                 turn += 1
                 prompt = f"client {client.number} turn {turn}"
-                argv = ["-p", client.agent, "chat"]
-                if client.session is not None:
-                    argv += ["--resume", client.session]
-                got = served_load.run(env, cwd, *argv, prompt, timeout=TIMEOUT)
+                got = chat(client.agent, prompt, client.session)
                 client.answers.append((prompt, got))
                 if got.code == 0:
-                    client.session = client.session or _session(got)
                     client.answered.append(prompt)
 
         def kill() -> None:
@@ -141,8 +173,8 @@ def test_a_raising_agent_then_twenty_clients_on_four_agents_with_kills(
     for client in clients:
         for prompt, got in client.answers:
             assert not got.timed_out, (prompt, got)
-            if got.code == 0:
-                assert f"to '{prompt}'" in got.out, (prompt, got)
+            if got.code == 0:  # its own answer, and only its own (never the other client's)
+                assert f"to '{prompt}'" in got.out and got.out.count("reply ") == 1, (prompt, got)
             else:
                 said = _error_lines(got)
                 assert got.code is not None and len(said) == 1, (prompt, got)

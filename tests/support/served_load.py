@@ -1,14 +1,17 @@
 """Served commands in bulk, as clients send them (`avatar.server.protocol`), without starting
 an `avatar` process for each: a `run` request as `avatar.server.client.served` makes it, `ps`,
 and an attach to a hosted session and its detach (the host stands for a REPL that runs the
-session in its own process). For the memory test and benchmark, and the stress test.
+session in its own process). For the memory test and benchmark.
 
-A command's answer is what its client would print and its exit code (`Answer`); a client
-that waits past its timeout is an `Answer` with `timed_out`.
+Every request comes from this one process, and the server tells its clients apart by their
+process: send them one after another (concurrent clients are processes of their own, as in the
+stress test). A command's answer is what its client would print and its exit code (`Answer`);
+a client that waits past its timeout is an `Answer` with `timed_out`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -169,6 +172,8 @@ class Host:
 
     def close(self) -> None:
         """The REPL leaves."""
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)  # (wakes the reader)
         self._sock.close()
         self._reading.join(5)
 
