@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from avatar.engine.config_layers import ProjectConfig
     from avatar.engine.open_session import OpenSession
     from avatar.engine.project_trust import ProjectTrust
+    from avatar.engine.shell import ShellResult
     from avatar.engine.status import EngineStatus
     from avatar.engine.switching import SwitchHow
     from avatar.library.search.hits import SearchHit
@@ -395,6 +396,16 @@ class Engine:
         if self.current is None:
             raise AvatarError("no session is open")
         return await self.current.compact()
+
+    async def shell(self, command: str, show: Callable[[str], None]) -> ShellResult:
+        """Run the user's own `command` (`!command` in the REPL) in the project, inside the
+        commands' walls, passing its output to `show` as it comes (`avatar.engine.shell`)."""
+        from avatar.engine.shell import run_shell  # the walls: not for a listing
+
+        scope, add_dirs = self.settings.scope, self.add_dirs
+        return await run_shell(
+            command, scope=scope, cwd=self.cwd, add_dirs=add_dirs, env=self.env, show=show
+        )
 
     def status(self) -> EngineStatus:
         """Provider, model, session and capabilities, as they are now."""
