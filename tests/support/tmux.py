@@ -72,8 +72,11 @@ class Terminal:
             self._tmux("send-keys", "-t", "t", "Enter")
 
     def paste(self, text: str) -> None:
-        """Paste `text` as a terminal does when a file is dropped on it (bracketed paste)."""
-        self._tmux("set-buffer", "--", text)
+        """Paste `text` as a terminal does when a file is dropped on it or text is pasted
+        (bracketed paste). (Through a file: `set-buffer` refuses a long text.)"""
+        held = Path(self._dir.name) / "pasted"
+        held.write_text(text, encoding="utf-8")
+        self._tmux("load-buffer", str(held))
         self._tmux("paste-buffer", "-p", "-t", "t")
 
     def keys(self, *keys: str) -> None:
