@@ -319,8 +319,8 @@ class Agent:
         current = self.current
         pending = current.conversation.pending if current is not None else None
         model = host.models.of(spec.name) if spec is not None else None
-        if model is None and spec is not None and bridge is None:
-            model = host.models.default(spec.name)  # what the first prompt will run
+        if model is None and spec is not None:  # what the agent runs, until it says itself
+            model = host.models.default(spec.name)  # (claude says only with its first turn)
         started = current.started if current is not None else None
         return describe(spec, model, bridge, started, pending, walls, self.meter.numbers)
 
