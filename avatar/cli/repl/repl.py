@@ -66,6 +66,8 @@ class Repl:
     def __init__(self, engine: Engine, screen: Screen | None = None) -> None:
         self.engine = engine
         self.screen = screen or Screen()
+        # The turn's end line says the engine's count (what the status line and `ps` say).
+        self.screen.turn_tokens = lambda: self.engine.status().numbers.turn_tokens
         self.engine.set_permission_handler(self.ask_permission)
         self.engine.subscribe(self._on_event)
         self.work: asyncio.Task[None] | None = None  # the running turn or slow command
@@ -402,7 +404,7 @@ class Repl:
         if cmd.name == "/resume" and len(words) == 1 and sys.stdin.isatty():
             from avatar.cli.repl.picker import pick_session
 
-            chosen = await pick_session(self.engine.sessions())
+            chosen = await pick_session(self.engine.sessions(), self.engine.transcript)
             if chosen is None:
                 return False
             words.append(chosen.id)
