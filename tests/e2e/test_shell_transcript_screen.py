@@ -12,6 +12,7 @@ import pytest
 
 from tests.e2e.test_prompt_tools_screen import AGENTS, _main, _needs, _users
 from tests.e2e.test_terminal import AVATAR, PROMPT, TURN_DONE, repl
+from tests.support.drive import talk
 from tests.support.homes import AgentHome, avatar_env
 from tests.support.model_server import FakeModelServer, Reply
 from tests.support.tmux import Terminal
@@ -103,3 +104,39 @@ def test_ctrl_o_shows_every_tool_s_whole_output_and_the_thinking_in_a_pager(
         term.keys("q")
         term.wait_for(PROMPT)
     assert _main(model_server, api)
+
+
+@pytest.mark.parametrize(("provider", "api"), AGENTS)
+def test_cost_shows_this_session_and_today_per_provider(
+    agent_home: AgentHome, model_server: FakeModelServer, provider: str, api: str
+) -> None:
+    _needs(provider)
+    model_server.chat.append(Reply.text("Earlier, elsewhere.").with_usage(100, 11))
+    talk(agent_home, "native", ["an earlier session today"])
+    model_server.script(
+        api, Reply.text("First.").with_usage(1200, 34), Reply.text("Second.").with_usage(5600, 78)
+    )
+    with repl(agent_home, "-p", provider, "repl") as term:
+        term.type("one")
+        term.wait_for(r"First\.(?s:.*)" + TURN_DONE, timeout=90)
+        term.type("two")
+        screen = term.wait_for(r"Second\.(?s:.*)" + TURN_DONE, timeout=90)
+        session_cost = re.findall(r" · \$(\d+\.\d{4}) · ", screen)
+        term.type("/cost")
+        report = term.wait_for(r"today, from avatar's records:(?s:.*)" + PROMPT)
+    # This session: its two turns, their tokens (as each turn's end line said) and cost.
+    mine = re.search(
+        r"this session \("
+        + re.escape(provider)
+        + r" \S+\): 2 turns · 6,912 tokens · \$(\d+\.\d{4})",
+        report,
+    )
+    assert mine, report
+    assert session_cost and mine.group(1) == session_cost[-1], (report, session_cost)
+    rows = {line.split()[0]: line.split() for line in report.splitlines() if line.startswith("  ")}
+    if provider == "native":  # (with the earlier session)
+        assert rows["native"][1:4] == ["2", "3", "7,023"], report
+    else:
+        assert rows[provider][1:4] == ["1", "2", "6,912"], report
+        assert rows["native"][1:4] == ["1", "1", "111"], report
+        assert rows["all"][1:4] == ["2", "3", "7,023"], report
