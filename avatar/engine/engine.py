@@ -407,6 +407,15 @@ class Engine:
             command, scope=scope, cwd=self.cwd, add_dirs=add_dirs, env=self.env, show=show
         )
 
+    def user_program(self, name: str) -> str | None:
+        """`name` as the user's `PATH` finds it outside every directory the walls let agents
+        write (the project, the added directories): a program avatar runs for the user
+        outside the walls, such as the REPL's editor and pager (`avatar.policy.own_programs`)."""
+        from avatar.policy.own_programs import program_outside
+
+        search = self.env.get("PATH", os.defpath)
+        return program_outside(name, search, [self.cwd, *self.add_dirs])
+
     def status(self) -> EngineStatus:
         """Provider, model, session and capabilities, as they are now."""
 

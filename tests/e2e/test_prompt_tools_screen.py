@@ -46,10 +46,11 @@ def _script(path: Path, body: str) -> str:
 def test_ctrl_g_edits_the_prompt_in_the_editor_and_enter_sends_what_it_saved(
     agent_home: AgentHome, model_server: FakeModelServer
 ) -> None:
-    seen = agent_home.root / "seen.md"
+    seen, where = agent_home.root / "seen.md", agent_home.root / "where"
     editor = _script(
         agent_home.root / "editor",
-        f'cp "$1" {seen}\nprintf "refined in the editor\\nwith a second line\\n" >> "$1"\n',
+        f'cp "$1" {seen}\npwd > {where}\n'
+        'printf "refined in the editor\\nwith a second line\\n" >> "$1"\n',
     )
     model_server.chat.append(Reply.text("Edited prompt received."))
     with repl(agent_home, "-p", "native", "repl", EDITOR=editor) as term:
@@ -61,6 +62,8 @@ def test_ctrl_g_edits_the_prompt_in_the_editor_and_enter_sends_what_it_saved(
         term.keys("Enter")
         term.wait_for(r"Edited prompt received\.(?s:.*)" + TURN_DONE)
     assert seen.read_text() == "first draft\n"  # the editor had the box's text
+    # It ran in a folder of its own: no editor config of the project's was read.
+    assert not Path(where.read_text().strip()).is_relative_to(agent_home.workdir)
     assert _users(model_server, "chat") == [
         "first draft\nrefined in the editor\nwith a second line"
     ]
@@ -157,3 +160,30 @@ def test_ctrl_v_with_no_clipboard_tool_says_what_it_needs(
         term.keys("C-v")
         screen = term.wait_for(r"avatar: no clipboard to read an image from")
         assert "Traceback" not in screen
+
+
+def test_programs_planted_in_the_project_are_never_run_for_the_user(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    # An agent may write anywhere in the project: an activated `.venv/bin` there is on PATH.
+    planted = agent_home.workdir / ".venv" / "bin"
+    planted.mkdir(parents=True)
+    ran = agent_home.root / "ran"
+    for name in ("less", "wl-paste", "my-editor"):
+        _script(planted / name, f"echo {name} >> {ran}\n")
+    env = {
+        "PATH": f"{planted}:" + agent_home.env["PATH"],
+        "EDITOR": "my-editor",
+        "WAYLAND_DISPLAY": "wayland-0",
+        "PAGER": "",
+    }
+    with repl(agent_home, "-p", "native", "repl", **env) as term:
+        term.keys("C-g")
+        term.wait_for(r"avatar: the editor my-editor is not found on PATH \(outside the project\)")
+        term.keys("C-v")
+        term.wait_for(r"avatar: no clipboard to read an image from")
+        term.keys("C-o")  # the system's less, not the one in the project
+        term.wait_for(r"nothing in this session yet")
+        term.keys("q")
+        term.wait_for(PROMPT)
+    assert not ran.exists(), ran.read_text()

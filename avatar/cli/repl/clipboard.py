@@ -7,17 +7,17 @@ desktop's own tool: `wl-paste` under Wayland (`WAYLAND_DISPLAY`), `xclip` under 
 (`DISPLAY`), `pngpaste` or `osascript` on macOS. That reaches the clipboard of the machine
 avatar runs on: over ssh there is none, and a dropped file's path (pasted as text) is the way.
 
-The tool runs outside the walls, as the user's own program (named by the desktop, not by a
-project or an agent), with the REPL's environment; it reads the clipboard and nothing else.
+The tool runs outside the walls, as the user's own program, found on `PATH` outside the
+project (`Engine.user_program`: an agent cannot plant one there), with the REPL's
+environment; it reads the clipboard and nothing else.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from avatar.core.errors import UsageError
 
@@ -41,26 +41,24 @@ def _choose(types: bytes | None) -> str | None:
     return next((t for t in _PREFERRED if t in offered), None)
 
 
-def _tool(name: str, env: Mapping[str, str]) -> str | None:
-    return shutil.which(name, path=env.get("PATH"))
-
-
-def clipboard_image(env: Mapping[str, str] | None = None) -> bytes:
-    """The bytes of the image on the clipboard; a `UsageError` saying what was looked at
-    when there is none (or no tool to ask)."""
+def clipboard_image(
+    find: Callable[[str], str | None], env: Mapping[str, str] | None = None
+) -> bytes:
+    """The bytes of the image on the clipboard (`find`: where a tool is); a `UsageError`
+    saying what was looked at when there is none (or no tool to ask)."""
     env = os.environ if env is None else env
-    if env.get("WAYLAND_DISPLAY") and (tool := _tool("wl-paste", env)):
+    if env.get("WAYLAND_DISPLAY") and (tool := find("wl-paste")):
         mime = _choose(_run([tool, "--list-types"], env))
         data = _run([tool, "--no-newline", "--type", mime], env) if mime else None
         return _found(data, "wl-paste")
-    if env.get("DISPLAY") and (tool := _tool("xclip", env)):
+    if env.get("DISPLAY") and (tool := find("xclip")):
         base = [tool, "-selection", "clipboard", "-o"]
         mime = _choose(_run([*base, "-t", "TARGETS"], env))
         return _found(_run([*base, "-t", mime], env) if mime else None, "xclip")
     if sys.platform == "darwin":
-        if tool := _tool("pngpaste", env):
+        if tool := find("pngpaste"):
             return _found(_run([tool, "-"], env), "pngpaste")
-        if tool := _tool("osascript", env):
+        if tool := find("osascript"):
             out = _run([tool, "-e", "the clipboard as «class PNGf»"], env)
             return _found(_osascript_png(out), "osascript")
     raise UsageError(

@@ -6,7 +6,8 @@ the box as it was.
 
 The editor runs in the temporary file's directory, not the project's: an editor that reads
 configuration from its working directory (vim's `exrc`, an `.editorconfig`) reads none that
-an agent could have written. It runs outside the walls, as the user's own program.
+an agent could have written. It runs outside the walls, as the user's own program: found
+on `PATH` outside the project (`Engine.user_program`), where an agent cannot plant one.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import os
 import shlex
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from avatar.core.errors import UsageError
@@ -36,12 +37,18 @@ def editor_command(env: Mapping[str, str]) -> list[str]:
     raise UsageError("Ctrl-G edits the prompt in $VISUAL or $EDITOR: set one (e.g. EDITOR=vim)")
 
 
-def edit_text(text: str, env: Mapping[str, str] | None = None) -> str | None:
-    """`text` as the user left it in the editor; None when the editor failed (its status, or
-    it could not be started). Blocks until the editor exits: run it with the terminal
-    handed over (`run_in_terminal`)."""
+def edit_text(
+    text: str, find: Callable[[str], str | None], env: Mapping[str, str] | None = None
+) -> str | None:
+    """`text` as the user left it in the editor (`find`: where a program is,
+    `Engine.user_program`); None when the editor failed. Blocks until the editor exits: run
+    it with the terminal handed over (`run_in_terminal`)."""
     env = dict(os.environ if env is None else env)
     argv = editor_command(env)
+    found = find(argv[0])
+    if found is None:
+        raise UsageError(f"the editor {argv[0]} is not found on PATH (outside the project)")
+    argv[0] = found
     with tempfile.TemporaryDirectory(prefix="avatar-prompt-") as folder:
         path = Path(folder) / "prompt.md"
         path.write_text(text + "\n" if text and not text.endswith("\n") else text, "utf-8")

@@ -153,7 +153,7 @@ class Repl:
         from avatar.cli.repl.transcript_view import page, render
 
         text = render(self.log, self.engine.status().handoff)
-        if not page(text):
+        if not page(text, self.engine.user_program):
             self.screen.line(text.rstrip("\n"))
 
     def show_where_we_were(self) -> None:

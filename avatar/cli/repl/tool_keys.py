@@ -54,7 +54,9 @@ def tool_bindings(repl: ReplHost) -> KeyBindings:
 
         async def take() -> None:
             try:
-                data = await asyncio.get_running_loop().run_in_executor(None, clipboard_image)
+                data = await asyncio.get_running_loop().run_in_executor(
+                    None, clipboard_image, repl.engine.user_program
+                )
                 buffer.insert_text(pastes.image(image_of_bytes(data, "clipboard")))
             except AvatarError as e:
                 say(f"avatar: {e}", "red")
@@ -121,7 +123,8 @@ async def _edit(repl: ReplHost, buffer: Buffer) -> None:
     pastes = repl.pastes
     try:
         edited = await run_in_terminal(
-            lambda: edit_text(pastes.expand(buffer.text)), in_executor=True
+            lambda: edit_text(pastes.expand(buffer.text), repl.engine.user_program),
+            in_executor=True,
         )
     except AvatarError as e:
         said = f"avatar: {e}"

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from avatar.policy.terminal_text import inert
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from avatar.core.events import BaseEvent
     from avatar.sessions.types import TranscriptMessage
@@ -185,23 +184,24 @@ def render(log: TranscriptLog, handoff: str | None) -> str:
     return inert("\n".join(lines).strip("\n")) + "\n"
 
 
-def pager_command(env: Mapping[str, str]) -> list[str] | None:
-    """`$PAGER` (as an argv), else `less -R` where it is installed; None for none."""
-    chosen = env.get("PAGER", "").strip()
-    if chosen:
-        try:
-            return shlex.split(chosen) or None
-        except ValueError:
-            return None
-    less = shutil.which("less", path=env.get("PATH"))
-    return [less, "-R"] if less else None
+def pager_command(env: Mapping[str, str], find: Callable[[str], str | None]) -> list[str] | None:
+    """`$PAGER` (as an argv), else `less -R`, found by `find` (`Engine.user_program`: never
+    in the project); None for none."""
+    try:
+        argv = shlex.split(env.get("PAGER", "").strip()) or ["less", "-R"]
+    except ValueError:
+        return None
+    found = find(argv[0])
+    return [found, *argv[1:]] if found else None
 
 
-def page(text: str, env: Mapping[str, str] | None = None) -> bool:
+def page(
+    text: str, find: Callable[[str], str | None], env: Mapping[str, str] | None = None
+) -> bool:
     """Show `text` in the pager (blocks until it is left: run with the terminal handed
     over); False when there is no pager to run."""
     env = dict(os.environ if env is None else env)
-    argv = pager_command(env)
+    argv = pager_command(env, find)
     if argv is None:
         return False
     env.setdefault("LESS", "-R")
