@@ -31,7 +31,8 @@ def test_a_shell_command_runs_inside_the_walls_and_its_output_is_offered(
         term.type(f"!printf 'alpha\\nbeta\\n'; echo key=$OPENAI_API_KEY; touch {outside}")
         screen = term.wait_for(r"^─ exit 1(?s:.*)" + QUESTION)
         assert re.search(r"^alpha\n\s*beta\n\s*key=\s*$", screen, re.M), screen
-        assert "Permission denied" in screen or "Read-only file system" in screen, screen
+        # (the refusal's words may wrap at the screen's edge after a long path)
+        assert re.search(r"Permission\s+denied|Read-only\s+file\s+system", screen), screen
         term.keys("y")
         term.wait_for(r"goes with your next prompt")
         term.type("use the listing")

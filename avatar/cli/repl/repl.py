@@ -39,7 +39,7 @@ from avatar.cli.repl.status_line import (
     figures,
     fit,
 )
-from avatar.cli.repl.transcript_view import TranscriptLog
+from avatar.cli.repl.transcript_view import TranscriptLog, page, render
 from avatar.core.errors import AvatarError
 from avatar.core.events import (
     BaseEvent,
@@ -150,8 +150,6 @@ class Repl:
 
     def show_transcript(self) -> None:
         """Ctrl-O: the transcript in a pager (`avatar.cli.repl.transcript_view`)."""
-        from avatar.cli.repl.transcript_view import page, render
-
         text = render(self.log, self.engine.status().handoff)
         if not page(text, self.engine.user_program):
             self.screen.line(text.rstrip("\n"))
@@ -401,13 +399,11 @@ class Repl:
         if self.busy and not cmd.while_busy:
             self.queue(line)
             return False
-        if cmd.name == "/resume" and len(words) == 1 and sys.stdin.isatty():
-            from avatar.cli.repl.picker import pick_session
-
-            chosen = await pick_session(self.engine.sessions(), self.engine.transcript)
+        if cmd.name in ("/resume", "/rewind") and len(words) == 1 and sys.stdin.isatty():
+            chosen = await self._pick(cmd.name)  # (a prompt of its own: before the line is back)
             if chosen is None:
                 return False
-            words.append(chosen.id)
+            words += chosen
         if cmd.while_busy:
             return await self._guarded(cmd.handler(self, words[1:]))
         self.screen.activity = cmd.doing(words[1:])
@@ -424,6 +420,18 @@ class Repl:
         self.screen.activity = "running the command"
         self.screen.last_output = time.monotonic()
         self.work = asyncio.create_task(self._run_command(self.shell.run(line[1:].strip())))
+
+    async def _pick(self, name: str) -> list[str] | None:
+        """At a terminal, `/resume` or `/rewind` alone asks for what it is given (None:
+        cancelled)."""
+        if name == "/rewind":
+            from avatar.cli.repl.rewind import pick
+
+            return await pick(self)
+        from avatar.cli.repl.picker import pick_session
+
+        chosen = await pick_session(self.engine.sessions(), self.engine.transcript)
+        return [chosen.id] if chosen is not None else None
 
     async def _guarded(self, call: Awaitable[bool]) -> bool:
         try:
