@@ -121,6 +121,22 @@ class Terminal:
         self._tmux("pipe-pane", "-t", "t")  # (no command: stop piping)
         return sink.read_bytes()
 
+    def focus(self, focused: bool) -> None:
+        """What a terminal sends a program that asked for focus reports when its window
+        gains (`CSI I`) or loses (`CSI O`) the focus."""
+        self._tmux("send-keys", "-t", "t", "-H", "1b", "5b", "49" if focused else "4f")
+
+    def record(self) -> None:
+        """From now on keep what the program writes to the terminal, bells and OSC sequences
+        included (`recorded`)."""
+        sink = Path(self._dir.name) / "recorded"
+        sink.write_bytes(b"")
+        self._tmux("pipe-pane", "-o", "-t", "t", f"cat >> {shlex.quote(str(sink))}")
+
+    def recorded(self) -> bytes:
+        """What the program wrote since `record`."""
+        return (Path(self._dir.name) / "recorded").read_bytes()
+
     def title(self) -> str:
         """The pane's title, as the program may have set it (OSC 0 / OSC 2)."""
         return self._tmux("display-message", "-p", "-t", "t", "#{pane_title}").strip()

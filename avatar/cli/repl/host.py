@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     import asyncio
     from typing import Any
 
+    from avatar.cli.repl.notify import Notifier
     from avatar.cli.repl.paste import Pastes
     from avatar.cli.repl.screen import Screen
     from avatar.cli.repl.shell_command import ShellCommands
@@ -27,6 +28,8 @@ class ReplHost(Protocol):
     pastes: Pastes
     #: The `!command`s, and the outputs kept for the next prompt.
     shell: ShellCommands
+    #: Rings when something waits for the user in an unfocused terminal.
+    notifier: Notifier
 
     @property
     def busy(self) -> bool:

@@ -114,7 +114,7 @@ def key_bindings(repl: ReplHost) -> KeyBindingsBase:
 
     from avatar.cli.repl.tool_keys import tool_bindings  # Ctrl-G, pastes, Ctrl-V, Ctrl-O, `!`
 
-    return merge_key_bindings([bindings, tool_bindings(repl)])
+    return merge_key_bindings([bindings, tool_bindings(repl), repl.notifier.bindings()])
 
 
 def _buffer_text() -> str:

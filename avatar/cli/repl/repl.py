@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from avatar.cli.repl import menu
 from avatar.cli.repl.mentions import read_mentions
+from avatar.cli.repl.notify import Notifier, channel_for
 from avatar.cli.repl.paste import Pastes
 from avatar.cli.repl.screen import Screen
 from avatar.cli.repl.shell_command import ShellCommands
@@ -85,6 +86,8 @@ class Repl:
         self.pastes = Pastes()
         self.log = TranscriptLog()
         self.shell = ShellCommands(self, self.log)
+        #: Rings when a turn ends or a permission waits and the terminal is not focused.
+        self.notifier = Notifier(channel_for(engine.settings.notify, os.environ))
 
     def host_on_server(self) -> None:
         """List the open session with the running server (now, or once one is open), so
@@ -151,7 +154,9 @@ class Repl:
     def show_transcript(self) -> None:
         """Ctrl-O: the transcript in a pager (`avatar.cli.repl.transcript_view`)."""
         text = render(self.log, self.engine.status().handoff)
-        if not page(text, self.engine.user_program):
+        with self.notifier.handed_over():
+            shown = page(text, self.engine.user_program)
+        if not shown:
             self.screen.line(text.rstrip("\n"))
 
     def show_where_we_were(self) -> None:
@@ -189,6 +194,7 @@ class Repl:
             self.screen.print(render_edit(edit, limit=20))
         self.say(menu.OPTIONS, "yellow")
         self.permission = asyncio.get_running_loop().create_future()
+        self.notifier.ring(f"{self._provider()} asks for permission")
         try:
             answer = await self.permission
         finally:
@@ -312,7 +318,13 @@ class Repl:
             self.turn_running = False
             if self.hosting is not None:
                 self.hosting.turn_ended(failed)
+            self.notifier.ring(
+                f"{self._provider()} " + ("stopped: an error" if failed else "is done")
+            )
         await self._next()
+
+    def _provider(self) -> str:
+        return self.engine.status().provider or "avatar"
 
     def queue(self, line: str, client: str | None = None) -> None:
         """Keep `line` (`client`'s prompt, if another client sent it) for when the running

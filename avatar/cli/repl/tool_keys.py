@@ -121,11 +121,13 @@ async def _edit(repl: ReplHost, buffer: Buffer) -> None:
     from avatar.cli.repl.editor import edit_text
 
     pastes = repl.pastes
+
+    def edit() -> str | None:
+        with repl.notifier.handed_over():
+            return edit_text(pastes.expand(buffer.text), repl.engine.user_program)
+
     try:
-        edited = await run_in_terminal(
-            lambda: edit_text(pastes.expand(buffer.text), repl.engine.user_program),
-            in_executor=True,
-        )
+        edited = await run_in_terminal(edit, in_executor=True)
     except AvatarError as e:
         said = f"avatar: {e}"
         await run_in_terminal(lambda: repl.say(said, "red"))
