@@ -43,30 +43,31 @@ def _script(path: Path, body: str) -> str:
     return str(path)
 
 
+@pytest.mark.parametrize(("provider", "api"), AGENTS)
 def test_ctrl_g_edits_the_prompt_in_the_editor_and_enter_sends_what_it_saved(
-    agent_home: AgentHome, model_server: FakeModelServer
+    agent_home: AgentHome, model_server: FakeModelServer, provider: str, api: str
 ) -> None:
+    _needs(provider)
     seen, where = agent_home.root / "seen.md", agent_home.root / "where"
     editor = _script(
         agent_home.root / "editor",
         f'cp "$1" {seen}\npwd > {where}\n'
         'printf "refined in the editor\\nwith a second line\\n" >> "$1"\n',
     )
-    model_server.chat.append(Reply.text("Edited prompt received."))
-    with repl(agent_home, "-p", "native", "repl", EDITOR=editor) as term:
+    model_server.script(api, Reply.text("Edited prompt received."))
+    with repl(agent_home, "-p", provider, "repl", EDITOR=editor) as term:
         term.type("first draft", enter=False)
         term.keys("C-g")
         screen = term.wait_for(r"^  ?refined in the editor|^with a second line")
         assert "› first draft" in screen  # back in the box, not sent yet
-        assert not _main(model_server, "chat")
+        assert not _main(model_server, api)
         term.keys("Enter")
-        term.wait_for(r"Edited prompt received\.(?s:.*)" + TURN_DONE)
+        term.wait_for(r"Edited prompt received\.(?s:.*)" + TURN_DONE, timeout=90)
     assert seen.read_text() == "first draft\n"  # the editor had the box's text
     # It ran in a folder of its own: no editor config of the project's was read.
     assert not Path(where.read_text().strip()).is_relative_to(agent_home.workdir)
-    assert _users(model_server, "chat") == [
-        "first draft\nrefined in the editor\nwith a second line"
-    ]
+    sent = [text for text in _users(model_server, api) if "first draft" in text]
+    assert sent and sent[-1].endswith("first draft\nrefined in the editor\nwith a second line")
 
 
 def test_ctrl_g_without_an_editor_says_how_to_set_one(
