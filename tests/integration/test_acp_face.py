@@ -1,0 +1,64 @@
+"""`avatar acp` through the tests' stdlib ACP client (`tests/support/acp_client.py`), over
+sessions the real agents made against the fake model server (docs/design.md §12):
+`session/list` gives every provider's sessions of the project, and `session/load` of a
+Gemini session replays its turns before answering, then goes on in it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.acp_client import AcpClient, text
+from tests.support.drive import Avatar
+from tests.support.homes import AgentHome, avatar_env, require_bridges
+from tests.support.model_server import FakeModelServer
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(400)]
+
+AVATAR = str(Path(sys.executable).parent / "avatar")
+
+
+def test_list_has_three_providers_and_a_gemini_session_loads_with_its_turns(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    require_bridges("codex-acp", "claude", "gemini")
+    env = avatar_env(agent_home)
+    run = Avatar(agent_home, env)
+    said = {"gemini": "Keep the amber lantern lit.", "codex": "Codex words.", "claude": "Hi."}
+    model_server.script("gemini", "The amber lantern stays lit.")
+    gemini, _, _ = run.session(run("-p", "gemini", "chat", said["gemini"]))
+    model_server.script("responses", "Codex answer.")
+    codex, _, _ = run.session(run("-p", "codex", "chat", said["codex"]))
+    model_server.script("anthropic", "Claude answer.")
+    claude, _, _ = run.session(run("-p", "claude", "chat", said["claude"]))
+
+    with AcpClient([AVATAR, "acp"], env=env, cwd=agent_home.workdir, timeout=200) as client:
+        client.initialize()
+        listed = client.request("session/list", {"cwd": str(agent_home.workdir)})["sessions"]
+        by_id = {s["sessionId"]: s for s in listed}
+        assert {gemini, codex, claude} <= set(by_id), listed
+        assert by_id[gemini]["_meta"]["provider"] == "gemini"
+        assert by_id[codex]["title"].endswith("(codex)")
+
+        loaded = client.request(
+            "session/load",
+            {"sessionId": gemini, "cwd": str(agent_home.workdir), "mcpServers": []},
+        )
+        provider = next(o for o in loaded["configOptions"] if o["id"] == "provider")
+        assert provider["currentValue"] == "gemini"
+        # Replayed before the answer: the user's words, then Gemini's.
+        kinds = [u["sessionUpdate"] for u in client.of(gemini)]
+        assert kinds[:2] == ["user_message_chunk", "agent_message_chunk"], kinds
+        assert said["gemini"] in client.text(gemini, "user_message_chunk")
+        assert client.text(gemini) == "The amber lantern stays lit."
+
+        model_server.script("gemini", "Still lit.")
+        answer = client.request(
+            "session/prompt", {"sessionId": gemini, "prompt": [text("Is it lit?")]}
+        )
+        assert answer["stopReason"] == "end_turn"
+        assert client.text(gemini).endswith("Still lit.")
+    # Gemini got its own history back: the first words are in the next request.
+    assert said["gemini"] in model_server.requests_for("gemini")[-1].all_text()
