@@ -4,12 +4,14 @@ were that agent.
 
 Text and thinking are message and thought chunks; a tool call is a `tool_call` with its kind,
 its input and its changes as ACP `diff` content (each with its location), then
-`tool_call_update`s with its output and status; a plan is a `plan`; a title a
-`session_info_update`; the context's fill and the session's cost a `usage_update` (only when
-both figures of the context are known: ACP requires them). A turn's token counts go in the
-prompt's answer (`Tokens`). A session's history, reopened, is replayed from its transcript
-(`replay`), the same for every provider. Events with nothing to show an editor (a session
-opened, a notice, a permission already decided) make no update: notices go to stderr.
+`tool_call_update`s with its output and status (an agent that reports no diff of its own,
+as the native agent and Claude Code, has its changes read from the call's input); a plan is
+a `plan`; a title a `session_info_update`; the context's fill and the session's cost a
+`usage_update` (only when both figures of the context are known: ACP requires them). A turn's
+token counts go in the prompt's answer (`Tokens`). A session's history, reopened, is replayed
+from its transcript (`replay`), the same for every provider. Events with nothing to show an
+editor (a session opened, a notice, a permission already decided) make no update: notices go
+to stderr.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from avatar.core.diffs import changes_of
 from avatar.core.events import (
     FileDiff,
     Plan,
@@ -91,7 +94,7 @@ def update_for(event: BaseEvent, cwd: str) -> dict[str, Any] | None:
         }[type(event)]
         return {"sessionUpdate": kind, "content": _text(event.text)} if event.text else None
     if isinstance(event, ToolCallStarted):
-        content, where = _diffs(event.diffs, cwd)
+        content, where = _diffs(event.diffs or _asked(event), cwd)
         update: dict[str, Any] = {
             "sessionUpdate": "tool_call",
             "toolCallId": event.id,
@@ -126,6 +129,14 @@ def update_for(event: BaseEvent, cwd: str) -> dict[str, Any] | None:
             usage["cost"] = {"amount": event.cost_usd, "currency": "USD"}
         return usage
     return None
+
+
+def _asked(call: ToolCallStarted) -> list[FileDiff]:
+    """The changes a write or edit call asks for, read from its input where the agent reports
+    none (the native agent, Claude Code: `avatar.core.diffs.changes_of`). A whole file written
+    has no old text here: the file is not read (avatar runs outside the walls, and the path is
+    the agent's), so the client shows it as written anew."""
+    return [FileDiff(c.path, c.old or None, c.new) for c in changes_of(call)]
 
 
 def _entry(entry: Any) -> dict[str, Any]:
