@@ -2,10 +2,10 @@
 known, and `initialize` answered there, before click, the engine or asyncio load.
 
 An editor starts its agent and asks `initialize` at once; answering it is the start-up the user
-waits on (docs/startup.md; benchmarks/acp_face.py: ≤ 1.3× Python's own start and the client's).
-What avatar can do is the same whatever the config says (`hello`), so the answer needs nothing
-but `json`; the rest of avatar loads meanwhile, and the lines that came in the meantime wait
-in `Stdio` until the protocol (`avatar.cli.acp.agent`) takes them (`attach`).
+waits on (docs/startup.md; benchmarks/acp_face.py: ≤ 1.3× a stdlib agent's answer). What
+avatar can do is the same whatever the config says (`hello`), so the answer needs nothing but
+`json`; the rest of avatar loads after it, and the lines that come in the meantime wait in
+`Stdio` until the protocol (`avatar.cli.acp.agent`) takes them (`attach`).
 
 Stdout is the protocol's alone: `listen` keeps a copy of fd 1 for it and points fd 1 (and
 `sys.stdout`) at stderr, so a stray print, or a program avatar runs that inherits fd 1, can
@@ -72,6 +72,7 @@ class Stdio:
         self._sink: Callable[[bytes | None], None] | None = None
         #: The `initialize` params answered here, before the protocol took over (None: none).
         self.greeted: dict[str, Any] | None = None
+        self.first = threading.Event()  #: set once the first line (or the end) was taken
 
     def start(self) -> Stdio:
         """Start reading (a daemon thread: a blocked read never holds the exit)."""
@@ -87,10 +88,9 @@ class Stdio:
         with self._lock:
             if self._sink is not None:
                 self._sink(line)
-                return
-            if line is not None and self.greeted is None and self._greet(line):
-                return
-            self._waiting.append(line)
+            elif line is None or self.greeted is not None or not self._greet(line):
+                self._waiting.append(line)
+        self.first.set()
 
     def _greet(self, line: bytes) -> bool:
         """Answer `line` here when it is the first `initialize` (under the lock)."""
@@ -137,4 +137,8 @@ def listen() -> Stdio:
         os.dup2(2, 1)  # (what else writes to fd 1 lands on stderr)
         sys.stdout = sys.stderr
         _started = Stdio(sys.stdin.buffer, out).start()
+        # The rest loads after the first line is answered: an editor sends `initialize` at
+        # once, and waiting costs it nothing, where loading meanwhile would hold the GIL the
+        # reading thread needs to answer (up to a switch interval, 5 ms, each time).
+        _started.first.wait()
     return _started
