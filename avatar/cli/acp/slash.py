@@ -9,12 +9,25 @@ agent's own commands are offered after them; a prompt naming one of those goes t
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from avatar.core.errors import AvatarError
 
 if TYPE_CHECKING:
-    from avatar.cli.acp.face import Face
+    from avatar.engine.engine import Engine
+
+
+class Face(Protocol):
+    """What the commands use of an ACP session (`avatar.cli.acp.face.Face`)."""
+
+    engine: Engine
+    found: list[str]
+    mode: str
+    agent_commands: list[tuple[str, str]]
+    heard: list[str] | None
+
+    async def switch(self, provider: str, **how: Any) -> None:
+        """Switch the session to `provider`."""
 
 #: avatar's own commands: name, description, the hint for what follows it (None: nothing).
 COMMANDS: tuple[tuple[str, str, str | None], ...] = (
