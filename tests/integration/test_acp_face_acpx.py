@@ -224,3 +224,28 @@ def test_a_permission_question_reaches_acpx_and_its_answer_is_obeyed(
         assert target.read_text() == "the new line\n"
     else:
         assert target.read_text() == BEFORE
+
+
+def test_the_clients_mcp_servers_reach_the_agent(
+    home: AgentHome, model_server: FakeModelServer
+) -> None:
+    """acpx's MCP servers (`--mcp-config`) reach codex-acp in its `session/new` (read at a tap
+    between avatar and codex-acp, tests/support/acp_tap.py), beside the config's."""
+    sent = home.workdir / "sent.jsonl"
+    tap = Path(__file__).parents[1] / "support" / "acp_tap.py"
+    entry = {"command": [sys.executable, str(tap), str(sent), "codex-acp"]}
+    (home.root / "avatar-config.yaml").write_text(json.dumps({"providers": {"codex": entry}}))
+    servers = home.root / "mcp.json"
+    env = [{"name": "AVATAR_PROBE", "value": "1"}]
+    library = {"name": "library", "command": AVATAR, "args": ["mcp"], "env": env}
+    servers.write_text(json.dumps({"mcpServers": [library]}))
+    model_server.script("responses", "Fine.")
+    Acpx(home, avatar_env(home))("--mcp-config", str(servers), "exec", "Hello.")
+    news = [
+        json.loads(line)["params"]
+        for line in sent.read_text().splitlines()
+        if json.loads(line).get("method") == "session/new"
+    ]
+    [given] = [s for s in news[0]["mcpServers"] if s["name"] == "library"]
+    assert given["command"] == AVATAR and given["args"] == ["mcp"]
+    assert {"name": "AVATAR_PROBE", "value": "1"} in given["env"]

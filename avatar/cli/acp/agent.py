@@ -138,14 +138,18 @@ class AcpAgent:
     # -- sessions ---------------------------------------------------------------------------
 
     def _engine(self, params: dict[str, Any]) -> Engine:
+        """An engine for the session's `cwd`, with the client's MCP servers."""
         cwd = params.get("cwd")
         if cwd is None:
-            return self.state.engine(permission=self.permission)
-        if not isinstance(cwd, str) or not Path(cwd).is_absolute() or not Path(cwd).is_dir():
+            engine = self.state.engine(permission=self.permission)
+        elif isinstance(cwd, str) and Path(cwd).is_absolute() and Path(cwd).is_dir():
+            s = self.state
+            here = AppState(s.provider, s.model, s.preset, Path(cwd).resolve(), s.config, s.trust)
+            engine = here.engine(permission=self.permission)
+        else:
             raise RpcError(INVALID_PARAMS, f"cwd must be an absolute directory, not {cwd!r}")
-        s = self.state
-        here = AppState(s.provider, s.model, s.preset, Path(cwd).resolve(), s.config, s.trust)
-        return here.engine(permission=self.permission)
+        engine.add_mcp_servers(mcp_servers(params.get("mcpServers")))
+        return engine
 
     async def _opened(self, face: Face, **how: Any) -> None:
         try:
@@ -254,3 +258,24 @@ def prompt_of(blocks: Any) -> Prompt:
         else:
             sys.stderr.write(f"notice: a {kind} block of the prompt was left out\n")
     return Prompt("\n".join(t for t in texts if t), tuple(images))
+
+
+def mcp_servers(given: Any) -> dict[str, dict[str, Any]]:
+    """The client's stdio MCP servers (ACP's `McpServerStdio`: name, command, args, env as
+    name/value pairs) by name; http and sse servers, which avatar does not advertise, are
+    left out with a notice."""
+    servers: dict[str, dict[str, Any]] = {}
+    for server in given if isinstance(given, list) else []:
+        if not isinstance(server, dict) or not isinstance(server.get("name"), str):
+            continue
+        if server.get("type") in ("http", "sse") or not isinstance(server.get("command"), str):
+            sys.stderr.write(f"notice: MCP server {server['name']!r} left out: stdio only\n")
+            continue
+        env = {
+            str(pair.get("name")): str(pair.get("value"))
+            for pair in server.get("env") or []
+            if isinstance(pair, dict)
+        }
+        args = [str(a) for a in server.get("args") or []]
+        servers[server["name"]] = {"command": server["command"], "args": args, "env": env}
+    return servers

@@ -29,6 +29,7 @@ class Face(Protocol):
     async def switch(self, provider: str, **how: Any) -> None:
         """Switch the session to `provider`."""
 
+
 #: avatar's own commands: name, description, the hint for what follows it (None: nothing).
 COMMANDS: tuple[tuple[str, str, str | None], ...] = (
     ("provider", "Switch this session to another agent, handing the conversation over",
