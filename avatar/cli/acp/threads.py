@@ -5,14 +5,16 @@ session changes (the last line of an id wins; docs/design.md §9, §12).
 An ACP session keeps the id the client knows while avatar moves it between agents' sessions
 (a provider switch, a fork, a session an agent could not reopen and avatar reopened as a new
 one with its turns): loading that id again, in a later run, opens where it went, not where it
-began. Only avatar acp writes here; a line that does not parse is skipped.
+began. Only avatar acp writes here, through the records' one-line append (`core/fileio.py`:
+a torn line is ended before the next); a line that does not parse is skipped.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
+
+from avatar.core.fileio import append_line
 
 
 class Threads:
@@ -43,10 +45,4 @@ class Threads:
     def moved(self, acp_id: str, provider: str, session_id: str) -> None:
         """ACP session `acp_id` goes on in `provider`'s session `session_id` now."""
         line = json.dumps({"acp": acp_id, "provider": provider, "session": session_id}) + "\n"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # One write of a whole line in append mode: concurrent runs never interleave one.
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, line.encode())
-        finally:
-            os.close(fd)
+        append_line(self.path, line.encode())  # (whole, whatever runs append beside it)
