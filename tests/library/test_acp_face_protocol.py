@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.library.helpers import Library, make_library
-from tests.support.acp_client import AcpClient, AcpError, text
+from tests.support.acp_client import AcpClient, AcpError, allow, text
 from tests.support.model_server import FakeModelServer, Reply
 
 AVATAR = str(Path(sys.executable).parent / "avatar")
@@ -154,3 +154,57 @@ def test_a_cancel_stops_the_turn(lib: Library, model_server: FakeModelServer) ->
             assert acp.answer_to(asked)["stopReason"] == "cancelled"
     finally:
         release.set()
+
+
+def test_the_scope_decides_before_the_client_is_asked(
+    lib: Library, model_server: FakeModelServer
+) -> None:
+    """A write outside the project is refused by the scope: the client is never asked, even
+    one that would allow everything, and nothing is written."""
+    outside = lib.root / "outside.txt"
+    write = Reply.tool_call("write", {"path": str(outside), "content": "pwned\n"})
+    model_server.script("chat", write, Reply.text("Refused."))
+    with client(lib, model_server, answer=allow) as acp:
+        sid = new_session(acp, lib.cwd)
+        acp.request("session/prompt", {"sessionId": sid, "prompt": [text("Write it.")]})
+        assert acp.asked == []
+    assert not outside.exists()
+
+
+def test_files_are_avatars_own_never_the_clients(
+    lib: Library, model_server: FakeModelServer
+) -> None:
+    """The client offers fs and terminal (`initialize`); the native agent's write, allowed, is
+    made by avatar in the project: the client is asked the permission question only."""
+    write = Reply.tool_call("write", {"path": "made.txt", "content": "made\n"})
+    model_server.script("chat", write, Reply.text("Done."))
+    with client(lib, model_server, answer=allow) as acp:
+        sid = new_session(acp, lib.cwd)
+        acp.request("session/prompt", {"sessionId": sid, "prompt": [text("Write it.")]})
+        assert acp.called == ["session/request_permission"]
+    assert (lib.cwd / "made.txt").read_text() == "made\n"
+
+
+KEY = "sk-proj-" + "Zq8v" * 12  # an OpenAI key's shape, and the value of OPENAI_API_KEY
+
+
+def test_no_secret_reaches_the_client_from_the_library(
+    tmp_path: Path, model_server: FakeModelServer
+) -> None:
+    """A key said in a session is masked in the list's titles and in the replayed history."""
+    lib = make_library(tmp_path, n=1, secrets={"OPENAI_API_KEY": KEY})
+    model_server.script("chat", f"Your key {KEY} is noted.")
+    env = {**env_of(lib, model_server), "OPENAI_API_KEY": KEY}
+    argv = [AVATAR, "-p", "native", "acp"]
+    with AcpClient(argv, env=env, cwd=lib.cwd) as acp:
+        acp.initialize()
+        sid = new_session(acp, lib.cwd)
+        acp.request("session/prompt", {"sessionId": sid, "prompt": [text(f"My key is {KEY}")]})
+    with AcpClient(argv, env=env, cwd=lib.cwd) as acp:
+        acp.initialize()
+        listed = acp.request("session/list", {"cwd": str(lib.cwd)})["sessions"]
+        [mine] = [s for s in listed if s["sessionId"] == sid]
+        acp.request("session/load", {"sessionId": sid, "cwd": str(lib.cwd), "mcpServers": []})
+        replayed = acp.text(sid, "user_message_chunk") + acp.text(sid)
+        assert "My key is" in replayed and "is noted" in replayed
+        assert KEY not in replayed and KEY not in mine["title"]

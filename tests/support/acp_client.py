@@ -81,6 +81,7 @@ class AcpClient:
         self.early: dict[Any, dict[str, Any]] = {}  #: answers read while waiting for another
         self.updates: list[dict[str, Any]] = []  #: every session/update's params, in order
         self.asked: list[dict[str, Any]] = []  #: every permission question's params
+        self.called: list[str] = []  #: the method of every request the agent made
         self._stderr: list[bytes] = []
         self._reading = threading.Thread(target=self._drain_stderr, daemon=True)
         self._reading.start()
@@ -112,6 +113,8 @@ class AcpClient:
         line = self.proc.stdout.readline()
         assert line, f"the agent ended: {self.stderr()}"
         message: dict[str, Any] = json.loads(line)
+        if "method" in message and "id" in message:
+            self.called.append(str(message["method"]))
         if message.get("method") == "session/update":
             self.updates.append(message["params"])
         elif message.get("method") == "session/request_permission":
