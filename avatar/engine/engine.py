@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
-from avatar.core.config import Settings, avatar_home
+from avatar.core.config import McpServer, Settings, avatar_home
 from avatar.core.errors import AvatarError
 from avatar.engine.ahead import StartedAhead
 from avatar.engine.config_layers import project_config
@@ -324,8 +324,6 @@ class Engine:
         config's `mcp_servers`, to the agents started from now on: those an ACP client gives
         `avatar acp` for its session (the user's own, as the user config's are)."""
         from dataclasses import replace
-
-        from avatar.core.config import McpServer
 
         added = {
             name: McpServer(
