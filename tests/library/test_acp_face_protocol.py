@@ -113,8 +113,7 @@ def test_a_native_turn_its_permission_question_and_the_commands(
         }
         [offered] = acp.of(sid, "available_commands_update")[:1]
         names = [c["name"] for c in offered["availableCommands"]]
-        assert names[:5] == ["provider", "sessions", "fork", "compact", "status"]
-        assert "rewind" not in names  # (not until the engine has rewind)
+        assert names[:6] == ["provider", "sessions", "fork", "compact", "status", "rewind"]
 
         status = acp.request("session/prompt", {"sessionId": sid, "prompt": [text("/status")]})
         assert status["stopReason"] == "end_turn"
@@ -139,6 +138,33 @@ def test_an_acp_session_reopens_where_it_went(lib: Library, model_server: FakeMo
         assert acp.text(sid, "user_message_chunk") == "Start."  # (the fork's history)
         acp.request("session/prompt", {"sessionId": sid, "prompt": [text("/status")]})
         assert f"session: {forked} (" in acp.text(sid)
+
+
+def test_rewind_from_the_client(lib: Library, model_server: FakeModelServer) -> None:
+    """`/rewind 2` after a turn that wrote a file: the file is gone, the conversation goes on
+    from before that turn (the model no longer sees it), and the ACP session's id, loaded
+    again, opens the rewound conversation."""
+    write = Reply.tool_call("write", {"path": "made.txt", "content": "made\n"})
+    model_server.script("chat", "First answer.", write, "Written.", "Next answer.")
+    with client(lib, model_server, answer=allow) as acp:
+        sid = new_session(acp, lib.cwd)
+        for said in ("Start.", "Write the file."):
+            acp.request("session/prompt", {"sessionId": sid, "prompt": [text(said)]})
+        assert (lib.cwd / "made.txt").read_text() == "made\n"
+        acp.request("session/prompt", {"sessionId": sid, "prompt": [text("/rewind 2")]})
+        said = acp.text(sid).split("Written.", 1)[1]
+        assert said.startswith("rewind: 0 files restored, 1 removed\n"), said
+        assert "rewind: native's own fork of session" in said
+        assert not (lib.cwd / "made.txt").exists()
+        acp.request("session/prompt", {"sessionId": sid, "prompt": [text("Go on.")]})
+    last = model_server.requests_for("chat")[-1].all_text()
+    assert "Start." in last and "Go on." in last
+    assert "Write the file." not in last
+    with client(lib, model_server) as acp:
+        params = {"sessionId": sid, "cwd": str(lib.cwd), "mcpServers": []}
+        acp.request("session/load", params)
+        users = [u["content"]["text"] for u in acp.of(sid, "user_message_chunk")]
+        assert users == ["Start.", "Go on."], users
 
 
 def test_a_cancel_stops_the_turn(lib: Library, model_server: FakeModelServer) -> None:

@@ -2,8 +2,9 @@
 when a prompt starts with one: `/provider NAME [--fresh | --new]` (switch, with the handoff
 unless `--fresh`), `/sessions` (this project's sessions of every agent), `/fork [N]` (this
 session forked, whole or to message N; the ACP session goes on in the fork), `/compact`,
-`/status`, and `/rewind N [--files | --conversation]` once the engine has rewind. The
-agent's own commands are offered after them; a prompt naming one of those goes to the agent.
+`/status`, and `/rewind N [--files | --conversation]` (the files, the conversation or both
+back to before turn N; the ACP session goes on in the rewound conversation). The agent's own
+commands are offered after them; a prompt naming one of those goes to the agent.
 """
 
 from __future__ import annotations
@@ -38,31 +39,17 @@ COMMANDS: tuple[tuple[str, str, str | None], ...] = (
     ("fork", "Fork this session (whole, or to message N) and go on in the fork", "[N]"),
     ("compact", "Compact this session's context", None),
     ("status", "Agent, model, session, context and whether the walls are up", None),
+    ("rewind", "Rewind files and conversation to before turn N", "N [--files | --conversation]"),
 )  # fmt: skip
-REWIND = ("rewind", "Rewind files and conversation to before turn N",
-          "N [--files | --conversation]")  # fmt: skip
-
-
-def _rewinds(face: Face) -> Any:
-    """The engine's rewind, when it has one (issue 34: rewind lands beside this face; it is
-    offered from the moment `engine.checkpoints.rewind` exists), else None."""
-    checkpoints = getattr(face.engine, "checkpoints", None)
-    return getattr(checkpoints, "rewind", None)
-
-
-def offered(face: Face) -> list[tuple[str, str, str | None]]:
-    """avatar's commands this session offers."""
-    return [*COMMANDS, *([REWIND] if _rewinds(face) is not None else [])]
 
 
 def commands_update(face: Face) -> dict[str, Any]:
     """The `available_commands_update`: avatar's commands, then the agent's own."""
-    ours = offered(face)
-    names = {name for name, _, _ in ours}
+    names = {name for name, _, _ in COMMANDS}
     listed = [
         {"name": name, "description": about}
         | ({"input": {"hint": hint}} if hint is not None else {})
-        for name, about, hint in ours
+        for name, about, hint in COMMANDS
     ]
     listed += [
         {"name": name, "description": about or f"{face.engine.chosen_provider()}'s /{name}"}
@@ -82,7 +69,7 @@ async def run_command(face: Face, text: str) -> str | None:
         words = shlex.split(said[1:])
     except ValueError:
         words = said[1:].split()
-    if not words or words[0] not in {name for name, _, _ in offered(face)}:
+    if not words or words[0] not in {name for name, _, _ in COMMANDS}:
         return None
     face.heard = []
     try:
@@ -128,11 +115,9 @@ async def _run(face: Face, name: str, args: list[str]) -> list[str]:
             f"walls: {walls}",
             f"context: {used}; cost: {cost}",
         ]
-    rewind = _rewinds(face)  # (offered only when the engine has it)
     turn = next((int(a) for a in args if a.isdigit()), None)
     if turn is None:
         return ["usage: /rewind N [--files | --conversation]"]
-    done = await rewind(
-        turn, files="--conversation" not in args, conversation="--files" not in args
-    )
-    return [str(getattr(done, "notice", None) or f"rewound to before turn {turn}")]
+    files, conversation = "--conversation" not in args, "--files" not in args
+    await engine.checkpoints.rewind(turn, files=files, conversation=conversation)
+    return []  # (what it did was said in its notices, which the answer carries)
