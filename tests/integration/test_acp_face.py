@@ -1,7 +1,12 @@
 """`avatar acp` through the tests' stdlib ACP client (`tests/support/acp_client.py`), over
 sessions the real agents made against the fake model server (docs/design.md §12):
 `session/list` gives every provider's sessions of the project, and `session/load` of a
-Gemini session replays its turns before answering, then goes on in it."""
+Gemini session replays its turns before answering, then goes on in it.
+
+The Gemini session is made by Gemini CLI alone (`gemini --acp`, driven by the same stdlib
+client), so avatar has no record or copy of it: what is replayed comes from the session file
+Gemini wrote (read by avatar's Gemini store; were that to fail, from Gemini's own replay at
+its `session/load`, which avatar keeps as the conversation this run saw)."""
 
 from __future__ import annotations
 
@@ -28,11 +33,22 @@ def test_list_has_three_providers_and_a_gemini_session_loads_with_its_turns(
     run = Avatar(agent_home, env)
     said = {"gemini": "Keep the amber lantern lit.", "codex": "Codex words.", "claude": "Hi."}
     model_server.script("gemini", "The amber lantern stays lit.")
-    gemini, _, _ = run.session(run("-p", "gemini", "chat", said["gemini"]))
+    gemini_argv = [agent_home.bin("gemini"), "--acp"]
+    with AcpClient(gemini_argv, env=agent_home.env, cwd=agent_home.workdir, timeout=200) as own:
+        own.initialize()
+        new = {"cwd": str(agent_home.workdir), "mcpServers": []}
+        gemini = own.request("session/new", new)["sessionId"]
+        asked = {"sessionId": gemini, "prompt": [text(said["gemini"])]}
+        assert own.request("session/prompt", asked)["stopReason"] == "end_turn"
+    [written] = agent_home.gemini_dir.glob(f"tmp/*/chats/session-*-{gemini[:8]}.jsonl")
+    assert said["gemini"] in written.read_text()
     model_server.script("responses", "Codex answer.")
     codex, _, _ = run.session(run("-p", "codex", "chat", said["codex"]))
     model_server.script("anthropic", "Claude answer.")
     claude, _, _ = run.session(run("-p", "claude", "chat", said["claude"]))
+    # avatar has no record or copy of the Gemini session: only Gemini's file holds it.
+    kept = [p for p in Path(env["AVATAR_HOME"]).rglob("*") if p.is_file()]
+    assert not [p for p in kept if gemini.encode() in p.read_bytes()], kept
 
     with AcpClient([AVATAR, "acp"], env=env, cwd=agent_home.workdir, timeout=200) as client:
         client.initialize()
@@ -51,7 +67,7 @@ def test_list_has_three_providers_and_a_gemini_session_loads_with_its_turns(
         # Replayed before the answer: the user's words, then Gemini's.
         kinds = [u["sessionUpdate"] for u in client.of(gemini)]
         assert kinds[:2] == ["user_message_chunk", "agent_message_chunk"], kinds
-        assert said["gemini"] in client.text(gemini, "user_message_chunk")
+        assert client.text(gemini, "user_message_chunk") == said["gemini"]
         assert client.text(gemini) == "The amber lantern stays lit."
 
         model_server.script("gemini", "Still lit.")
