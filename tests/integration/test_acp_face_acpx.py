@@ -249,3 +249,36 @@ def test_the_clients_mcp_servers_reach_the_agent(
     [given] = [s for s in news[0]["mcpServers"] if s["name"] == "library"]
     assert given["command"] == AVATAR and given["args"] == ["mcp"]
     assert {"name": "AVATAR_PROBE", "value": "1"} in given["env"]
+
+
+def test_the_agents_avatar_acp_runs_stay_inside_the_walls(
+    tmp_path: Path, model_server: FakeModelServer
+) -> None:
+    """codex, run by `avatar acp` under the default walls with everything allowed (the
+    config's `permission: allow`, acpx's --approve-all), runs the shell line that tries
+    everything (tests/integration/test_agent_walls.py): its one write inside the project
+    lands, and nothing outside or protected changes. (Under `ask`, codex runs its commands
+    in its own bubblewrap sandbox, which this machine lacks.)"""
+    from tests.integration.test_agent_walls import _attack, _marker, _project, _protected
+    from tests.support import git_attack
+
+    require_bridges("acpx", "codex-acp")
+    with persistent_tmpdir() as codex_home:
+        home = AgentHome(
+            tmp_path / "agent",
+            model_server,
+            codex_home=codex_home / ".codex",
+            codex_sandbox="danger-full-access",
+            codex_model="gpt-5.4",
+        )
+        outside = tmp_path / "outside"
+        before = _project(home, outside)
+        (home.root / "avatar-config.yaml").write_text(json.dumps({"permission": "allow"}))
+        run = Reply.tool_call("exec_command", {"cmd": _attack(outside)})
+        model_server.script("responses", run, Reply.text("done"))
+        proc = Acpx(home, avatar_env(home))("exec", "Go.")
+    assert answer_text(proc).endswith("done"), proc.stdout[-4000:]
+    assert (home.workdir / "inside.txt").read_text() == "made\n"
+    assert sorted(p.name for p in outside.iterdir()) == ["secret"]
+    assert _protected(home.workdir) == before
+    assert not git_attack.users_git_status_runs_it(home.workdir, _marker(outside))
