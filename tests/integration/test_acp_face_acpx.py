@@ -36,11 +36,18 @@ AVATAR = str(Path(sys.executable).parent / "avatar")
 class Acpx:
     """`acpx` run in the home's project with avatar as its agent (`-p codex` unless told)."""
 
-    def __init__(self, home: AgentHome, env: dict[str, str], *, policy: str = "--approve-all"):
-        self.home, self.env, self.policy = home, env, policy
+    def __init__(
+        self,
+        home: AgentHome,
+        env: dict[str, str],
+        *,
+        policy: str = "--approve-all",
+        provider: str = "codex",
+    ):
+        self.home, self.env, self.policy, self.provider = home, env, policy, provider
 
     def argv(self, *args: str) -> list[str]:
-        agent = f"{AVATAR} -p codex acp"
+        agent = f"{AVATAR} -p {self.provider} acp"
         return [bridge_bin("acpx"), "--agent", agent, "--ttl", "60", "--format", "json",
                 self.policy, *args]  # fmt: skip
 
@@ -282,3 +289,52 @@ def test_the_agents_avatar_acp_runs_stay_inside_the_walls(
     assert sorted(p.name for p in outside.iterdir()) == ["secret"]
     assert _protected(home.workdir) == before
     assert not git_attack.users_git_status_runs_it(home.workdir, _marker(outside))
+
+
+def test_thinking_and_usage_reach_acpx(tmp_path: Path, model_server: FakeModelServer) -> None:
+    """codex thinks and answers: acpx gets the thought chunks, the context's use and the
+    answer, as codex-acp sent them to avatar."""
+    require_bridges("acpx", "codex-acp")
+    model_server.script(
+        "responses", Reply.thinking("Weighing the ledger first.") + Reply.text("Planned.")
+    )
+    home = AgentHome(tmp_path / "agent", model_server)
+    proc = Acpx(home, avatar_env(home))("exec", "Plan the port.")
+    updates = [m["params"]["update"] for m in messages(proc) if m.get("method") == "session/update"]
+    kinds = [u["sessionUpdate"] for u in updates]
+    thought = "".join(
+        u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_thought_chunk"
+    )
+    assert thought.strip() == "Weighing the ledger first.", kinds
+    used = [u for u in updates if u["sessionUpdate"] == "usage_update"]
+    assert used and all(u["used"] > 0 and u["size"] > u["used"] for u in used), used
+    assert answer_text(proc).strip() == "Planned."
+
+
+def test_a_plan_reaches_acpx(tmp_path: Path, model_server: FakeModelServer) -> None:
+    """Claude Code (through claude-agent-acp) writes its todo list: acpx gets it as a plan
+    (claude-agent-acp names the entry in progress by its `activeForm`)."""
+    require_bridges("acpx", "claude-agent-acp")
+    todos = [
+        {"content": "Read the ledger", "status": "completed", "activeForm": "Reading"},
+        {"content": "Port the billing module", "status": "in_progress", "activeForm": "Porting"},
+    ]
+    model_server.script(
+        "anthropic", Reply.tool_call("TodoWrite", {"todos": todos}), Reply.text("Planned.")
+    )
+    home = AgentHome(tmp_path / "agent", model_server)
+    proc = Acpx(home, avatar_env(home), provider="claude-acp")("exec", "Plan the port.")
+    print(
+        "TOOLS", [r.tool_names() for r in model_server.requests_for("anthropic") if r.is_main][:1]
+    )
+    plans = [
+        m["params"]["update"]
+        for m in messages(proc)
+        if m.get("method") == "session/update" and m["params"]["update"]["sessionUpdate"] == "plan"
+    ]
+    assert plans, proc.stdout[-3000:]
+    assert [(e["content"], e["status"]) for e in plans[-1]["entries"]] == [
+        ("Read the ledger", "completed"),
+        ("Porting", "in_progress"),
+    ]
+    assert answer_text(proc).strip().endswith("Planned.")
