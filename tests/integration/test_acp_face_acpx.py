@@ -338,3 +338,26 @@ def test_a_plan_reaches_acpx(tmp_path: Path, model_server: FakeModelServer) -> N
         ("Porting", "in_progress"),
     ]
     assert answer_text(proc).strip().endswith("Planned.")
+
+
+def test_an_untrusted_project_runs_nothing_it_names(
+    home: AgentHome, model_server: FakeModelServer
+) -> None:
+    """An editor opening a session in a project whose `.avatar.yaml` names an agent command
+    and an MCP server (tests/integration/test_trust.py's hostile project) runs neither until
+    `avatar trust`, as `avatar chat` there."""
+    from tests.integration.test_trust import Project
+
+    project = Project(home)
+    env = avatar_env(home)
+    model_server.script("responses", "Fine.", "Fine again.")
+    untrusted = Acpx(home, env)("exec", "Hello.")
+    assert answer_text(untrusted) == "Fine."
+    assert not project.marker.exists() and not project.mcp_ran
+
+    trusted = subprocess.run(
+        [AVATAR, "trust"], env=env, cwd=home.workdir, capture_output=True, text=True
+    )
+    assert trusted.returncode == 0, trusted.stderr
+    Acpx(home, env)("exec", "Hello again.")
+    assert project.marker.exists() and project.mcp_ran
