@@ -345,19 +345,26 @@ def test_an_untrusted_project_runs_nothing_it_names(
 ) -> None:
     """An editor opening a session in a project whose `.avatar.yaml` names an agent command
     and an MCP server (tests/integration/test_trust.py's hostile project) runs neither until
-    `avatar trust`, as `avatar chat` there."""
+    `avatar trust`, as `avatar chat` there; the notice that says so is the session's first
+    message in the editor."""
     from tests.integration.test_trust import Project
 
     project = Project(home)
     env = avatar_env(home)
     model_server.script("responses", "Fine.", "Fine again.")
     untrusted = Acpx(home, env)("exec", "Hello.")
-    assert answer_text(untrusted) == "Fine."
+    said = answer_text(untrusted)  # (the notice is the session's first message)
+    notice = (
+        f"notice: {project.config} is not trusted: ignored providers.codex.executable, "
+        "mcp_servers.stamp; run `avatar trust` to apply them (or --trust for this run)\n"
+    )
+    assert said == notice + "Fine.", said
     assert not project.marker.exists() and not project.mcp_ran
 
     trusted = subprocess.run(
         [AVATAR, "trust"], env=env, cwd=home.workdir, capture_output=True, text=True
     )
     assert trusted.returncode == 0, trusted.stderr
-    Acpx(home, env)("exec", "Hello again.")
+    again = Acpx(home, env)("exec", "Hello again.")
+    assert answer_text(again) == "Fine again."
     assert project.marker.exists() and project.mcp_ran

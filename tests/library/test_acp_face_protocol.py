@@ -167,6 +167,26 @@ def test_rewind_from_the_client(lib: Library, model_server: FakeModelServer) -> 
         assert users == ["Start.", "Go on."], users
 
 
+def test_what_opening_said_reaches_the_client(lib: Library, model_server: FakeModelServer) -> None:
+    """A notice said while a session opens (here: the project's `.avatar.yaml` is not
+    trusted) is a message the client shows, after the history `session/load` replays."""
+    model_server.script("chat", "First answer.")
+    with client(lib, model_server) as acp:
+        sid = new_session(acp, lib.cwd)
+        acp.request("session/prompt", {"sessionId": sid, "prompt": [text("Start.")]})
+        assert acp.text(sid) == "First answer."  # (no project config: nothing to say)
+    config = lib.cwd / ".avatar.yaml"
+    config.write_text('providers:\n  codex: {command: ["sh", "-c", "exit 1"]}\n')
+    with client(lib, model_server) as acp:
+        params = {"sessionId": sid, "cwd": str(lib.cwd), "mcpServers": []}
+        acp.request("session/load", params)
+        said = acp.text(sid)
+    assert said == (
+        f"First answer.notice: {config} is not trusted: ignored providers.codex.command; "
+        "run `avatar trust` to apply them (or --trust for this run)\n"
+    )
+
+
 def test_a_cancel_stops_the_turn(lib: Library, model_server: FakeModelServer) -> None:
     release = threading.Event()
     model_server.script("chat", Reply.text("one two three four").held(release))

@@ -30,6 +30,7 @@ from avatar.cli.acp.face import Face
 from avatar.cli.acp.options import providers
 from avatar.cli.acp.slash import commands_update
 from avatar.cli.acp.stdio import hello
+from avatar.cli.acp.updates import message
 from avatar.cli.state import AppState
 from avatar.core.errors import AvatarError, SessionNotFoundError
 from avatar.core.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, Connection, RpcError
@@ -151,13 +152,20 @@ class AcpAgent:
         engine.add_mcp_servers(mcp_servers(params.get("mcpServers")))
         return engine
 
-    async def _opened(self, face: Face, **how: Any) -> None:
+    async def _opened(self, face: Face, **how: Any) -> str | None:
+        """Open the face's session; the notices opening it said (a project config left
+        untrusted, a session reopened as another), for the user to read in the editor, as
+        `avatar chat` prints them: None when there were none."""
+        untrusted = face.engine.untrusted_config
+        face.heard = [untrusted.notice()] if untrusted is not None else []
         try:
             opened = await face.engine.open(**how)
         except AvatarError as e:
             await face.close()
             code = NOT_FOUND if isinstance(e, SessionNotFoundError) else INVALID_PARAMS
             raise RpcError(code, str(face.engine.registry.secrets().mask(str(e)))) from None
+        finally:
+            heard, face.heard = face.heard, None
         if not face.id:
             face.id = opened.session_id
         old = self.faces.pop(face.id, None)
@@ -165,13 +173,16 @@ class AcpAgent:
             await old.close()
         self.faces[face.id] = face
         face.kept()
+        return "".join(f"notice: {line}\n" for line in heard) or None
 
     async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
         """`session/new`: a session on the default provider."""
         engine = self._failing(lambda: self._engine(params))
         face = Face("", engine, self._conn(), providers(engine))
-        await self._opened(face)
+        said = await self._opened(face)
         face.later(face.update(commands_update(face)))
+        if said is not None:  # (after the answer: the client learns the id from it)
+            face.later(face.update(message(said)))
         return {"sessionId": face.id, **face.opened()}
 
     async def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -182,8 +193,10 @@ class AcpAgent:
         engine = self._failing(lambda: self._engine(params))
         face = Face(sid, engine, self._conn(), providers(engine))
         went = face.threads.where(sid)  # (moved to another agent's session: open that)
-        await self._opened(face, resume=went[1] if went else sid)
+        said = await self._opened(face, resume=went[1] if went else sid)
         await face.replay()
+        if said is not None:  # (after the history: what happened as it reopened)
+            await face.update(message(said))
         face.later(face.update(commands_update(face)))
         return face.opened()
 

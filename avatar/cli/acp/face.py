@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from avatar.cli.acp import options
 from avatar.cli.acp.threads import Threads
-from avatar.cli.acp.updates import KINDS, Tokens, replay, update_for
+from avatar.cli.acp.updates import KINDS, Tokens, message, replay, update_for
 from avatar.cli.repl import menu
 from avatar.core.errors import AvatarError
 from avatar.core.events import CommandsAvailable, Error, Notice, TurnFinished
@@ -154,11 +154,7 @@ class Face:
                     return await self._turn(asked)
             finally:
                 self.kept()
-            chunk = {
-                "sessionUpdate": "agent_message_chunk",
-                "content": {"type": "text", "text": said},
-            }
-            await self.update(chunk)
+            await self.update(message(said))
             return {"stopReason": "end_turn"}
 
     async def _turn(self, asked: Prompt) -> dict[str, Any]:

@@ -52,6 +52,11 @@ def _text(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
 
 
+def message(text: str) -> dict[str, Any]:
+    """An agent message chunk of `text` (an answer of avatar's own: a command's, notices)."""
+    return {"sessionUpdate": "agent_message_chunk", "content": _text(text)}
+
+
 def _path(path: str, cwd: str) -> str:
     """ACP's paths are absolute: one the agent gave relative is the session's."""
     return path if os.path.isabs(path) else os.path.normpath(os.path.join(cwd, path))
@@ -175,14 +180,14 @@ def replay(messages: list[TranscriptMessage], mask: Any) -> list[dict[str, Any]]
     """The updates that replay a session's history: each user message, each answer, each tool
     call (finished) as it was, secrets masked (`mask`: the engine's detector's `mask`)."""
     updates: list[dict[str, Any]] = []
-    for n, message in enumerate(messages):
-        text = mask(message.text) if message.text else ""
-        if message.role == "user" and text:
+    for n, said in enumerate(messages):
+        text = mask(said.text) if said.text else ""
+        if said.role == "user" and text:
             updates.append({"sessionUpdate": "user_message_chunk", "content": _text(text)})
-        elif message.role == "assistant":
+        elif said.role == "assistant":
             if text:
-                updates.append({"sessionUpdate": "agent_message_chunk", "content": _text(text)})
-            for i, call in enumerate(message.tool_calls):
+                updates.append(message(text))
+            for i, call in enumerate(said.tool_calls):
                 updates.append(
                     {
                         "sessionUpdate": "tool_call",
