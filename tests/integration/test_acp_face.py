@@ -68,7 +68,12 @@ def test_list_has_three_providers_and_a_gemini_session_loads_with_its_turns(
         kinds = [u["sessionUpdate"] for u in client.of(gemini)]
         assert kinds[:2] == ["user_message_chunk", "agent_message_chunk"], kinds
         assert client.text(gemini, "user_message_chunk") == said["gemini"]
-        assert client.text(gemini) == "The amber lantern stays lit."
+        # Then, when it was made within the same clock minute, the notice of the wait for
+        # Gemini's same-minute bug (docs/design.md §2): what opening it said.
+        replayed, _, notice = client.text(gemini).partition("notice: ")
+        assert replayed == "The amber lantern stays lit."
+        waited = f"gemini cannot load session {gemini} before the clock minute turns"
+        assert notice == "" or notice.startswith(waited), notice
 
         model_server.script("gemini", "Still lit.")
         answer = client.request(
