@@ -48,6 +48,7 @@ from avatar.server.shared import (
     State,
     conversation_of,
     error_line,
+    figures_of,
     said_of,
     turn_ended,
     turn_exit,
@@ -156,6 +157,7 @@ class LiveSession:
             state=self.state,
             model=status.model,
             tokens=numbers.turn_tokens,
+            numbers=numbers.to_dict(),
             since=self.since,
             clients=self.clients,
             queued=self._turns.qsize(),
@@ -352,7 +354,7 @@ class LiveSession:
         return self._ended(turn, None, turn_exit(stop, failed))
 
     def _ended(self, turn: _Turn, error: str | None, code: int) -> Event:
-        event = turn_ended(turn.number, turn.client, error, code)
+        event = turn_ended(turn.number, turn.client, error, code, figures_of(self.engine.status()))
         self._publish(event)
         return event
 
