@@ -63,6 +63,10 @@ class LineRenderer:
 
     def on_event(self, event: BaseEvent) -> None:
         """Render one event."""
+        # (one line once: an agent's death can reach a joined chat's turn twice)
+        repeated = isinstance(event, Error) and any(
+            error_line(said) == error_line(event) for said in self.errors
+        )
         if isinstance(event, Error):
             self.errors.append(event)
         if isinstance(event, TurnFinished):
@@ -83,7 +87,7 @@ class LineRenderer:
             self._at_line_start = event.text.endswith("\n")
         elif isinstance(event, Notice):
             self._say(f"notice: {event.message}")
-        elif isinstance(event, Error):
+        elif isinstance(event, Error) and not repeated:
             self._say(error_line(event))
         elif isinstance(event, ToolCallStarted):
             self._tools[event.id] = event.title or event.name
