@@ -96,7 +96,7 @@ def test_a_raising_agent_then_twenty_clients_on_four_agents_with_kills(
     env, cwd = avatar_env, agent_home.workdir
     states = {f"agent{i}": agent_home.root / f"state{i}" for i in range(AGENTS)}
     providers = {
-        name: provider_entry(state, load=True, raise_on="explode", chunk_delay=0.05)
+        name: provider_entry(state, load=True, raise_on="explode", chunk_delay=0.3)
         for name, state in states.items()
     }
     (agent_home.root / "avatar-config.yaml").write_text(json.dumps({"providers": providers}))
