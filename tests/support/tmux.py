@@ -85,6 +85,11 @@ class Terminal:
         args = ["capture-pane", "-p", "-t", "t"] + (["-e"] if colours else [])
         return self._tmux(*args)
 
+    def history(self) -> str:
+        """Everything the program has shown, scrolled off the screen or not: the scrollback
+        and the screen, one line per row, trailing blank rows dropped."""
+        return self._tmux("capture-pane", "-p", "-t", "t", "-S", "-").rstrip("\n") + "\n"
+
     def wait_for(self, pattern: str, timeout: float = 30.0, *, colours: bool = False) -> str:
         """Wait until `pattern` (a regex) is on the screen; returns the screen."""
         deadline = time.monotonic() + timeout

@@ -19,7 +19,7 @@ import shlex
 import sys
 import time
 from collections import deque
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from avatar.cli.repl import menu
@@ -75,6 +75,9 @@ class Repl:
         self._reopened = False  # a session was resumed: show where it was, once opened
         self._commands: dict[str, list[str]] = {}  # each provider's own slash commands
         self.hosting: Hosting | None = None  # the session as listed with the server
+        #: Puts queued lines an interrupt stopped back into the input box (the terminal's
+        #: prompt sets it; None without one).
+        self.refill: Callable[[list[str]], None] | None = None
 
     def host_on_server(self) -> None:
         """List the open session with the running server (now, or once one is open), so
@@ -323,7 +326,9 @@ class Repl:
                 self.hosting.changed()
             if client is not None:  # another client's prompt: a turn, never a command
                 self.work = asyncio.create_task(self.run_turn(line, client))
-            elif await self.handle(line):
+                continue
+            self.screen.user_line(line)  # where it runs, as if typed now
+            if await self.handle(line):
                 self.queued.clear()
                 break
 
@@ -342,24 +347,35 @@ class Repl:
             await self.work
 
     async def interrupt(self) -> None:
-        """Ctrl-C or Esc: stop the running turn, and say which queued lines are dropped (on
-        a live session attached to: another client's turn too)."""
+        """Ctrl-C or Esc: stop the running turn (on a live session attached to: another
+        client's turn too). The lines queued meanwhile go back into the input box (`refill`;
+        without one they are said dropped), other clients' prompts back to them."""
         if not self.busy and self.engine.turn_elsewhere:
-            await self.engine.cancel()
+            self.screen.interrupted()
             self.say("(interrupted)", "dim")
+            await self.engine.cancel()
         elif self.busy:
-            dropped = [_shown(line, client) for line, client in self.queued]
-            for line, client in self.queued:
-                if client is not None and self.hosting is not None:
+            own = [line for line, client in self.queued if client is None]
+            theirs = [(line, client) for line, client in self.queued if client is not None]
+            for line, client in theirs:
+                if self.hosting is not None:
                     self.hosting.dropped(line, client)
             self.queued.clear()
             if self.permission is not None and not self.permission.done():
                 self.permission.set_result("deny")
-            await self.engine.cancel()
+            # Said at once, and nothing more of the answer is shown: what the agent still
+            # sends while it stops is not what was asked for.
+            self.screen.interrupted()
             self.say("(interrupted)", "dim")
+            if own and self.refill is not None:
+                self.refill(own)
+                self.say(f"({_count(own, 'queued line')} back in the box)", "dim")
+            dropped = [_shown(line, client) for line, client in theirs]
+            dropped = dropped if self.refill is not None else [*own, *dropped]
             if dropped:
-                plural = "s" if len(dropped) > 1 else ""
-                self.say(f"(dropped {len(dropped)} queued line{plural}: {' | '.join(dropped)})")
+                said = " | ".join(dropped)
+                self.say(f"(dropped {_count(dropped, 'queued line')}: {said})")
+            await self.engine.cancel()
 
     # ----- commands -------------------------------------------------------------------
 
@@ -427,6 +443,10 @@ class Repl:
             return await self.command(text)
         await self.submit(text)
         return False
+
+
+def _count(items: list[str], noun: str) -> str:
+    return f"{len(items)} {noun}{'s' if len(items) > 1 else ''}"
 
 
 def _shown(line: str, client: str | None) -> str:

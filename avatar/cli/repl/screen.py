@@ -145,6 +145,7 @@ class Screen:
         self.activity = ""  # what is happening now, for the spinner
         self.tokens = 0
         self._answered = False
+        self._muted = False  # the turn was interrupted: the rest of its answer is not shown
 
     # -- output primitives ------------------------------------------------------------------
 
@@ -159,6 +160,11 @@ class Screen:
         from rich.text import Text
 
         self.print(Text(text, style=style or ""))
+
+    def user_line(self, text: str) -> None:
+        """What the user sent, as the prompt showed it: `› ` before its first line, its
+        other lines under it."""
+        self.line("› " + text.replace("\n", "\n  "), "bold")
 
     # -- answer text ------------------------------------------------------------------------
 
@@ -242,6 +248,8 @@ class Screen:
             ev.Error,
         )
         self._answered = self._answered or isinstance(event, answers)
+        if isinstance(event, (ev.TextDelta, ev.ThinkingDelta)) and self._muted:
+            return
         if isinstance(event, ev.TextDelta):
             self._text(event.text)
             return
@@ -257,7 +265,7 @@ class Screen:
             self.cwd = Path(event.cwd) if event.cwd else self.cwd
             self.line(session_line(event), "dim")
         elif isinstance(event, ev.UserMessage):
-            self.line(f"› {event.text}", "bold")  # steering, as the model now sees it
+            self.user_line(event.text)  # steering, as the model now sees it
         elif isinstance(event, ev.ToolCallStarted):
             self._tools[event.id] = event
             if event.diffs:
@@ -352,9 +360,17 @@ class Screen:
             self.line("─ " + " · ".join(parts), "dim")
         self.turn_started = None
         self.activity = ""
+        self._muted = False
+
+    def interrupted(self) -> None:
+        """The turn is being interrupted: what was shown of the answer stays, drawn now, and
+        what the agent still sends of it until the turn ends is not shown."""
+        self.flush()
+        self._muted = True
 
     def begin_turn(self) -> None:
         """A turn starts: time it, and say what is awaited."""
+        self._muted = False
         self.turn_started = self.last_output = time.monotonic()
         self.activity = "waiting for the model"
         self.tokens = 0
