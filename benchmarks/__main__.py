@@ -25,6 +25,7 @@ SUITES = (
     "sandbox",
     "linear",
     "mcp",
+    "esc",
 )
 #: The whole run must finish within these many seconds (issue 14).
 BUDGET = {True: 120.0, False: 600.0}

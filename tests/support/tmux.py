@@ -117,11 +117,19 @@ class Terminal:
     def output_during(self, seconds: float) -> bytes:
         """What the program writes to the terminal in the next `seconds` (redraws included)."""
         sink = Path(self._dir.name) / "output"
+        self.pipe_output(sink)
+        time.sleep(seconds)
+        self.stop_output()
+        return sink.read_bytes()
+
+    def pipe_output(self, sink: Path) -> None:
+        """From now on, append what the program writes to the terminal to `sink` (emptied)."""
         sink.write_bytes(b"")
         self._tmux("pipe-pane", "-o", "-t", "t", f"cat >> {shlex.quote(str(sink))}")
-        time.sleep(seconds)
+
+    def stop_output(self) -> None:
+        """Stop `pipe_output`."""
         self._tmux("pipe-pane", "-t", "t")  # (no command: stop piping)
-        return sink.read_bytes()
 
     def title(self) -> str:
         """The pane's title, as the program may have set it (OSC 0 / OSC 2)."""

@@ -14,17 +14,25 @@ from typing import TYPE_CHECKING
 
 from prompt_toolkit.filters import Condition, is_searching
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.keys import Keys
 
 from avatar.cli.repl import menu
 
 if TYPE_CHECKING:
+    from prompt_toolkit.application import Application
+
     from avatar.cli.repl.host import ReplHost
+
+#: How long a lone Esc waits for the rest of an escape sequence (seconds): as Neovim's
+#: `ttimeoutlen`. Measured in `benchmarks/esc.py`.
+ESCAPE_WAIT = 0.05
 
 SHORTCUTS = """\
   y / a / n     answer a permission question (or type what to do instead, then Enter)
-  Esc, Ctrl-C   interrupt the running turn (Ctrl-C on a line: clear it)
+  Esc, Ctrl-C   interrupt the running turn; lines queued go back in the box
+                (Ctrl-C on a line: clear it)
   Enter         send; while a turn or command runs, steer it or queue the line
-  Alt-Enter     new line (Esc Enter too)
+  Alt-Enter     new line (Esc then Enter too, when no turn runs)
   Ctrl-R        search prompt history;  ↑ / ↓  walk it
   Shift-Tab     permission mode: ask / accept edits / plan
   Ctrl-T        thinking in full / folded to one line
@@ -41,12 +49,21 @@ def key_bindings(repl: ReplHost) -> KeyBindings:
     empty = Condition(lambda: not _buffer_text())
     busy = Condition(lambda: repl.busy)
 
+    # -- Esc ----------------------------------------------------------------------------
+    # Esc is also the first key of Esc-Enter (and of Meta keys typed as Esc then a key), so
+    # prompt-toolkit would wait a second for a second key before taking a lone Esc. During a
+    # turn Esc alone interrupts at once (`eager`); Alt-Enter still makes a new line there,
+    # since the terminal sends its two keys together. Bindings of Esc and another key go here.
+
     @bindings.add("escape", "enter")
     def _newline(event: KeyPressEvent) -> None:
         event.current_buffer.insert_text("\n")
 
-    @bindings.add("escape", filter=busy)
+    @bindings.add("escape", filter=busy & ~is_searching, eager=True)
     def _interrupt(event: KeyPressEvent) -> None:
+        if _next_key_is_enter(event):  # Alt-Enter: its two keys arrived as one
+            event.current_buffer.insert_text("\n")
+            return
         repl.keep(asyncio.ensure_future(repl.interrupt()))
 
     @bindings.add("enter", filter=is_searching)
@@ -99,6 +116,22 @@ def key_bindings(repl: ReplHost) -> KeyBindings:
             asyncio.get_running_loop().call_later(menu.SETTLE, settle)
 
     return bindings
+
+
+def tune(app: Application[str]) -> None:
+    """The input's timing: a lone Esc is told from the start of a key's escape sequence
+    after `ESCAPE_WAIT` seconds (prompt-toolkit waits half a second; a terminal sends a
+    sequence's bytes together)."""
+    app.ttimeoutlen = ESCAPE_WAIT
+
+
+def _next_key_is_enter(event: KeyPressEvent) -> bool:
+    """True (and the Enter taken) when the key typed with this one is Enter."""
+    waiting = event.app.key_processor.input_queue
+    if waiting and waiting[0].key == Keys.ControlM:
+        waiting.popleft()
+        return True
+    return False
 
 
 def _buffer_text() -> str:

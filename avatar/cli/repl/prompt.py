@@ -15,7 +15,7 @@ from prompt_toolkit.history import FileHistory
 
 from avatar.cli.repl import menu
 from avatar.cli.repl.complete import ReplCompleter
-from avatar.cli.repl.keys import key_bindings
+from avatar.cli.repl.keys import key_bindings, tune
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -54,6 +54,7 @@ def make_prompt(repl: ReplHost) -> PromptSession[str]:
         # a copy of the answer, and `›` lines with it. The REPL prints the line sent itself.
         erase_when_done=True,
     )
+    tune(session.app)
     return session
 
 

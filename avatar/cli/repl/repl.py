@@ -351,8 +351,9 @@ class Repl:
         client's turn too). The lines queued meanwhile go back into the input box (`refill`;
         without one they are said dropped), other clients' prompts back to them."""
         if not self.busy and self.engine.turn_elsewhere:
-            self.screen.interrupted()
-            self.say("(interrupted)", "dim")
+            with self.screen.together():
+                self.screen.interrupted()
+                self.say("(interrupted)", "dim")
             await self.engine.cancel()
         elif self.busy:
             own = [line for line, client in self.queued if client is None]
@@ -365,16 +366,17 @@ class Repl:
                 self.permission.set_result("deny")
             # Said at once, and nothing more of the answer is shown: what the agent still
             # sends while it stops is not what was asked for.
-            self.screen.interrupted()
-            self.say("(interrupted)", "dim")
-            if own and self.refill is not None:
-                self.refill(own)
-                self.say(f"({_count(own, 'queued line')} back in the box)", "dim")
-            dropped = [_shown(line, client) for line, client in theirs]
-            dropped = dropped if self.refill is not None else [*own, *dropped]
-            if dropped:
-                said = " | ".join(dropped)
-                self.say(f"(dropped {_count(dropped, 'queued line')}: {said})")
+            with self.screen.together():
+                self.screen.interrupted()
+                self.say("(interrupted)", "dim")
+                if own and self.refill is not None:
+                    self.refill(own)
+                    self.say(f"({_count(own, 'queued line')} back in the box)", "dim")
+                dropped = [_shown(line, client) for line, client in theirs]
+                dropped = dropped if self.refill is not None else [*own, *dropped]
+                if dropped:
+                    said = " | ".join(dropped)
+                    self.say(f"(dropped {_count(dropped, 'queued line')}: {said})")
             await self.engine.cancel()
 
     # ----- commands -------------------------------------------------------------------

@@ -20,8 +20,10 @@ rendering for a person, not the model's text as data (that is `chat`'s stdout).
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
@@ -41,8 +43,6 @@ from avatar.core.markdown_blocks import Block, BlockSplitter
 from avatar.policy.terminal_text import inert
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from rich.console import (
         Console,
         ConsoleOptions,
@@ -152,6 +152,17 @@ class Screen:
     def print(self, *items: RenderableType, style: str | None = None) -> None:
         """Print renderables (or markup-free strings) on their own lines."""
         self.console.print(*items, style=style, markup=False)
+        self.out.flush()
+        self.last_output = time.monotonic()
+
+    @contextlib.contextmanager
+    def together(self) -> Iterator[None]:
+        """What is printed inside, written to the terminal at once: above a running prompt
+        each write is a repaint after which prompt-toolkit waits a moment (0.2 s), so a
+        notice printed just after a block would show that much later."""
+        with self.console.capture() as captured:
+            yield
+        self.out.write(captured.get())
         self.out.flush()
         self.last_output = time.monotonic()
 
