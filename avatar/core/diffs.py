@@ -10,7 +10,8 @@ Two sources name a change, and the screen takes the better one:
   `MultiEdit {file_path, edits: [...]}`.
 A snippet whose line the agent does not give is found in the file (`locate`): after the edit
 its new text is there, before it (the permission menu) its old text; found, it grows to whole
-lines with a little context, so the numbers are the file's.
+lines with a little context, so the numbers are the file's. A write asked about before it is
+made is shown against the file on disk (`against_disk`): what it would replace.
 
 Every edit of the REPL run is kept in order (`EditLog`): `/diff` shows them all, `/diff N` one.
 The web page (`avatar.server.web.stream`) shows the same changes.
@@ -19,6 +20,7 @@ The web page (`avatar.server.web.stream`) shows the same changes.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -122,7 +124,12 @@ def _text(value: Any) -> str | None:
 
 def changes_of(call: ToolCallStarted) -> list[FileChange]:
     """The changes a write or edit tool call makes, when its input says."""
-    data = call.input or {}
+    return changes_in(call.input or {})
+
+
+def changes_in(data: Mapping[str, Any]) -> list[FileChange]:
+    """The changes a write or edit tool's input `data` names (see the module docstring); a
+    write is its whole new content, with no old text and no line."""
     path = _text(data.get("path")) or _text(data.get("file_path"))
     if path is None:
         return []
@@ -144,6 +151,32 @@ def changes_of(call: ToolCallStarted) -> list[FileChange]:
         if isinstance(edits, list)
         else []
     )
+
+
+def diffs_in(data: Any) -> list[FileDiff]:
+    """The changes a write or edit tool's input names, as an agent would report them (a
+    write's old text unknown: None)."""
+    from avatar.core.events import FileDiff
+
+    if not isinstance(data, Mapping):
+        return []
+    return [FileDiff(c.path, c.old if c.old or c.line else None, c.new) for c in changes_in(data)]
+
+
+def against_disk(change: FileChange, cwd: Path) -> FileChange:
+    """A whole file's new content (no old text, no line) as a change of the file as it is on
+    disk now, before the change is made: what a write would replace. Unchanged when the file
+    is not there (a new file), is too big, or is not a whole content."""
+    if change.old or change.line is not None:
+        return change
+    path = Path(change.path) if Path(change.path).is_absolute() else cwd / change.path
+    try:
+        if not path.is_file() or path.stat().st_size > _READ_LIMIT:
+            return change
+        before = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return change
+    return replace(change, old=before, line=1)
 
 
 def changes_reported(diffs: list[FileDiff]) -> list[FileChange]:

@@ -19,7 +19,7 @@ from tests.support.tmux import Terminal
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
-MENU = r"\[y\] allow once\s+\[a\] allow always"
+MENU = r"\[y\] yes\s+\[a\] always"
 
 
 def _write(name: str) -> Reply:

@@ -172,18 +172,14 @@ class Repl:
             await asyncio.sleep(0.01)
         self.screen.flush()
         self.say(f"permission: {request.title}", "bold yellow")
-        edit = self.screen.proposed(request.id)
-        if edit is not None:
-            from avatar.cli.repl.diff_view import render_edit
-
-            self.screen.print(render_edit(edit, limit=20))
+        edit = self.screen.show_proposed(request.id, request.diffs)
         self.say(menu.OPTIONS, "yellow")
         self.permission = asyncio.get_running_loop().create_future()
         try:
             answer = await self.permission
         finally:
             self.permission = None
-        self.say(menu.said(answer), "dim")
+        self.say(menu.said(answer, request, edit), "dim")
         return answer
 
     def answer_permission(self, text: str) -> bool:

@@ -34,6 +34,7 @@ from avatar.core.diffs import (
     Edit,
     EditLog,
     FileChange,
+    against_disk,
     changes_of,
     changes_reported,
     locate,
@@ -138,6 +139,7 @@ class Screen:
         self.full_thinking = False  # Ctrl-T: thinking in full rather than one line
         self._tools: dict[str, ToolCallStarted] = {}
         self._reported: dict[str, list[FileDiff]] = {}  # each call's changes, as last reported
+        self._shown: dict[str, Edit] = {}  # the changes drawn in a call's permission question
         self.edits = EditLog()  # every edit of this run, for `/diff`
         self.cwd = Path.cwd()  # where the session runs: a relative path in an edit is there
         self.turn_started: float | None = None
@@ -291,6 +293,8 @@ class Screen:
                 self._tools[event.id] = ev.ToolCallStarted(
                     id=event.id, name=event.kind or "tool", title=event.title, kind=event.kind
                 )
+            if event.diffs and event.id not in self._reported:
+                self._reported[event.id] = event.diffs  # what the question shows
             if event.decision == "deny":
                 self.line(f"denied: {event.title}", "yellow")
         elif isinstance(event, ev.Notice):
@@ -337,12 +341,26 @@ class Screen:
         # The agent's own report first: it knows the change it made (and where).
         return changes_reported(diffs) if diffs else changes_of(started) if started else []
 
-    def proposed(self, call_id: str) -> Edit | None:
-        """What the running tool call `call_id` would change, as far as is known yet."""
+    def proposed(self, call_id: str, asked: list[FileDiff] | None = None) -> Edit | None:
+        """What the running tool call `call_id` would change, as far as is known yet (`asked`:
+        the changes its permission question states); a whole file's new content is shown
+        against the file on disk, which it would replace."""
         started = self._tools.get(call_id)
-        changes = self._changes(started, self._reported.get(call_id, []))
+        changes = self._changes(started, self._reported.get(call_id) or asked or [])
+        changes = [against_disk(c, self.cwd) for c in changes]
         title = (started.title or started.name) if started else call_id
         return self._edit(title, changes) if changes else None
+
+    def show_proposed(self, call_id: str, asked: list[FileDiff] | None = None) -> Edit | None:
+        """Draw what tool call `call_id` would change (for its permission question), once:
+        its result then refers to this diff instead of drawing it again."""
+        from avatar.cli.repl.diff_view import render_edit
+
+        edit = self.proposed(call_id, asked)
+        if edit is not None:
+            self.print(render_edit(edit, limit=DIFF_LINES + 8))
+            self._shown[call_id] = edit
+        return edit
 
     def _tool_done(self, event: ToolCallFinished) -> None:
         started = self._tools.pop(event.id, None)
@@ -353,7 +371,16 @@ class Screen:
         self.line(f"{mark} {title}" + (f" — {summary}" if summary else ""), style)
         reported = self._reported.pop(event.id, [])
         changes = self._changes(started, event.diffs or reported)
-        if changes and not event.is_error:
+        asked = self._shown.pop(event.id, None)
+        if changes and not event.is_error and asked is not None:
+            # Drawn in its question already: the result names it and numbers it for `/diff`
+            # (as the agent reports it made, else as it was asked).
+            edit = self._edit(title, changes) if event.diffs else replace(asked, title=title)
+            number = self.edits.record(event.id, edit)
+            added, removed = edit.counts()
+            files = ", ".join(dict.fromkeys(c.path for c in edit.changes))
+            self.line(f"  {files}  +{added} -{removed}  [{number}] (the diff above)", "dim")
+        elif changes and not event.is_error:
             self._show_edit(event.id, title, changes)
         self.activity = "waiting for the model"
 
