@@ -23,6 +23,7 @@ SUITES = (
     "search",
     "resume",
     "sandbox",
+    "checkpoints",
     "linear",
     "mcp",
     "esc",

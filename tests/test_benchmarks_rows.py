@@ -51,3 +51,13 @@ def test_resume_measures_time_and_memory() -> None:
     sizes = {"time": 1.0, "fresh_time": 0.5, "fresh_rss": 40 * mb, "size": 1 * mb}
     assert resume.rows_of(40, {**sizes, "rss": 45 * mb})[-1]["ok"] is True  # 5× the file
     assert resume.rows_of(40, {**sizes, "rss": 52 * mb})[-1]["ok"] is False  # 12×
+
+
+@pytest.mark.timeout(120)
+def test_checkpoints_measures_a_record_against_git_status() -> None:
+    from benchmarks import checkpoints
+
+    figures = checkpoints.measure(1000, runs=1)
+    assert all(figures[k] > 0 for k in ("same", "status", "edited", "status10", "first"))
+    assert checkpoints.met(0.15, 0.05) and not checkpoints.met(0.25, 0.05)
+    assert checkpoints.met(0.25, 0.15)  # a loaded machine: twice git status

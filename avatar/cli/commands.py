@@ -272,7 +272,7 @@ def repl(
 
 @cli.group(cls=_Group)
 def session() -> None:
-    """List, inspect, delete and fork sessions of every provider."""
+    """List, inspect, delete, fork and rewind sessions of every provider."""
 
 
 @session.command("list")
@@ -406,6 +406,7 @@ cast("_Group", session).lazy = {
     "search": "avatar.cli.library_commands:session_search",
     "rename": "avatar.cli.library_commands:session_rename",
     "prune": "avatar.cli.library_commands:session_prune",
+    "rewind": "avatar.cli.rewind_command:session_rewind",
     "export": "avatar.cli.portable:export_command",
     "import": "avatar.cli.portable:import_command",
 }

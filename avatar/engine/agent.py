@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal, Unpack
 
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.core.loading import load_class
+from avatar.core.prompts import Prompt
 from avatar.engine.conversation import Conversation
 from avatar.engine.numbers import Meter
 from avatar.engine.open_session import OpenSession
@@ -30,7 +31,6 @@ from avatar.sessions.types import SessionInfo
 
 if TYPE_CHECKING:
     from avatar.core.events import BaseEvent, OpenHow
-    from avatar.core.prompts import Prompt
     from avatar.engine.host import EngineCore
     from avatar.engine.switching import Switcher, SwitchHow
     from avatar.library.library import Deleted, DeleteHow
@@ -292,9 +292,16 @@ class Agent:
             await self._reopen_after_death()  # (listing another agent's sessions replaces it)
         assert self.current is not None
         self.meter.begin_turn()
-        async for event in self.current.send(prompt):
-            self.meter.observe(event)
-            yield event
+        checkpoints = self.host.checkpoints  # (the files before and after: for rewind)
+        await checkpoints.before_turn(self.current, Prompt.of(prompt).text)
+        try:
+            async for event in self.current.send(prompt):
+                self.meter.observe(event)
+                yield event
+        except BaseException:
+            checkpoints.abandon()  # (stopped from outside: avatar is leaving, not waiting)
+            raise
+        await checkpoints.after_turn()
 
     async def _reopen_after_death(self) -> None:
         assert self.current is not None

@@ -9,7 +9,9 @@ It is built from nouns with their own state, each a public attribute:
   (`current`, an `avatar.engine.open_session.OpenSession`: its bridge, model and
   conversation) — opening (`new`, `resume`, `continue_last`, `fork`), the agent's own list;
 - `registry` (`avatar.providers.registry.ProviderRegistry`): the providers and their secrets;
-- `models` (`avatar.engine.model_choice.ModelChoice`): the model asked for on each provider.
+- `models` (`avatar.engine.model_choice.ModelChoice`): the model asked for on each provider;
+- `checkpoints` (`avatar.engine.checkpoints.Checkpoints`): the project's files recorded around
+  every turn, and a session rewound to before one (docs/design.md §12).
 
 The engine itself keeps which provider is chosen, the config in force (presets, the settings a
 session was started with), the events' listeners and the permission handler, and offers the
@@ -45,11 +47,14 @@ if TYPE_CHECKING:
     from avatar.core.events import BaseEvent, Listener
     from avatar.core.prompts import Prompt
     from avatar.engine.agent import Agent
+    from avatar.engine.checkpoints import Checkpoints
+    from avatar.engine.checkpoints import Rewound as Rewound  # (what a rewind returns: public)
     from avatar.engine.config_layers import ProjectConfig
     from avatar.engine.open_session import OpenSession
     from avatar.engine.project_trust import ProjectTrust
     from avatar.engine.status import EngineStatus
     from avatar.engine.switching import SwitchHow
+    from avatar.library.checkpoints.turns import Turn as Turn  # (a turn and its checkpoints)
     from avatar.library.search.hits import SearchHit
     from avatar.library.worktrees import Worktree
     from avatar.policy.permissions import PermissionHandler
@@ -95,6 +100,7 @@ class Engine:
         self.library = Library(self.catalog, self.cwd, self.home, self._open_id, self._delete)
         self._handler: PermissionHandler | None = None
         self._agent: Agent | None = None  # (built when a session first needs an agent)
+        self._checkpoints: Checkpoints | None = None
         #: The agent `launch_ahead` started, until a session takes it.
         self.ahead = StartedAhead()
         self._policy = SettingsPolicy(source, self.home)
@@ -158,6 +164,16 @@ class Engine:
             )
             self._agent = Agent(self, hooks, self._handler)
         return self._agent
+
+    @property
+    def checkpoints(self) -> Checkpoints:
+        """The project's files before and after every turn, and rewinding a session's files
+        and conversation to before one (`avatar.engine.checkpoints`, docs/design.md §12)."""
+        if self._checkpoints is None:
+            from avatar.engine.checkpoints import Checkpoints
+
+            self._checkpoints = Checkpoints(self, lambda: self.agent, self._notice)
+        return self._checkpoints
 
     @property
     def current(self) -> OpenSession | None:

@@ -130,16 +130,16 @@ async def _whole(
             ) from None
         if failed is not None:
             notify(f"{failed}; a new session seeded with its history instead", "warning")
-        return await _from_copy(engine, agent, provider, parent, history)
+        return (await seeded_copy(engine, agent, provider, parent, history))[0]
     _inherit(catalog, provider, started.session_id, parent, history)
     return started
 
 
-async def _from_copy(
+async def seeded_copy(
     engine: EngineCore, agent: Opener, provider: str, parent: str, history: Transcript
-) -> OpenSession:
-    """A new `provider` session holding `history`: imported into its store, else handed to
-    the agent in a first turn."""
+) -> tuple[OpenSession, str]:
+    """A new `provider` session holding `history`, a copy of session `parent`'s: imported
+    into its store (`"imported"`), else handed to the agent in a first turn (`"handed"`)."""
     catalog = engine.catalog
     store = catalog.store(provider)
     try:
@@ -152,13 +152,13 @@ async def _from_copy(
     if written is not None:
         started = await agent.open_on(provider, OpenRequest.of("resume", written), how="forked")
         _inherit(catalog, provider, started.session_id, parent, history)
-        return started
+        return started, "imported"
     started = await agent.open_on(provider, OpenRequest("new"))
     _inherit(catalog, provider, started.session_id, parent, history)
     text = build_handoff(history, cwd=engine.cwd, secrets=engine.registry.secrets())
     async for _ in agent.send(seed_prompt(text, SEEDED)):
         pass  # (the agent now holds the history; its answer is not the user's business)
-    return started
+    return started, "handed"
 
 
 def _inherit(

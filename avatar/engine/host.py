@@ -1,8 +1,8 @@
 """The narrow sides the engine's parts see of each other, so each depends on a few names
 instead of a whole class: `EngineCore` (what the engine is: its project, config, providers,
-stores and models; `Engine` is one) and `Opener` (what switching, forking and adopting need of
-the engine's agent: the open session, opening one, a turn; `avatar.engine.agent.Agent` is
-one)."""
+stores and models; `Engine` is one), `Opener` (what switching, forking, adopting and rewinding
+need of the engine's agent: the open session, opening one, a turn; `avatar.engine.agent.Agent`
+is one) and `TurnRecorder` (what the agent calls around each turn: `engine.checkpoints`)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,22 @@ if TYPE_CHECKING:
     from avatar.engine.open_session import OpenSession
     from avatar.library.catalog import Catalog
     from avatar.providers.registry import ProviderRegistry
+
+
+class TurnRecorder(Protocol):
+    """What records the project's files around each turn (`avatar.engine.checkpoints`)."""
+
+    async def before_turn(self, session: OpenSession, prompt: str) -> None:
+        """Before a turn of `session` (`prompt`: what the user sent)."""
+        ...
+
+    async def after_turn(self) -> None:
+        """After it."""
+        ...
+
+    def abandon(self) -> None:
+        """The turn was stopped from outside (avatar is leaving): nothing more is recorded."""
+        ...
 
 
 class EngineCore(Protocol):
@@ -39,6 +55,11 @@ class EngineCore(Protocol):
     wait_busy: bool
     #: `--trust`: the project's files are trusted for this run.
     trust: bool
+
+    @property
+    def checkpoints(self) -> TurnRecorder:
+        """The project's files recorded around each turn (`avatar.engine.checkpoints`)."""
+        ...
 
     def chosen_provider(self) -> str:
         """The provider of the open session, else the one the next open will use."""

@@ -23,9 +23,11 @@ A, B = "a-resumable", "b-resumable"
 
 @pytest.fixture
 def engine(tmp_path: Path) -> Engine:
-    e = Engine(
-        Settings(), tmp_path, env={"PATH": "/nonexistent", "HOME": str(tmp_path)}, home=tmp_path
-    )
+    # (the project beside avatar's home, which holds the rewind store: never where agents write)
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {"PATH": "/nonexistent", "HOME": str(tmp_path)}
+    e = Engine(Settings(), project, env=env, home=tmp_path)
     for name in (A, B):
         e.registry.add(ProviderSpec(name=name, transport="acp", bridge=FAKE))
     FakeBridge.prompts = []

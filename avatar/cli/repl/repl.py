@@ -394,19 +394,29 @@ class Repl:
         if self.busy and not cmd.while_busy:
             self.queue(line)
             return False
-        if cmd.name == "/resume" and len(words) == 1 and sys.stdin.isatty():
-            from avatar.cli.repl.picker import pick_session
-
-            chosen = await pick_session(self.engine.sessions())
+        if cmd.name in ("/resume", "/rewind") and len(words) == 1 and sys.stdin.isatty():
+            chosen = await self._pick(cmd.name)  # (a prompt of its own: before the line is back)
             if chosen is None:
                 return False
-            words.append(chosen.id)
+            words += chosen
         if cmd.while_busy:
             return await self._guarded(cmd.handler(self, words[1:]))
         self.screen.activity = cmd.doing(words[1:])
         self.screen.last_output = time.monotonic()
         self.work = asyncio.create_task(self._run_command(cmd.handler(self, words[1:])))
         return False
+
+    async def _pick(self, name: str) -> list[str] | None:
+        """At a terminal, `/resume` or `/rewind` alone asks for what it is given (None:
+        cancelled)."""
+        if name == "/rewind":
+            from avatar.cli.repl.rewind import pick
+
+            return await pick(self)
+        from avatar.cli.repl.picker import pick_session
+
+        chosen = await pick_session(self.engine.sessions())
+        return [chosen.id] if chosen is not None else None
 
     async def _guarded(self, call: Awaitable[bool]) -> bool:
         try:

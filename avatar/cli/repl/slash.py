@@ -116,9 +116,17 @@ async def _rename(repl: ReplHost, args: list[str]) -> bool:
 async def _diff(repl: ReplHost, args: list[str]) -> bool:
     from avatar.cli.repl.diff_view import render_edit
 
+    if args[:1] == ["--rewind"]:
+        if len(args) != 2 or not (args[1].isdigit() and int(args[1]) >= 1):
+            repl.say("usage: /diff --rewind N (what a rewind to before turn N would undo)")
+        else:
+            from avatar.cli.repl.rewind import diff
+
+            diff(repl, int(args[1]))
+        return False
     edits = repl.screen.edits.edits
     if len(args) > 1 or (args and not (args[0].isdigit() and int(args[0]) >= 1)):
-        repl.say("usage: /diff [N] (N: one edit, as numbered on the screen)")
+        repl.say("usage: /diff [N | --rewind N] (N: one edit, as numbered on the screen)")
     elif not edits:
         repl.say("no edit in this session yet")
     elif args and int(args[0]) > len(edits):
@@ -128,6 +136,12 @@ async def _diff(repl: ReplHost, args: list[str]) -> bool:
         for n in numbers:
             repl.screen.print(render_edit(edits[n - 1], n))
     return False
+
+
+async def _rewind(repl: ReplHost, args: list[str]) -> bool:
+    from avatar.cli.repl.rewind import rewind
+
+    return await rewind(repl, args)
 
 
 async def _continue(repl: ReplHost, args: list[str]) -> bool:
@@ -283,7 +297,18 @@ COMMANDS: tuple[SlashCommand, ...] = (
         activity="compacting",
     ),
     SlashCommand(
-        "/diff", "[N]", "every edit of this session (N: edit N alone)", _diff, while_busy=True
+        "/rewind",
+        "[N [--files | --conversation]]",
+        "files and conversation back to before turn N (no N: the turns, and pick one); Esc Esc too",
+        _rewind,
+        activity="rewinding",
+    ),
+    SlashCommand(
+        "/diff",
+        "[N | --rewind N]",
+        "every edit of this session (N: edit N alone; --rewind N: what rewinding undoes)",
+        _diff,
+        while_busy=True,
     ),
     SlashCommand(
         "/clear",
