@@ -25,6 +25,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from avatar.core.fileio import open_regular
+
 if TYPE_CHECKING:
     from avatar.core.events import FileDiff, ToolCallStarted
 
@@ -170,13 +172,21 @@ def against_disk(change: FileChange, cwd: Path) -> FileChange:
     if change.old or change.line is not None:
         return change
     path = Path(change.path) if Path(change.path).is_absolute() else cwd / change.path
+    before = _read_shown(path)
+    return change if before is None else replace(change, old=before, line=1)
+
+
+def _read_shown(path: Path) -> str | None:
+    """The text of the file at `path`, to draw a diff; None when it is not a regular file of
+    at most `_READ_LIMIT` bytes. The agent may swap the file for a FIFO or a device while the
+    REPL reads it (avatar reads outside the walls): neither is opened in a way that blocks or
+    acts (`open_regular`)."""
     try:
-        if not path.is_file() or path.stat().st_size > _READ_LIMIT:
-            return change
-        before = path.read_text(encoding="utf-8", errors="replace")
+        with open_regular(path) as f:
+            data = f.read(_READ_LIMIT + 1)
     except OSError:
-        return change
-    return replace(change, old=before, line=1)
+        return None
+    return None if len(data) > _READ_LIMIT else data.decode("utf-8", errors="replace")
 
 
 def changes_reported(diffs: list[FileDiff]) -> list[FileChange]:
@@ -204,11 +214,8 @@ def locate(change: FileChange, cwd: Path) -> FileChange:
     if old.endswith("\n") and new.endswith("\n"):  # whole lines (codex's hunks): search them
         old, new = old[:-1], new[:-1]
     path = Path(change.path) if Path(change.path).is_absolute() else cwd / change.path
-    try:
-        if path.stat().st_size > _READ_LIMIT:
-            return change
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    text = _read_shown(path)
+    if text is None:
         return change
     for found in (new, old):
         at = text.find(found) if found else -1

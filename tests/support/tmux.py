@@ -80,6 +80,11 @@ class Terminal:
         """Press keys by tmux name: `C-c`, `Escape`, `Enter`, `Up`, `Tab` …"""
         self._tmux("send-keys", "-t", "t", *keys)
 
+    def send_bytes(self, data: bytes) -> None:
+        """Send `data` to the program as the terminal would (a report it sends by itself:
+        `ESC [ O` when it loses focus)."""
+        self._tmux("send-keys", "-t", "t", "-H", *(f"{b:02x}" for b in data))
+
     def screen(self, *, colours: bool = False) -> str:
         """The visible screen, one line per row (ANSI escapes kept with `colours`)."""
         args = ["capture-pane", "-p", "-t", "t"] + (["-e"] if colours else [])

@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     import asyncio
     from typing import Any
 
+    from avatar.cli.repl.notify import Notifier
     from avatar.cli.repl.screen import Screen
     from avatar.engine.engine import Engine
     from avatar.policy.permissions import Answer, Refusal
@@ -21,6 +22,8 @@ class ReplHost(Protocol):
     screen: Screen
     #: The permission question waiting for an answer, if any.
     permission: asyncio.Future[Answer | Refusal] | None
+    #: Rings the terminal when the person is not looking (told of focus by the keys).
+    notifier: Notifier
 
     @property
     def busy(self) -> bool:

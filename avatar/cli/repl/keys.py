@@ -16,7 +16,7 @@ from prompt_toolkit.filters import Condition, is_searching
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
 
-from avatar.cli.repl import menu
+from avatar.cli.repl import menu, notify
 
 if TYPE_CHECKING:
     from prompt_toolkit.application import Application
@@ -107,6 +107,17 @@ def key_bindings(repl: ReplHost) -> KeyBindings:
         full = repl.screen.full_thinking = not repl.screen.full_thinking
         run_in_terminal(lambda: repl.say(f"(thinking: {'in full' if full else 'one line'})"))
 
+    # -- focus ----------------------------------------------------------------------------
+    # The terminal's focus reports (`notify`), read as two keys no keyboard sends here.
+
+    @bindings.add(_FOCUS_IN)
+    def _focus_in(event: KeyPressEvent) -> None:
+        repl.notifier.focus(True)
+
+    @bindings.add(_FOCUS_OUT)
+    def _focus_out(event: KeyPressEvent) -> None:
+        repl.notifier.focus(False)
+
     for key in menu.KEYS:
 
         @bindings.add(key, filter=asking & empty)
@@ -131,6 +142,19 @@ def tune(app: Application[str]) -> None:
     after `ESCAPE_WAIT` seconds (prompt-toolkit waits half a second; a terminal sends a
     sequence's bytes together)."""
     app.ttimeoutlen = ESCAPE_WAIT
+
+
+def _read_focus_reports() -> None:
+    """Teach prompt-toolkit's input parser the terminal's focus reports, as F23 and F24 (it
+    knows no focus keys; unknown, `ESC [ I` would be typed into the box as `[I`)."""
+    from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
+
+    ANSI_SEQUENCES.setdefault(notify.FOCUS_IN, _FOCUS_IN)
+    ANSI_SEQUENCES.setdefault(notify.FOCUS_OUT, _FOCUS_OUT)
+
+
+_FOCUS_IN, _FOCUS_OUT = Keys.F23, Keys.F24
+_read_focus_reports()
 
 
 def _next_key_is_enter(event: KeyPressEvent) -> bool:

@@ -9,7 +9,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from avatar.cli.repl import menu
+from avatar.cli.repl import menu, notify
 
 if TYPE_CHECKING:
     from prompt_toolkit.application import Application
@@ -39,6 +39,14 @@ async def read_terminal(repl: Repl) -> None:
         prompt.app.invalidate()
 
     repl.refill = refill
+    output = prompt.app.output
+
+    def ring(text: str) -> None:
+        output.write_raw(text)
+        output.flush()
+
+    repl.notifier.write = ring
+    ring(notify.REPORTING_ON)  # the terminal says when it is in view (`notify`)
     ticker = asyncio.create_task(keep_moving(repl, prompt.app))
     leaving = 0.0  # when Ctrl-D was pressed mid-turn (a second one soon after leaves)
     try:
@@ -64,6 +72,8 @@ async def read_terminal(repl: Repl) -> None:
                 if await repl.handle(line):
                     break
     finally:
+        ring(notify.REPORTING_OFF)  # else the shell gets the terminal's reports after us
+        repl.notifier.write = None
         repl.refill = None
         ticker.cancel()
 

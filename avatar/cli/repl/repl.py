@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from avatar.cli.repl import menu
 from avatar.cli.repl.mentions import read_mentions
+from avatar.cli.repl.notify import Notifier
 from avatar.cli.repl.screen import Screen
 from avatar.cli.repl.slash import lookup
 from avatar.cli.repl.status_line import (
@@ -78,6 +79,9 @@ class Repl:
         #: Puts queued lines an interrupt stopped back into the input box (the terminal's
         #: prompt sets it; None without one).
         self.refill: Callable[[list[str]], None] | None = None
+        settings = engine.settings
+        #: Rings the terminal when a long turn ends or a question waits unseen.
+        self.notifier = Notifier(settings.notify, settings.notify_after)
 
     def host_on_server(self) -> None:
         """List the open session with the running server (now, or once one is open), so
@@ -174,6 +178,7 @@ class Repl:
         self.say(f"permission: {request.title}", "bold yellow")
         edit = self.screen.show_proposed(request.id, request.diffs)
         self.say(menu.OPTIONS, "yellow")
+        self.notifier.asking(request.title)
         self.permission = asyncio.get_running_loop().create_future()
         try:
             answer = await self.permission
@@ -270,6 +275,7 @@ class Repl:
         queued while it ran."""
         self.turn_running = True
         failed: AvatarError | None = None
+        began = time.monotonic()
         try:
             self.screen.begin_turn()
             if client is not None:
@@ -293,6 +299,7 @@ class Repl:
             self.turn_running = False
             if self.hosting is not None:
                 self.hosting.turn_ended(failed)
+            self.notifier.turn_ended(time.monotonic() - began)
         await self._next()
 
     def queue(self, line: str, client: str | None = None) -> None:
