@@ -2,8 +2,9 @@
 diff, numbered with the file's lines, before anything is allowed; a new file's question shows
 its content; the result then names the diff above instead of drawing it again; the answer says
 what it allowed ("allowed once: an edit to calc.py"; "allowed for this session ...: file
-edits"); the menu fits 60 columns. Gemini CLI asked for an edit blind (`calc.py: def add...
-=> def add...`, the diff only after it was allowed, a write with no content).
+edits"); the menu fits 60 columns; paths are relative to the project (Claude's titles and
+the agents' results named absolute ones). Gemini CLI asked for an edit blind (`calc.py: def
+add... => def add...`, the diff only after it was allowed, a write with no content).
 
 The installed `avatar` in tmux at 60 columns, on the native agent, Claude Code (stream-json)
 and Gemini CLI (ACP) against the fake model server.
@@ -103,6 +104,10 @@ def test_an_approval_shows_the_diff_before_it_is_allowed_and_once(
         assert "allowed for this session, without asking again: file edits" in " ".join(
             history.split()
         ), history
+        # Paths as a person reads them: relative to the project (Claude's titles named
+        # absolute ones), in the questions and the result lines.
+        unwrapped = "".join(line.rstrip() for line in history.splitlines())
+        assert str(home.workdir) not in unwrapped, history
         # Each diff drawn once: in its question, not again with the result.
         assert len(rows(history, "total = a - b")) == 1, history
         assert len(rows(history, "x = 1")) == 1, history

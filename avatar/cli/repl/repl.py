@@ -20,6 +20,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from avatar.cli.repl import menu
@@ -165,6 +166,7 @@ class Repl:
         action that changes something: the agent is told to plan instead)."""
         if self.mode == "accept edits" and request.kind == "edit":
             return "allow"
+        request = replace(request, title=self.screen.short(request.title))  # as shown
         if self.mode == menu.PLAN and request.kind not in menu.PLAN_ASKED:
             self.say(f"(plan mode: {request.title} refused)", "dim")
             return menu.PLAN_REFUSAL

@@ -283,7 +283,7 @@ class Screen:
             self._tools[event.id] = event
             if event.diffs:
                 self._reported[event.id] = event.diffs
-            self.activity = f"running {event.title or event.name}"
+            self.activity = f"running {self.short(event.title or event.name)}"
         elif isinstance(event, ev.ToolCallUpdated):
             self._tool_update(event)
         elif isinstance(event, ev.ToolCallFinished):
@@ -296,7 +296,7 @@ class Screen:
             if event.diffs and event.id not in self._reported:
                 self._reported[event.id] = event.diffs  # what the question shows
             if event.decision == "deny":
-                self.line(f"denied: {event.title}", "yellow")
+                self.line(f"denied: {self.short(event.title)}", "yellow")
         elif isinstance(event, ev.Notice):
             self.line(f"notice: {event.message}", "yellow" if event.level == "warning" else "dim")
         elif isinstance(event, ev.Error):
@@ -309,6 +309,11 @@ class Screen:
         reason = reason_line(event.detail)
         suffix = f" ({reason})" if reason and reason not in event.message else ""
         self.line(f"avatar: {event.message}{suffix}", "bold red")
+
+    def short(self, title: str) -> str:
+        """A tool call's `title` with the session's directory left out of its paths, as a
+        person reads them (Claude Code's titles name absolute paths)."""
+        return title.replace(f"{self.cwd}/", "")
 
     def started_call(self, call_id: str) -> ToolCallStarted | None:
         """The running tool call `call_id`, as it was announced (None when unknown)."""
@@ -366,9 +371,10 @@ class Screen:
         started = self._tools.pop(event.id, None)
         title = (started.title or started.name) if started else event.id
         first = next((line.strip() for line in event.output.splitlines() if line.strip()), "")
+        first = self.short(first)
         summary = first if len(first) <= SUMMARY_CHARS else first[: SUMMARY_CHARS - 1] + "…"
         mark, style = ("✗", "red") if event.is_error else ("✓", "green")
-        self.line(f"{mark} {title}" + (f" — {summary}" if summary else ""), style)
+        self.line(f"{mark} {self.short(title)}" + (f" — {summary}" if summary else ""), style)
         reported = self._reported.pop(event.id, [])
         changes = self._changes(started, event.diffs or reported)
         asked = self._shown.pop(event.id, None)
