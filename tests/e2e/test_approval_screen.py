@@ -112,3 +112,26 @@ def test_an_approval_shows_the_diff_before_it_is_allowed_and_once(
         assert len(rows(history, "total = a - b")) == 1, history
         assert len(rows(history, "x = 1")) == 1, history
         assert (home.workdir / "new.py").read_text() == "x = 1\ny = 2\n"
+
+
+def test_a_refusal_is_said_in_one_line(
+    agent_home: AgentHome, model_server: FakeModelServer, provider: str
+) -> None:
+    """Refused with what to do instead, the question's answer is the one line that says so
+    (before: the answer, `denied: …` and the failed call's `✗ … said: no, use tabs`)."""
+    (agent_home.workdir / "calc.py").write_text(CALC)
+    edit = edits(provider, agent_home.workdir)[0]
+    model_server.script(API[provider], edit, Reply.text("Tabs it is."))
+    command = [AVATAR, "-p", provider, "repl"]
+    env = avatar_env(agent_home)
+    with Terminal(command, env, agent_home.workdir, width=WIDTH, height=60) as term:
+        term.wait_for(r"^›")
+        term.type("subtract")
+        term.wait_for(MENU, timeout=180)
+        term.type("no, use tabs")
+        term.wait_for(r"Tabs it is\.(?s:.*)" + TURN_DONE, timeout=180)
+        history = term.history()
+    after = history[history.index("[y] yes") :].splitlines()[1:]
+    told = after[: next(i for i, line in enumerate(after) if "Tabs it is." in line)]
+    assert [line.strip() for line in told] == ["→ denied; the agent is told: no, use tabs"], told
+    assert agent_home.workdir.joinpath("calc.py").read_text() == CALC

@@ -48,6 +48,7 @@ from avatar.core.events import (
     SessionStarted,
     UserMessage,
 )
+from avatar.policy.permissions import allows
 
 if TYPE_CHECKING:
     from avatar.engine.engine import Engine
@@ -186,6 +187,8 @@ class Repl:
             answer = await self.permission
         finally:
             self.permission = None
+        if not allows(answer):
+            self.screen.refused(request.id)
         self.say(menu.said(answer, request, edit), "dim")
         return answer
 

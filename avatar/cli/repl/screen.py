@@ -163,6 +163,7 @@ class Screen:
         self._tools: dict[str, ToolCallStarted] = {}
         self._reported: dict[str, list[FileDiff]] = {}  # each call's changes, as last reported
         self._shown: dict[str, Edit] = {}  # the changes drawn in a call's permission question
+        self._refused: set[str] = set()  # calls refused at the menu, whose answer said so
         self.edits = EditLog()  # every edit of this run, for `/diff`
         self.cwd = Path.cwd()  # where the session runs: a relative path in an edit is there
         self.turn_started: float | None = None
@@ -318,7 +319,7 @@ class Screen:
                 )
             if event.diffs and event.id not in self._reported:
                 self._reported[event.id] = event.diffs  # what the question shows
-            if event.decision == "deny":
+            if event.decision == "deny" and event.id not in self._refused:  # (else said)
                 self.line(f"denied: {self.short(event.title)}", "yellow")
         elif isinstance(event, ev.Notice):
             self.line(f"notice: {event.message}", "yellow" if event.level == "warning" else "dim")
@@ -390,8 +391,18 @@ class Screen:
             self._shown[call_id] = edit
         return edit
 
+    def refused(self, call_id: str) -> None:
+        """Tool call `call_id` was refused at the permission menu, whose answer line says so
+        (and what the agent is told): its denial and failed result are not said again."""
+        self._refused.add(call_id)
+
     def _tool_done(self, event: ToolCallFinished) -> None:
         started = self._tools.pop(event.id, None)
+        if event.id in self._refused and event.is_error:
+            self._refused.discard(event.id)
+            self._shown.pop(event.id, None)
+            self.activity = "waiting for the model"
+            return
         title = (started.title or started.name) if started else event.id
         first = next((line.strip() for line in event.output.splitlines() if line.strip()), "")
         first = self.short(first)
