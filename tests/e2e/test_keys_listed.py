@@ -1,5 +1,6 @@
 """Every key the REPL binds is named where a person looks for it (issue 33): in the list `?`
-shows on an empty prompt (read off the screen, in tmux) and in the README's REPL section. The
+shows on an empty prompt (read off the screen, in tmux at 60 columns, where no line of it
+wraps) and in the README's REPL section. The
 keys are the REPL's own bindings (`key_bindings`) and the ones prompt-toolkit gives it; a key
 added without saying so fails here.
 """
@@ -12,8 +13,9 @@ from typing import cast
 
 from avatar.cli.repl.host import ReplHost
 from avatar.cli.repl.keys import key_bindings
-from tests.e2e.test_terminal import repl
-from tests.support.homes import AgentHome
+from tests.e2e.test_terminal import AVATAR, PROMPT
+from tests.support.homes import AgentHome, avatar_env
+from tests.support.tmux import Terminal
 
 README = Path(__file__).parents[2] / "README.md"
 #: How a binding's keys are written for a person (None: the terminal's own focus reports).
@@ -44,10 +46,16 @@ def bound() -> list[str]:
     return [name for key in sorted(keys) if (name := NAMES[key]) is not None] + OWN
 
 
-def test_every_key_is_in_the_question_mark_list(agent_home: AgentHome) -> None:
-    with repl(agent_home, "-p", "native", "repl") as term:
+def test_every_key_is_in_the_question_mark_list_which_fits_60_columns(
+    agent_home: AgentHome,
+) -> None:
+    env = avatar_env(agent_home)
+    with Terminal([AVATAR, "-p", "native", "repl"], env, agent_home.workdir, width=60) as term:
+        term.wait_for(PROMPT)
         term.type("?", enter=False)
-        listed = term.wait_for(r"Ctrl-D\s+leave")
+        listed = term.wait_for(r"Ctrl-D\s+leave(?s:.*)\(@shot\.png an image\)")
+    rows = listed[listed.index("  y / a / n") : listed.index("an image)")].splitlines()
+    assert all(row.startswith("  ") for row in rows), rows  # none wrapped to the margin
     # (the single-key answers as one entry: `y / a / n`)
     named = [key for key in bound() if len(key) > 1] + ["y / a / n"]
     missing = [key for key in named if key not in listed]

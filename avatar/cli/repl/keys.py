@@ -27,20 +27,26 @@ if TYPE_CHECKING:
 #: `ttimeoutlen`. Measured in `benchmarks/esc.py`.
 ESCAPE_WAIT = 0.05
 
+#: The `?` list; each line fits a 60-column terminal.
 SHORTCUTS = """\
-  y / a / n     answer a permission question (or type what to do instead, then Enter)
-  Esc, Ctrl-C   interrupt the running turn; lines queued go back in the box
-                (Ctrl-C on a line: clear it)
-  Esc Esc       rewind: files and conversation back to before a turn (/rewind)
-  Enter         send; while a turn or command runs, steer it or queue the line
-  Alt-Enter     new line (Esc then Enter too, when no turn runs)
+  y / a / n     answer a permission question (or type what
+                to do instead, then Enter)
+  Esc, Ctrl-C   interrupt the running turn; lines queued
+                go back in the box (Ctrl-C on a line:
+                clear it)
+  Esc Esc       rewind: files and conversation back to
+                before a turn (/rewind)
+  Enter         send; while a turn or command runs, steer
+                it or queue the line
+  Alt-Enter     new line (Esc then Enter too, when idle)
   Ctrl-R        search prompt history;  ↑ / ↓  walk it
   Shift-Tab     permission mode: ask / accept edits / plan
   Ctrl-T        thinking in full / folded to one line
   Ctrl-O        the handoff the next prompt sends, in full
   Ctrl-L        clear the screen
   Ctrl-D        leave (asks first while a turn runs)
-  /help         the commands;  @path attaches a file (@shot.png an image)"""
+  /help         the commands;  @path attaches a file
+                (@shot.png an image)"""
 
 
 def key_bindings(repl: ReplHost) -> KeyBindings:
