@@ -27,6 +27,7 @@ SUITES = (
     "linear",
     "mcp",
     "esc",
+    "acp_face",
 )
 #: The whole run must finish within these many seconds (issue 14).
 BUDGET = {True: 120.0, False: 600.0}

@@ -265,10 +265,9 @@ class Settings:
     preset: str | None = None  # the preset in force, if any
     #: The share of the target model's context window a handoff may fill (estimated tokens).
     handoff_share: Annotated[float, Bounds(0, 1)] = 0.25
-    #: How the REPL rings when a long turn ends or a question waits unseen (cli/repl/notify.py).
-    notify: Literal["osc9", "osc777", "bell", "off"] = "osc9"
-    #: A turn shorter than this (seconds) does not ring on its end.
-    notify_after: Annotated[float, Bounds(0)] = 10.0
+    #: How the REPL rings when a turn ends or a permission waits in an unfocused terminal
+    #: (`avatar.cli.repl.notify`): auto, bell, osc9, osc777 or off.
+    notify: Annotated[Literal["auto", "bell", "osc9", "osc777", "off"], OffIsFalse()] = "auto"
 
     def provider_config(self, name: str) -> ProviderConfig | None:
         """The `providers.<name>` entry, if configured."""

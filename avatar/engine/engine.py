@@ -26,9 +26,9 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
-from avatar.core.config import Settings, avatar_home
+from avatar.core.config import McpServer, Settings, avatar_home
 from avatar.core.errors import AvatarError
 from avatar.engine.ahead import StartedAhead
 from avatar.engine.config_layers import project_config
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from avatar.engine.config_layers import ProjectConfig
     from avatar.engine.open_session import OpenSession
     from avatar.engine.project_trust import ProjectTrust
+    from avatar.engine.shell import ShellResult
     from avatar.engine.status import EngineStatus
     from avatar.engine.switching import SwitchHow
     from avatar.library.checkpoints.turns import Turn as Turn  # (a turn and its checkpoints)
@@ -319,6 +320,22 @@ class Engine:
         await self.close()  # (its agent runs in the directory left)
         self.cwd = self.library.cwd = self.worktree = path.resolve()
 
+    def add_mcp_servers(self, servers: Mapping[str, Mapping[str, Any]]) -> None:
+        """Hand these stdio MCP servers (name → `command`, `args`, `env`), besides the
+        config's `mcp_servers`, to the agents started from now on: those an ACP client gives
+        `avatar acp` for its session (the user's own, as the user config's are)."""
+        from dataclasses import replace
+
+        added = {
+            name: McpServer(
+                command=str(given["command"]),
+                args=[str(a) for a in given.get("args") or []],
+                env={str(k): str(v) for k, v in (given.get("env") or {}).items()},
+            )
+            for name, given in servers.items()
+        }
+        self.settings = replace(self.settings, mcp_servers={**self.settings.mcp_servers, **added})
+
     # ----- per-session settings (docs/design.md §4) -----------------------------------------------
 
     def _remember(self, fresh: bool = False) -> None:
@@ -411,6 +428,25 @@ class Engine:
         if self.current is None:
             raise AvatarError("no session is open")
         return await self.current.compact()
+
+    async def shell(self, command: str, show: Callable[[str], None]) -> ShellResult:
+        """Run the user's own `command` (`!command` in the REPL) in the project, inside the
+        commands' walls, passing its output to `show` as it comes (`avatar.engine.shell`)."""
+        from avatar.engine.shell import run_shell  # the walls: not for a listing
+
+        scope, add_dirs = self.settings.scope, self.add_dirs
+        return await run_shell(
+            command, scope=scope, cwd=self.cwd, add_dirs=add_dirs, env=self.env, show=show
+        )
+
+    def user_program(self, name: str) -> str | None:
+        """`name` as the user's `PATH` finds it outside every directory the walls let agents
+        write (the project, the added directories): a program avatar runs for the user
+        outside the walls, such as the REPL's editor and pager (`avatar.policy.own_programs`)."""
+        from avatar.policy.own_programs import program_outside
+
+        search = self.env.get("PATH", os.defpath)
+        return program_outside(name, search, [self.cwd, *self.add_dirs])
 
     def status(self) -> EngineStatus:
         """Provider, model, session and capabilities, as they are now."""

@@ -42,12 +42,12 @@ Keys ignored in a file not trusted, and why:
   untrusted file until it is classified here).
 
 Harmless, applied at once: `provider`, `model`, `default_model`, `preset` (choosing one),
-`system_prompt`, `handoff_share`; a provider's `model`, `session`, `transport`,
-`auth_method`, `package`, `login_env`, `login_files` and the native compaction keys; a
-preset's `provider`, `model`, `system_prompt`; a model's id, api, context window and cost.
-None of them starts a program or widens what an agent may touch: a provider or preset chosen
-by name is one the shipped table or the trusted file defines, or one whose commands were
-ignored.
+`system_prompt`, `handoff_share`, `notify` (how the REPL rings: avatar's own words); a
+provider's `model`, `session`, `transport`, `auth_method`, `package`, `login_env`,
+`login_files` and the native compaction keys; a preset's `provider`, `model`,
+`system_prompt`; a model's id, api, context window and cost. None of them starts a program or
+widens what an agent may touch: a provider or preset chosen by name is one the shipped table or
+the trusted file defines, or one whose commands were ignored.
 
 This module works on the plain mappings a config file holds; `avatar.engine.config_layers` applies
 it. The store of trusted files is `trust.json` in avatar's data dir: each file's absolute
@@ -68,7 +68,7 @@ from avatar.policy.patterns import is_whole_project, pattern_matches
 
 #: Top-level keys that neither run nor widen anything.
 HARMLESS = frozenset(
-    {"provider", "model", "default_model", "preset", "system_prompt", "handoff_share"}
+    {"provider", "model", "default_model", "preset", "system_prompt", "handoff_share", "notify"}
 )
 #: `providers.<name>` keys that neither run nor widen anything.
 PROVIDER_HARMLESS = frozenset(

@@ -13,6 +13,8 @@ from typing import cast
 
 from avatar.cli.repl.host import ReplHost
 from avatar.cli.repl.keys import key_bindings
+from avatar.cli.repl.notify import Notifier
+from avatar.cli.repl.paste import Pastes
 from tests.e2e.test_terminal import AVATAR, PROMPT
 from tests.support.homes import AgentHome, avatar_env
 from tests.support.tmux import Terminal
@@ -31,7 +33,10 @@ NAMES = {
     ("escape", "c-m"): "Alt-Enter",
     ("escape", "escape"): "Esc Esc",
     ("s-tab",): "Shift-Tab",
-    ("f23",): None,
+    ("c-g",): "Ctrl-G",
+    ("c-v",): "Ctrl-V",
+    ("c-h",): "Backspace",
+    ("<bracketed-paste>",): "paste",
     ("f24",): None,
 }
 #: prompt-toolkit's own keys the REPL keeps (history, search, clear, interrupt, leave).
@@ -39,7 +44,8 @@ OWN = ["Ctrl-R", "↑ / ↓", "Ctrl-L", "Ctrl-C", "Ctrl-D"]
 
 
 def bound() -> list[str]:
-    host = cast("ReplHost", SimpleNamespace(permission=None, busy=False))
+    idle = SimpleNamespace(permission=None, busy=False, pastes=Pastes(), notifier=Notifier("off"))
+    host = cast("ReplHost", idle)
     keys = {tuple(str(getattr(k, "value", k)) for k in b.keys) for b in key_bindings(host).bindings}
     unnamed = keys - set(NAMES)
     assert not unnamed, f"keys with no name here: {unnamed}"
@@ -64,7 +70,8 @@ def test_every_key_is_in_the_question_mark_list_which_fits_60_columns(
 
 def test_every_key_is_in_the_readmes_repl_section() -> None:
     text = README.read_text(encoding="utf-8")
-    section = text[text.index("In the REPL:") : text.index("**Rewind, for every agent.**")]
+    start = text.index("In the REPL:")
+    section = text[start : text.index("\n## ", start)]  # to the next heading
     flat = " ".join(section.split())
     missing = [
         key for key in bound() if f"`{key}`" not in flat and (len(key) == 1 or key not in flat)

@@ -72,18 +72,16 @@ class Terminal:
             self._tmux("send-keys", "-t", "t", "Enter")
 
     def paste(self, text: str) -> None:
-        """Paste `text` as a terminal does when a file is dropped on it (bracketed paste)."""
-        self._tmux("set-buffer", "--", text)
+        """Paste `text` as a terminal does when a file is dropped on it or text is pasted
+        (bracketed paste). (Through a file: `set-buffer` refuses a long text.)"""
+        held = Path(self._dir.name) / "pasted"
+        held.write_text(text, encoding="utf-8")
+        self._tmux("load-buffer", str(held))
         self._tmux("paste-buffer", "-p", "-t", "t")
 
     def keys(self, *keys: str) -> None:
         """Press keys by tmux name: `C-c`, `Escape`, `Enter`, `Up`, `Tab` …"""
         self._tmux("send-keys", "-t", "t", *keys)
-
-    def send_bytes(self, data: bytes) -> None:
-        """Send `data` to the program as the terminal would (a report it sends by itself:
-        `ESC [ O` when it loses focus)."""
-        self._tmux("send-keys", "-t", "t", "-H", *(f"{b:02x}" for b in data))
 
     def screen(self, *, colours: bool = False) -> str:
         """The visible screen, one line per row (ANSI escapes kept with `colours`)."""
@@ -135,6 +133,22 @@ class Terminal:
     def stop_output(self) -> None:
         """Stop `pipe_output`."""
         self._tmux("pipe-pane", "-t", "t")  # (no command: stop piping)
+
+    def focus(self, focused: bool) -> None:
+        """What a terminal sends a program that asked for focus reports when its window
+        gains (`CSI I`) or loses (`CSI O`) the focus."""
+        self._tmux("send-keys", "-t", "t", "-H", "1b", "5b", "49" if focused else "4f")
+
+    def record(self) -> None:
+        """From now on keep what the program writes to the terminal, bells and OSC sequences
+        included (`recorded`)."""
+        sink = Path(self._dir.name) / "recorded"
+        sink.write_bytes(b"")
+        self._tmux("pipe-pane", "-o", "-t", "t", f"cat >> {shlex.quote(str(sink))}")
+
+    def recorded(self) -> bytes:
+        """What the program wrote since `record`."""
+        return (Path(self._dir.name) / "recorded").read_bytes()
 
     def title(self) -> str:
         """The pane's title, as the program may have set it (OSC 0 / OSC 2)."""

@@ -65,7 +65,7 @@ class PermissionDesk:
             kind = TOOL_KINDS.get(name, "other")
             event = PermissionRequested(
                 id=str(request.get("tool_use_id") or request_id),
-                title=tool_title(name, tool_input),
+                title=tool_title(name, tool_input, proc.cwd),
                 kind=kind,
                 diffs=diffs_in(tool_input) if kind == "edit" else [],  # the question shows them
             )

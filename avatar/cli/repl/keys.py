@@ -1,6 +1,7 @@
 """The REPL's keys, as in the agents' own terminals: the permission menu's single keys, Esc to
 interrupt a turn, Esc Esc on an empty prompt for `/rewind`, `?` for this list, Shift-Tab for
-the permission mode, Ctrl-T for thinking in full, Ctrl-O for the handoff.
+the permission mode, Ctrl-T for thinking in full; the daily tools' keys (Ctrl-G, Ctrl-O, Ctrl-V,
+pastes) are `avatar.cli.repl.tool_keys`.
 
 Ctrl-R (history search; Enter sends the line found, as in a shell), Ctrl-L (clear the screen),
 Ctrl-C and Ctrl-D are prompt-toolkit's own (Ctrl-C and Ctrl-D reach the REPL as its
@@ -13,10 +14,15 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from prompt_toolkit.filters import Condition, is_searching
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding import (
+    KeyBindings,
+    KeyBindingsBase,
+    KeyPressEvent,
+    merge_key_bindings,
+)
 from prompt_toolkit.keys import Keys
 
-from avatar.cli.repl import menu, notify
+from avatar.cli.repl import menu
 
 if TYPE_CHECKING:
     from prompt_toolkit.application import Application
@@ -42,14 +48,26 @@ SHORTCUTS = """\
   Ctrl-R        search prompt history;  ↑ / ↓  walk it
   Shift-Tab     permission mode: ask / accept edits / plan
   Ctrl-T        thinking in full / folded to one line
-  Ctrl-O        the handoff the next prompt sends, in full
+  Ctrl-O        the transcript in a pager: full tool
+                output, thinking, a waiting handoff
+  Ctrl-G        edit the prompt in $VISUAL / $EDITOR
+                (pastes in full)
+  Ctrl-V        attach the image on the clipboard
+                (wl-paste, xclip or pngpaste)
+  paste         over 10 lines shows as [pasted N lines],
+                sent whole (Ctrl-G shows it; Backspace
+                after it removes it); a dropped image
+                file attaches the image
+  !command      run a shell command inside the walls;
+                then y / n: add its output to your next
+                prompt
   Ctrl-L        clear the screen
   Ctrl-D        leave (asks first while a turn runs)
   /help         the commands;  @path attaches a file
                 (@shot.png an image)"""
 
 
-def key_bindings(repl: ReplHost) -> KeyBindings:
+def key_bindings(repl: ReplHost) -> KeyBindingsBase:
     """The REPL's own keys (see the module docstring)."""
     bindings = KeyBindings()
     asking = Condition(lambda: repl.permission is not None)
@@ -88,12 +106,6 @@ def key_bindings(repl: ReplHost) -> KeyBindings:
         accept_search()
         event.app.current_buffer.validate_and_handle()
 
-    @bindings.add("c-o")
-    def _show_handoff(event: KeyPressEvent) -> None:
-        from prompt_toolkit.application import run_in_terminal
-
-        run_in_terminal(repl.show_handoff)
-
     @bindings.add("?", filter=empty & ~asking)
     def _shortcuts(event: KeyPressEvent) -> None:
         from prompt_toolkit.application import run_in_terminal
@@ -113,17 +125,6 @@ def key_bindings(repl: ReplHost) -> KeyBindings:
         full = repl.screen.full_thinking = not repl.screen.full_thinking
         run_in_terminal(lambda: repl.say(f"(thinking: {'in full' if full else 'one line'})"))
 
-    # -- focus ----------------------------------------------------------------------------
-    # The terminal's focus reports (`notify`), read as two keys no keyboard sends here.
-
-    @bindings.add(_FOCUS_IN)
-    def _focus_in(event: KeyPressEvent) -> None:
-        repl.notifier.focus(True)
-
-    @bindings.add(_FOCUS_OUT)
-    def _focus_out(event: KeyPressEvent) -> None:
-        repl.notifier.focus(False)
-
     for key in menu.KEYS:
 
         @bindings.add(key, filter=asking & empty)
@@ -140,7 +141,9 @@ def key_bindings(repl: ReplHost) -> KeyBindings:
 
             asyncio.get_running_loop().call_later(menu.SETTLE, settle)
 
-    return bindings
+    from avatar.cli.repl.tool_keys import tool_bindings  # Ctrl-G, pastes, Ctrl-V, Ctrl-O, `!`
+
+    return merge_key_bindings([bindings, tool_bindings(repl), repl.notifier.bindings()])
 
 
 def tune(app: Application[str]) -> None:
@@ -148,19 +151,6 @@ def tune(app: Application[str]) -> None:
     after `ESCAPE_WAIT` seconds (prompt-toolkit waits half a second; a terminal sends a
     sequence's bytes together)."""
     app.ttimeoutlen = ESCAPE_WAIT
-
-
-def _read_focus_reports() -> None:
-    """Teach prompt-toolkit's input parser the terminal's focus reports, as F23 and F24 (it
-    knows no focus keys; unknown, `ESC [ I` would be typed into the box as `[I`)."""
-    from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
-
-    ANSI_SEQUENCES.setdefault(notify.FOCUS_IN, _FOCUS_IN)
-    ANSI_SEQUENCES.setdefault(notify.FOCUS_OUT, _FOCUS_OUT)
-
-
-_FOCUS_IN, _FOCUS_OUT = Keys.F23, Keys.F24
-_read_focus_reports()
 
 
 def _next_key_is_enter(event: KeyPressEvent) -> bool:

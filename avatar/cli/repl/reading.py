@@ -9,7 +9,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from avatar.cli.repl import menu, notify
+from avatar.cli.repl import menu
 
 if TYPE_CHECKING:
     from prompt_toolkit.application import Application
@@ -39,18 +39,10 @@ async def read_terminal(repl: Repl) -> None:
         prompt.app.invalidate()
 
     repl.refill = refill
-    output = prompt.app.output
-
-    def ring(text: str) -> None:
-        output.write_raw(text)
-        output.flush()
-
-    repl.notifier.write = ring
-    ring(notify.REPORTING_ON)  # the terminal says when it is in view (`notify`)
     ticker = asyncio.create_task(keep_moving(repl, prompt.app))
     leaving = 0.0  # when Ctrl-D was pressed mid-turn (a second one soon after leaves)
     try:
-        with patch_stdout(raw=True):
+        with repl.notifier.reporting(), patch_stdout(raw=True):
             while True:
                 default, back[:] = "\n".join(back), []
                 try:
@@ -72,8 +64,6 @@ async def read_terminal(repl: Repl) -> None:
                 if await repl.handle(line):
                     break
     finally:
-        ring(notify.REPORTING_OFF)  # else the shell gets the terminal's reports after us
-        repl.notifier.write = None
         repl.refill = None
         ticker.cancel()
 
