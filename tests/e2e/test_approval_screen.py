@@ -24,7 +24,7 @@ from tests.support.tmux import Terminal
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
-API = {"native": "chat", "claude": "anthropic", "gemini": "gemini"}
+API = {"native": "chat", "claude": "anthropic", "claude-acp": "anthropic", "gemini": "gemini"}
 MENU = r"^\s*\[y\] yes\s+\[a\] always\s+\[n\] no"
 WIDTH = 60
 
@@ -38,7 +38,7 @@ def edits(provider: str, work: Path) -> list[Reply]:
             Reply.tool_call("edit", change),
             Reply.tool_call("write", {"path": "new.py", "content": "x = 1\ny = 2\n"}),
         ]
-    if provider == "claude":
+    if provider in ("claude", "claude-acp"):
         return [
             Reply.tool_call(
                 "Edit",
@@ -64,7 +64,7 @@ def edits(provider: str, work: Path) -> list[Reply]:
 def provider(request: pytest.FixtureRequest) -> str:
     name = str(request.param)
     if name != "native":
-        require_bridges(name)
+        require_bridges({"claude-acp": "claude-agent-acp"}.get(name, name))
     return name
 
 
