@@ -18,7 +18,8 @@ import pytest
 
 from tests.e2e.test_diff_screen import CALC
 from tests.e2e.test_terminal import AVATAR, TURN_DONE
-from tests.support.homes import AgentHome, avatar_env, require_bridges
+from tests.integration.test_acp_permission_real import write_scope
+from tests.support.homes import AgentHome, avatar_env, persistent_tmpdir, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
 from tests.support.tmux import Terminal
 
@@ -135,3 +136,38 @@ def test_a_refusal_is_said_in_one_line(
     told = after[: next(i for i, line in enumerate(after) if "Tabs it is." in line)]
     assert [line.strip() for line in told] == ["→ denied; the agent is told: no, use tabs"], told
     assert agent_home.workdir.joinpath("calc.py").read_text() == CALC
+
+
+def test_a_codex_patch_is_asked_with_its_diff(
+    tmp_path: Path, model_server: FakeModelServer
+) -> None:
+    """codex-acp asks for its patch ("Edit files"): the question shows the patch's diff with
+    the file's line numbers before it is applied, and the result refers to it."""
+    require_bridges("codex-acp")
+    with persistent_tmpdir() as codex_home:
+        home = AgentHome(
+            tmp_path / "agent", model_server, codex_home=codex_home, codex_model="gpt-5.4"
+        )
+        write_scope(home)  # codex's own process outside the walls (its bubblewrap cannot run)
+        target = home.workdir / "calc.py"
+        target.write_text(CALC)
+        patch = (
+            f"*** Begin Patch\n*** Update File: {target}\n@@\n def add(a, b):\n"
+            "-    total = a + b\n+    total = a - b\n*** End Patch\n"
+        )
+        call = Reply.tool_call("exec_command", {"cmd": f"apply_patch <<'EOF'\n{patch}EOF\n"})
+        model_server.script("responses", call, Reply.text("Done."))
+        command = [AVATAR, "-p", "codex", "repl"]
+        with Terminal(command, avatar_env(home), home.workdir, width=WIDTH, height=60) as term:
+            term.wait_for(r"^›")
+            term.type("subtract")
+            asked = term.wait_for(MENU, timeout=180)
+            assert target.read_text() == CALC
+            assert rows(asked, "total = a + b") == ["5 - total = a + b"], asked
+            assert rows(asked, "total = a - b") == ["5 + total = a - b"], asked
+            term.keys("y")
+            history = term.wait_for(r"Done\.(?s:.*)" + TURN_DONE, timeout=180)
+        assert "allowed once: an edit to calc.py" in history, history
+        assert "calc.py  +1 -1  [1] (the diff above)" in history, history
+        assert len(rows(history, "total = a - b")) == 1, history
+        assert "total = a - b" in target.read_text()
