@@ -26,6 +26,7 @@ SUITES = (
     "checkpoints",
     "linear",
     "mcp",
+    "esc",
     "acp_face",
 )
 #: The whole run must finish within these many seconds (issue 14).
