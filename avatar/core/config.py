@@ -166,6 +166,7 @@ class ProviderConfig:
     login_env: list[str] | None = None
     login_files: list[str] | None = None
     model_from: list[str] | None = None  # where the agent's configured model is read
+    env_read: list[str] | None = None  # further variables it reads (`NAME` or `PREFIX*`)
     quirks: list[str] | None = None
     state_dirs: list[str] | None = None  # where the agent writes its own state (its sandbox)
     state_protected: list[str] | None = None  # what of it stays read-only for the agent
