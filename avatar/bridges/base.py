@@ -16,6 +16,7 @@ from avatar.providers.capabilities import SessionCapabilities
 
 if TYPE_CHECKING:
     from avatar.bridges.acp.launch import Ahead
+    from avatar.bridges.acp.shared import AgentPool
     from avatar.bridges.held_back import Holding
     from avatar.core.config import Settings
     from avatar.core.events import BaseEvent, SessionStarted
@@ -97,6 +98,10 @@ class BridgeContext:
     #: The agent the engine started ahead of the event loop, for the one-shot bridge to
     #: adopt (`Engine.launch_ahead`); None: the bridge starts its own.
     ahead: Ahead | None = None
+    #: Running agents this bridge may open its session on, and leaves its own agent to, for
+    #: the sessions of other bridges (the server's: `avatar.bridges.acp.shared`); None: the
+    #: bridge's agent is its own.
+    pool: AgentPool | None = None
     #: `--trust`: the project's files are trusted for this run (its agent config included).
     trust: bool = False
 

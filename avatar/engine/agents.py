@@ -231,6 +231,7 @@ class Agents:
             wait_busy=host.wait_busy,
             booting=host.secrets,  # (what the session's first record is masked with)
             ahead=ahead,
+            pool=host.agent_pool,
             trust=host.trust,
         )
         path = spec.one_shot_bridge if one_shot else spec.bridge

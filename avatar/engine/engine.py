@@ -34,6 +34,7 @@ from avatar.sessions.types import SessionInfo, Transcript
 
 if TYPE_CHECKING:
     from avatar.bridges.acp.launch import Ahead
+    from avatar.bridges.acp.shared import AgentPool
     from avatar.bridges.base import BaseBridge, OpenRequest
     from avatar.bridges.held_back import Holding
     from avatar.core.events import BaseEvent, Listener, OpenHow, SessionStarted
@@ -81,6 +82,9 @@ class Engine(LibraryNames):
         #: Only one turn on a new session will run (`chat`): a new session opens on the
         #: provider's `one_shot_bridge` (an ACP agent without the SDK).
         self.one_shot = False
+        #: Running ACP agents this engine's sessions may run on beside other engines' (the
+        #: server gives its engines one: `avatar.bridges.acp.shared`); None: its own agents.
+        self.agent_pool: AgentPool | None = None
         self._listeners: list[Listener] = []
         self.registry = ProviderRegistry(settings, self.env)
         self.catalog = SessionLibrary(self.registry, self.home)  #: the stores and records
@@ -172,6 +176,7 @@ class Engine(LibraryNames):
         made.add_dirs = list(self.add_dirs)  # (already resolved against this cwd)
         made.wait_busy = self.wait_busy
         made.trust = self.trust
+        made.agent_pool = self.agent_pool
         return made
 
     # ----- providers and models -----------------------------------------------------------

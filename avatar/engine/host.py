@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from avatar.bridges.acp.launch import Ahead
+    from avatar.bridges.acp.shared import AgentPool
     from avatar.bridges.base import OpenRequest
     from avatar.core.config import Settings
     from avatar.core.events import BaseEvent, Listener, OpenHow
@@ -71,6 +72,8 @@ class EngineCore(SessionHost, Protocol):
     wait_busy: bool
     #: `--trust`: the project's files are trusted for this run.
     trust: bool
+    #: Running agents shared with other engines (the server's), or None.
+    agent_pool: AgentPool | None
 
     def spec(self, name: str) -> ProviderSpec:
         """The provider called `name`."""

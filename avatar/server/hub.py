@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from avatar.bridges.acp.shared import AgentPool
 from avatar.core.errors import UsageError
 from avatar.server.live import LiveSession
 from avatar.server.shared import Event, LiveInfo, Shared, State
@@ -93,6 +94,9 @@ class Hub:
         #: Keep an agent started for the next session of each provider and project.
         self.keep_warm = keep_warm
         self.warm = WarmAgents()
+        #: The ACP agents its sessions share (`avatar.bridges.acp.shared`): the next session of
+        #: a project opens on the agent that runs.
+        self.agents = AgentPool()
         self._live: list[LiveSession] = []
         self._hosted: list[Shared] = []  # sessions REPLs run in their own processes
         self._opening = asyncio.Lock()  # two clients resuming one session share it
@@ -132,6 +136,7 @@ class Hub:
         ref = resume or session_id
         async with self._opening:
             engine = engine or self.make_engine(options)
+            engine.agent_pool = self.agents
             if continue_last and not ref:  # the newest session here: it may be live already
                 newest = engine.library.sessions(engine.chosen_provider())
                 ref = newest[0].id if newest else None

@@ -23,9 +23,11 @@ import hashlib
 import time
 from typing import TYPE_CHECKING
 
+from avatar.bridges.acp.shared import SHARED_PROCESS
 from avatar.providers.variables import agent_environment
 
 if TYPE_CHECKING:
+    from avatar.bridges.base import BaseBridge
     from avatar.core.events import BaseEvent
     from avatar.engine.engine import Engine
 
@@ -54,6 +56,7 @@ class _Warm:
         self.unsubscribe = engine.subscribe(self.said.append)
         self.task: asyncio.Task[object] | None = None
         self.made = time.monotonic()
+        self.bridge: BaseBridge | None = None  # (once started)
 
     def start(self) -> asyncio.Task[object]:
         if self.task is None:
@@ -61,7 +64,7 @@ class _Warm:
         return self.task
 
     async def _started(self) -> None:
-        bridge = await self.engine.running(self.key[0])
+        self.bridge = bridge = await self.engine.running(self.key[0])
         await bridge.warm_up()  # (its first session's own costs, where that leaves no trace)
 
 
@@ -78,9 +81,12 @@ class WarmAgents:
         """The engine a new live session runs on, and what its start said: the warm one of
         `engine`'s key when there is one (its start awaited if it is under way; `engine`,
         never started, is dropped), else `engine` itself. Either way another one is made for
-        the next session of this key, to start once this one's first turn is over (`refill`,
-        called by the hub): an agent booting beside a session's start or first turn slows
-        it, and some (codex on a new home) trip over each other starting at once."""
+        the next session of this key. Where the warm one ran on an agent that takes several
+        sessions (the `shared_process` quirk), the next one starts on that same agent now,
+        while this session runs (a `session/new` on it, not an agent's start); else it starts
+        once this session's first turn is over (`refill`, called by the hub): an agent
+        booting beside a session's start or first turn slows it, and some (codex on a new
+        home) trip over each other starting at once."""
         key = warm_key(engine)
         warm = self._slots.pop(key, None)
         chosen, said = engine, []
@@ -88,13 +94,16 @@ class WarmAgents:
             started = warm.start()
             with contextlib.suppress(Exception):
                 await started
-            if started.exception() is None and warm.engine.status().provider == key[0]:
+            alive = warm.bridge is not None and warm.bridge.alive  # (it may have died since)
+            if started.exception() is None and alive and warm.engine.status().provider == key[0]:
                 warm.unsubscribe()
                 chosen, said = warm.engine, warm.said
             else:
                 self._stop(warm)
         self._slots[key] = made = _Warm(key, engine.twin())
         asyncio.get_running_loop().call_later(self.others_kept, self._expire, made)
+        if chosen is not engine and SHARED_PROCESS in engine.spec(key[0]).quirks:
+            made.start()
         return chosen, said
 
     def refill(self) -> None:

@@ -1,7 +1,8 @@
 """A warm codex agent opens its next session ahead (`ACPBridge.warm_up`, quirk
 `lazy_session_files`): the next chat through the server takes it, so no `session/new` waits on
 the way to the answer, and a session opened ahead and never used leaves nothing behind: not in
-codex's own store, not in avatar's list, not after the server stops."""
+codex's own store, not in avatar's list, not after the server stops. Back to back, each chat
+runs on the codex-acp that ran the one before, its session opened while that one ran."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from tests.support.drive import SESSION_LINE, avatar
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
-from tests.support.served import serving
+from tests.support.served import descendants, processes_with, serving
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -60,3 +61,36 @@ def test_the_session_opened_ahead_is_the_next_one_and_leaves_nothing_unused(
     assert len(rollouts(home)) == 3  # nor written by codex, also after the server stopped
     after = avatar(env, home.workdir, "session", "list", "--json")
     assert {s["id"] for s in json.loads(after.stdout)} == set(said)
+
+
+def codex_agents(server: int) -> list[int]:
+    """The codex-acp processes the server runs (the top of each walled tree)."""
+    return [p for p in processes_with("codex-acp") if p in descendants(server)]
+
+
+def test_back_to_back_one_shots_run_on_the_agent_already_running(
+    model_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """One chat right after another: each runs on the codex-acp that ran the one before
+    (several sessions on one agent), its session opened while the one before ran."""
+    require_bridges("codex-acp")
+    home = AgentHome(tmp_path, model_server)
+    env = avatar_env(home)
+    env.pop("OPENAI_BASE_URL", None)
+    model_server.queue("responses").extend(Reply.text(f"answer {n}") for n in range(6))
+    with serving(env, home.workdir) as server:
+        for _ in range(2):  # the first starts an agent, the second runs on the warm one
+            run = avatar(env, home.workdir, "-p", "codex", "chat", "hi", timeout=120)
+            assert run.returncode == 0, run.stderr
+        [agent] = codex_agents(server.pid)
+        asked, said = [], []
+        for n in range(2, 6):  # back to back
+            asked.append(time.time())
+            run = avatar(env, home.workdir, "-p", "codex", "chat", "hi", timeout=120)
+            assert run.returncode == 0 and run.stdout == f"answer {n}\n", run.stderr
+            found = SESSION_LINE.search(run.stderr)
+            assert found
+            said.append(found.group(1))
+            assert codex_agents(server.pid) == [agent]  # the same agent, no other started
+        for when, session in zip(asked, said, strict=True):
+            assert opened_at(session) < when  # open before it was asked for

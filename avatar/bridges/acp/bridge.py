@@ -9,7 +9,9 @@ quirks (`acp_quirks`). The bridge composes:
 - `acp_session`    the load → resume → new cascade, continue-last, fork (`SessionOpener`,
                    which returns an `OpenResult`; the bridge reports fallbacks in one place)
 - `acp_stream`     where updates go: the running `Turn`, or the sink (marked replay on load)
-- `acp_client`     the agent's callbacks (updates, permission, files, terminals)
+- `acp_client`     the agent's callbacks (updates, permission, files, terminals), each to the
+                   bridge of the session it names
+- `acp_shared`     the agent, maybe shared with other bridges' sessions (`SharedAgent`)
 - `acp_fs`, `acp_terminal`   file access and terminals, confined to the session's directories
 - `acp_listing`    `session/list` pages, else the engine's store: the newest session
 - `acp_updates`    ACP session updates → avatar events
@@ -24,7 +26,7 @@ first and imports the SDK while the agent boots.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from avatar.bridges.acp import compat as acp_compat
@@ -46,6 +48,7 @@ from avatar.bridges.acp.plan import PlanMode
 from avatar.bridges.acp.quirks import SameMinuteWait, remove_companions
 from avatar.bridges.acp.session import OpenResult, SessionOpener
 from avatar.bridges.acp.setup import AgentSetup, session_capabilities
+from avatar.bridges.acp.shared import Route, SharedAgent, run_on
 from avatar.bridges.acp.stream import UpdateRouter
 from avatar.bridges.acp.terminal import TerminalManager
 from avatar.bridges.acp.turns import Asker, cancel_turn, run_turn
@@ -91,6 +94,8 @@ class ACPBridge(BaseBridge):
         self._reported_model: str | None = None  # what the agent said it runs, at the open
         self._opener: SessionOpener | None = None
         self._spare: OpenResult | None = None  # a new session opened ahead (`warm_up`)
+        self._shared: SharedAgent | None = None  # the agent it runs on, maybe with others
+        self._route: Route | None = None  # where the agent's calls about its sessions go
         self._terminals: TerminalManager | None = None
         self._setup: AgentSetup | None = None  # what the agent was started with
         #: Permission requests: the scope the agent is held to, then the policy.
@@ -110,36 +115,43 @@ class ACPBridge(BaseBridge):
         return self.agent is not None and self.agent.alive
 
     async def start(self) -> None:
-        """Spawn the agent, `initialize` it and read its capabilities."""
+        """Spawn the agent, `initialize` it and read its capabilities; or, given a pool that
+        runs an agent started as this one would be, run on that one (`acp_shared`)."""
         if self.alive:
             return
         if self.agent is not None:
             await self.stop()  # the remains of an agent that died
         ctx = self.ctx
         setup = AgentSetup.of(ctx)
-        files, terminals = setup.files, setup.terminals
         self._setup = setup
 
-        def make_client() -> Any:
-            from avatar.bridges.acp.client import AvatarClient
+        async def launch(shared: SharedAgent) -> AgentConnection[ClientSideConnection]:
+            def make_client() -> Any:
+                from avatar.bridges.acp.client import AvatarClient
 
-            return AvatarClient(self._on_update, self._decide, files, terminals)
+                return AvatarClient(shared.routes)
 
-        agent = await AgentConnection.launch(
-            self.name,
-            setup.launch.argv,
-            setup.launch.agent_env(),
-            ctx.cwd,
-            install_hint=ctx.spec.install_hint,
-            connect=sdk_connect(make_client),
-            hello=sdk_hello,
-            on_exit=self._agent_exited,
-            emit=ctx.emit,
-            sandbox=setup.launch.walls,
-            booting=self.ctx.booting,
-            spawned=setup.spawned,
-        )
-        self.agent, self._terminals, self.asker.policy = agent, terminals, files.policy
+            return await AgentConnection.launch(
+                self.name,
+                setup.launch.argv,
+                setup.launch.agent_env(),
+                ctx.cwd,
+                install_hint=ctx.spec.install_hint,
+                connect=sdk_connect(make_client),
+                hello=sdk_hello,
+                on_exit=shared.exited,
+                emit=shared.emit,
+                sandbox=setup.launch.walls,
+                booting=self.ctx.booting,
+                spawned=setup.spawned,
+            )
+
+        shared = await run_on(ctx.pool, setup.launch, self, launch)
+        agent = shared.agent
+        assert agent is not None
+        self._shared = shared
+        self._route = Route(self._on_update, self._decide, setup.files, setup.terminals)
+        self.agent, self._terminals, self.asker.policy = agent, setup.terminals, setup.files.policy
         self.session_id, self.config_options = None, []
         self.capabilities = session_capabilities(agent.agent_capabilities)
         self._opener = SessionOpener(
@@ -153,7 +165,8 @@ class ACPBridge(BaseBridge):
         )
 
     async def stop(self) -> None:
-        """Cancel any turn, kill terminals, close the connection and end the agent."""
+        """Cancel any turn, kill terminals, leave the agent: its sessions closed, and the agent
+        ended with the last bridge on it."""
         self.router.end_replay()
         if self.router.turn is not None:
             self.router.turn.put(TurnSignal("stopped"))
@@ -161,18 +174,27 @@ class ACPBridge(BaseBridge):
         if terminals is not None:
             with contextlib.suppress(Exception):
                 await terminals.close()
-        agent, self.agent, self._opener, self._spare = self.agent, None, None, None
-        if agent is not None:
-            await agent.close(self.session_id)
-            if "same_minute_load" in self.ctx.spec.quirks and self.session_id:
-                remove_companions(agent.env, self.session_id)
+        agent, self.agent, self._opener = self.agent, None, None
+        spare, self._spare = self._spare, None
+        shared, self._shared = self._shared, None
+        if agent is None or shared is None:
+            return
+        sessions = [s for s in (self.session_id, spare and spare.session_id) if s]
+        await shared.leave(self, self._route, sessions)
+        if "same_minute_load" in self.ctx.spec.quirks and self.session_id:
+            remove_companions(agent.env, self.session_id)
 
-    def _agent_exited(self) -> bool:
+    def agent_exited(self) -> bool:
+        """The agent ended on its own: the running turn, if any, ends with the news."""
         turn = self.router.turn
         if turn is None:
             return False
         turn.put(TurnSignal("died"))
         return True
+
+    def said(self, event: BaseEvent) -> None:
+        """What the agent's connection says outside a turn (its death): to the engine."""
+        self.ctx.emit(event)
 
     def _running(self) -> tuple[AgentConnection[ClientSideConnection], SessionOpener]:
         if self.agent is None or self._opener is None:
@@ -204,7 +226,8 @@ class ACPBridge(BaseBridge):
         Unused, it leaves nothing behind: no file of the agent's, no record of avatar's."""
         if "lazy_session_files" in self.ctx.spec.quirks and self._spare is None:
             _, opener = self._running()
-            self._spare = await opener.new()
+            async with self._opening() as opened:
+                self._spare = opened(await opener.new())
 
     async def open(self, request: OpenRequest) -> SessionStarted:
         """Open a session as `request` asks (docs/design.md §2 cascade); a fallback is reported
@@ -215,7 +238,8 @@ class ACPBridge(BaseBridge):
         if spare is not None and request.mode == "new" and not request.session_id:
             result = spare  # (opened by `warm_up`, never used)
         else:
-            result = await opener.open(request)
+            async with self._opening() as opened:
+                result = opened(await opener.open(request))
         if not is_valid_id(result.session_id):  # it names files and is printed: no paths
             raise ProviderError(
                 f"{self.name}: the agent gave an invalid session id {result.session_id!r}"
@@ -234,6 +258,21 @@ class ACPBridge(BaseBridge):
             model=self.model_in_use,
             cwd=str(self.ctx.cwd),
         )
+
+    @contextlib.asynccontextmanager
+    async def _opening(self) -> AsyncIterator[Callable[[OpenResult], OpenResult]]:
+        """While a session is opened: the agent's calls about it come here (sessions on a
+        shared agent open one at a time); call what it yields with the result."""
+        shared, route = self._shared, self._route
+        if shared is None or route is None:
+            raise ProviderError(f"{self.name} is not running")
+
+        def opened(result: OpenResult) -> OpenResult:
+            shared.opened_for(result.session_id, route)
+            return result
+
+        async with shared.opening(route):
+            yield opened
 
     async def _restart_if_config_changed(self) -> None:
         # The agent reads its project config at each session it opens, but what it holds back

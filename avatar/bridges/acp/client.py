@@ -1,10 +1,11 @@
 """The client side of ACP: what avatar answers when the agent calls back.
 
-`AvatarClient` implements the SDK's `Client` protocol: session updates go to the bridge,
-translated into avatar events (`avatar.bridges.acp.updates`), permission requests to the
-bridge's permission policy, file access through `FileAccess`, terminals through
-`TerminalManager`. A refusal becomes a JSON-RPC error whose message the agent (and its model)
-can read.
+`AvatarClient` implements the SDK's `Client` protocol for every session on one agent: each call
+goes to the bridge of the session it names (`avatar.bridges.acp.shared.Routes`): session
+updates, translated into avatar events (`avatar.bridges.acp.updates`), to its bridge,
+permission requests to that bridge's permission policy, file access through its `FileAccess`,
+terminals through its `TerminalManager`. A refusal becomes a JSON-RPC error whose message the
+agent (and its model) can read; a call about no session of ours is refused.
 
 This module imports `acp`; the bridge imports it only after spawning the agent.
 """
@@ -32,14 +33,15 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from avatar.bridges.acp.fs import AccessDenied, FileAccess
+from avatar.bridges.acp.fs import AccessDenied
 from avatar.bridges.acp.permission import pick_option
-from avatar.bridges.acp.terminal import ExitStatus, TerminalManager
+from avatar.bridges.acp.terminal import ExitStatus
 from avatar.bridges.acp.updates import SessionUpdate, translate
 
 if TYPE_CHECKING:
     from acp.interfaces import Agent
 
+    from avatar.bridges.acp.shared import Route, Routes
     from avatar.core.events import BaseEvent
 
 UpdateHandler = Callable[[str, SessionUpdate, list["BaseEvent"]], None]
@@ -60,36 +62,40 @@ def _exit_status(status: ExitStatus | None) -> TerminalExitStatus | None:
 
 
 class AvatarClient:
-    """avatar's answers to an ACP agent's requests and notifications."""
+    """avatar's answers to an ACP agent's requests and notifications, each from the bridge of
+    the session it names (`routes`)."""
 
-    def __init__(
-        self,
-        on_update: UpdateHandler,
-        decide: PermissionDecider,
-        files: FileAccess,
-        terminals: TerminalManager,
-    ) -> None:
-        self._on_update = on_update
-        self._decide = decide
-        self.files = files
-        self.terminals = terminals
+    def __init__(self, routes: Routes) -> None:
+        self._routes = routes
 
     def on_connect(self, conn: Agent) -> None:
         """Nothing to do: the bridge holds the connection."""
 
+    def _route(self, session_id: str) -> Route:
+        route = self._routes.of(session_id)
+        if route is None:
+            raise RequestError.invalid_params({"sessionId": f"no session {session_id} here"})
+        return route
+
     # -- updates ----------------------------------------------------------------------------
 
     async def session_update(self, session_id: str, update: SessionUpdate, **kwargs: Any) -> None:
-        """Translate the update and hand it to the bridge synchronously, so arrival order is
-        kept (the SDK runs each notification as its own task)."""
-        self._on_update(session_id, update, translate(update, self._terminal_text))
+        """Translate the update and hand it to its bridge synchronously, so arrival order is
+        kept (the SDK runs each notification as its own task); one of no session of ours is
+        dropped."""
+        route = self._routes.of(session_id)
+        if route is None:
+            return
+        terminals = route.terminals
 
-    def _terminal_text(self, terminal_id: str) -> str | None:
-        """The output so far of a terminal a tool call shows (None when there is none)."""
-        try:
-            return self.terminals.output(terminal_id)[0]
-        except Exception:
-            return None
+        def terminal_text(terminal_id: str) -> str | None:
+            # The output so far of a terminal a tool call shows (None when there is none).
+            try:
+                return terminals.output(terminal_id)[0]
+            except Exception:
+                return None
+
+        route.on_update(session_id, update, translate(update, terminal_text))
 
     # -- permission -------------------------------------------------------------------------
 
@@ -101,7 +107,8 @@ class AvatarClient:
         **kwargs: Any,
     ) -> RequestPermissionResponse:
         """Ask avatar's permission policy and select the agent's matching option."""
-        allowed = await self._decide(session_id, tool_call)
+        route = self._routes.of(session_id)
+        allowed = None if route is None else await route.decide(session_id, tool_call)
         option = None if allowed is None else pick_option(options, allowed)
         if option is None:
             # Cancelled turn, or the agent offered no option of that kind.
@@ -122,7 +129,9 @@ class AvatarClient:
     ) -> ReadTextFileResponse:
         """Read a text file inside the session's directories."""
         try:
-            return ReadTextFileResponse(content=self.files.read(path, line, limit))
+            return ReadTextFileResponse(
+                content=self._route(session_id).files.read(path, line, limit)
+            )
         except AccessDenied as e:
             raise _refuse(e) from None
 
@@ -131,7 +140,7 @@ class AvatarClient:
     ) -> WriteTextFileResponse:
         """Write a text file inside the session's writable directories."""
         try:
-            self.files.write(path, content)
+            self._route(session_id).files.write(path, content)
         except AccessDenied as e:
             raise _refuse(e) from None
         return WriteTextFileResponse()
@@ -150,7 +159,7 @@ class AvatarClient:
     ) -> CreateTerminalResponse:
         """Start a command in a terminal the agent can read, wait for and kill."""
         try:
-            terminal_id = await self.terminals.create(
+            terminal_id = await self._route(session_id).terminals.create(
                 command,
                 args,
                 {v.name: v.value for v in env or []},
@@ -166,7 +175,7 @@ class AvatarClient:
     ) -> TerminalOutputResponse:
         """The terminal's output so far."""
         try:
-            text, truncated, status = self.terminals.output(terminal_id)
+            text, truncated, status = self._route(session_id).terminals.output(terminal_id)
         except AccessDenied as e:
             raise _refuse(e) from None
         return TerminalOutputResponse(
@@ -178,7 +187,7 @@ class AvatarClient:
     ) -> WaitForTerminalExitResponse:
         """Wait until the terminal's command exits."""
         try:
-            status = await self.terminals.wait(terminal_id)
+            status = await self._route(session_id).terminals.wait(terminal_id)
         except AccessDenied as e:
             raise _refuse(e) from None
         return WaitForTerminalExitResponse(exit_code=status.exit_code, signal=status.signal)
@@ -188,7 +197,7 @@ class AvatarClient:
     ) -> KillTerminalResponse:
         """Kill the terminal's command (the terminal stays readable until released)."""
         try:
-            await self.terminals.kill(terminal_id)
+            await self._route(session_id).terminals.kill(terminal_id)
         except AccessDenied as e:
             raise _refuse(e) from None
         return KillTerminalResponse()
@@ -198,7 +207,7 @@ class AvatarClient:
     ) -> ReleaseTerminalResponse:
         """Kill the command if needed and forget the terminal."""
         try:
-            await self.terminals.release(terminal_id)
+            await self._route(session_id).terminals.release(terminal_id)
         except AccessDenied as e:
             raise _refuse(e) from None
         return ReleaseTerminalResponse()

@@ -22,7 +22,7 @@ from avatar.bridges.acp.guard import StdoutSeen, guard_stdout
 from avatar.bridges.acp.jsonrpc import RpcError
 from avatar.bridges.process import AgentProcess
 from avatar.core.errors import ProviderError
-from avatar.core.events import Error, Notice
+from avatar.core.events import BaseEvent, Error, Notice
 from avatar.core.version import __version__
 
 if TYPE_CHECKING:
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
         TerminalAuthMethod,
     )
 
-    from avatar.bridges.base import EventSink
     from avatar.bridges.spawning import Spawned
     from avatar.policy.sandbox import Sandbox
 
@@ -112,7 +111,7 @@ class AgentConnection(Generic[C]):
         conn: C,
         env: dict[str, str],
         on_exit: ExitHandler,
-        emit: EventSink,
+        emit: Callable[[BaseEvent], None],
     ) -> None:
         self.name = name
         self.process = process
@@ -144,7 +143,7 @@ class AgentConnection(Generic[C]):
         connect: Connect[C],
         hello: Callable[[AgentConnection[C]], Awaitable[object]],
         on_exit: ExitHandler,
-        emit: EventSink,
+        emit: Callable[[BaseEvent], None],
         sandbox: Sandbox | None = None,
         booting: Callable[[], object] | None = None,
         spawned: Spawned | None = None,

@@ -1,0 +1,263 @@
+"""One running ACP agent with the sessions of several bridges on it (DESIGN §11).
+
+An ACP connection carries any number of sessions, and every call of the agent's names the
+session it is about. A `SharedAgent` is one agent process and its connection; each bridge with
+sessions on it gives a `Route` (where that session's updates go, who decides its permission
+questions, the scope of its files and its terminals), and `Routes` hands each call of the agent
+to the bridge whose session it names (a session being opened, whose id the agent has yet to
+say, to the one bridge opening a session now: opens on one agent take turns).
+
+Every ACP bridge runs on one (alone on it, unless it was given an `AgentPool`). The server gives
+its engines one pool: a bridge started with the same launch as an agent of the pool runs its
+session on that agent instead of starting another (where the provider has the
+`shared_process` quirk), so the next session of a project costs a `session/new`, not an
+agent's start. The agent ends with the last bridge on it; before that, a bridge that leaves
+closes its own session (`session/close`, where the agent offers it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from avatar.providers.variables import agent_environment
+
+if TYPE_CHECKING:
+    from acp.core import ClientSideConnection
+    from acp.schema import ToolCallUpdate
+
+    from avatar.bridges.acp.connection import AgentConnection
+    from avatar.bridges.acp.fs import FileAccess
+    from avatar.bridges.acp.launch import AgentLaunch
+    from avatar.bridges.acp.terminal import TerminalManager
+    from avatar.bridges.acp.updates import SessionUpdate
+    from avatar.core.events import BaseEvent
+
+#: The quirk of an agent that keeps several sessions in one process as ACP allows.
+SHARED_PROCESS = "shared_process"
+#: Sessions opened on one agent before the pool starts another for the next (an agent may keep
+#: what a session held even after `session/close`).
+MOST_SESSIONS = 200
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where the agent's calls about one bridge's sessions go."""
+
+    on_update: Callable[[str, SessionUpdate, list[BaseEvent]], None]
+    decide: Callable[[str, ToolCallUpdate], Any]
+    files: FileAccess
+    terminals: TerminalManager
+
+
+class Routes:
+    """Which bridge's `Route` answers for which session of one agent."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, Route] = {}
+        #: The route of the bridge opening a session now (its id not said yet, or said first
+        #: in the updates before the answer).
+        self.opening: Route | None = None
+
+    def of(self, session_id: str) -> Route | None:
+        """The route of `session_id`; an unknown id is the session being opened, if any."""
+        return self._sessions.get(session_id) or self.opening
+
+    def add(self, session_id: str, route: Route) -> None:
+        """Calls about `session_id` go to `route` from now on."""
+        self._sessions[session_id] = route
+
+    def drop(self, route: Route) -> None:
+        """Forget every session of `route`."""
+        for session_id in [s for s, r in self._sessions.items() if r is route]:
+            del self._sessions[session_id]
+
+
+class User(Protocol):
+    """What a `SharedAgent` asks of a bridge with sessions on it."""
+
+    def agent_exited(self) -> bool:
+        """The agent ended on its own: True when a running turn of the bridge took the news."""
+
+    def said(self, event: BaseEvent) -> None:
+        """An event outside a turn (the agent's death when no turn took it)."""
+
+
+class SharedAgent:
+    """One running ACP agent and the bridges with sessions on it; see the module docstring.
+
+    `agent` is set once the agent runs (`ready()` waits for it); `key` is its launch's
+    (`launch_key`)."""
+
+    def __init__(self, key: str, pool: AgentPool | None = None) -> None:
+        self.key = key
+        self.routes = Routes()
+        self.agent: AgentConnection[ClientSideConnection] | None = None
+        self.users: list[User] = []
+        self.opened = 0  #: sessions opened on it
+        self._pool = pool
+        self._turns = asyncio.Lock()
+        self._ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    @property
+    def alive(self) -> bool:
+        """The agent runs and its connection is open."""
+        return self.agent is not None and self.agent.alive
+
+    def started(self, agent: AgentConnection[ClientSideConnection] | None) -> None:
+        """The agent runs (`agent`), or could not start (None: the pool forgets it)."""
+        self.agent = agent
+        if agent is None and self._pool is not None:
+            self._pool.forget(self)
+        if not self._ready.done():
+            self._ready.set_result(None)
+
+    async def ready(self) -> bool:
+        """Wait for the agent's start; True when it runs and takes another session."""
+        await asyncio.shield(self._ready)
+        return self.alive and self.opened < MOST_SESSIONS
+
+    def join(self, user: User) -> None:
+        """`user` runs sessions on this agent until it `leave`s."""
+        self.users.append(user)
+
+    @contextlib.asynccontextmanager
+    async def opening(self, route: Route) -> AsyncIterator[None]:
+        """While a session is opened for `route`: alone on this agent (see `Routes.opening`)."""
+        async with self._turns:
+            self.routes.opening = route
+            try:
+                yield
+            finally:
+                self.routes.opening = None
+
+    def opened_for(self, session_id: str, route: Route) -> None:
+        """Session `session_id` was opened for `route`."""
+        self.routes.add(session_id, route)
+        self.opened += 1
+
+    async def leave(self, user: User, route: Route | None, sessions: list[str]) -> bool:
+        """`user` leaves with its `sessions`: closed where the agent offers `session/close`,
+        or the agent ends with them when `user` was its last. True when it ended."""
+        if user in self.users:
+            self.users.remove(user)
+        if route is not None:
+            self.routes.drop(route)
+        agent = self.agent
+        if agent is None:
+            return True
+        if self.users:
+            if agent.can_close() and agent.alive:
+                for session_id in sessions:
+                    with contextlib.suppress(Exception):
+                        await asyncio.wait_for(agent.conn.close_session(session_id), 2.0)
+            return False
+        if self._pool is not None:
+            self._pool.forget(self)
+        await agent.close(sessions[0] if sessions else None)
+        return True
+
+    # -- what the connection tells every bridge on it -------------------------------------------
+
+    def exited(self) -> bool:
+        """`AgentConnection`'s exit handler: every bridge on it hears of the death."""
+        took = [user.agent_exited() for user in list(self.users)]
+        return any(took)
+
+    def emit(self, event: BaseEvent) -> None:
+        """`AgentConnection`'s event sink: every bridge on it gets the event."""
+        for user in list(self.users):
+            user.said(event)
+
+
+def launch_key(launch: AgentLaunch) -> str:
+    """What an agent is started with, as far as it changes the agent: its command, the
+    variables of its environment that change it (`avatar.providers.variables`), its
+    project, the walls' scope and what of the project's config it is started without. Two
+    bridges whose launches have one key can run on one agent (a digest: no value kept)."""
+    spec, policy = launch.spec, launch.files.policy
+    env = sorted(agent_environment(spec, launch.agent_env()).items())
+    holding = launch.holding
+    scope = (
+        policy.read_patterns,
+        policy.write_patterns,
+        policy.deny_patterns,
+        policy.allow_protected,
+        policy.sandbox_mode,
+        policy.read_outside,
+        policy.sockets,
+        policy.network,
+    )
+    facts = (
+        spec.name,
+        launch.argv,
+        env,
+        str(policy.root),
+        [str(d) for d in policy.extra_roots],
+        scope,
+        launch.walled,
+        launch.mode,
+        repr(holding.meta),
+        repr(holding.covered),
+    )
+    return hashlib.sha256(repr(facts).encode()).hexdigest()
+
+
+async def run_on(
+    pool: AgentPool | None,
+    launch: AgentLaunch,
+    user: User,
+    start: Callable[[SharedAgent], Awaitable[AgentConnection[ClientSideConnection]]],
+) -> SharedAgent:
+    """The agent `user` runs its sessions on: `pool`'s agent of `launch`'s key where the
+    provider shares its process, else one `start(agent)` starts (`user` hears from it
+    already while it starts); a start that fails leaves nothing behind."""
+    if pool is not None and SHARED_PROCESS in launch.spec.quirks:
+        shared, starting = await pool.agent_for(launch_key(launch))
+    else:
+        shared, starting = SharedAgent(""), True
+    shared.join(user)
+    if starting:
+        try:
+            agent = await start(shared)
+        except BaseException:
+            shared.users.remove(user)
+            shared.started(None)
+            raise
+        shared.started(agent)
+    return shared
+
+
+class AgentPool:
+    """Running ACP agents that the bridges given this pool share, one per launch key (see
+    the module docstring)."""
+
+    def __init__(self) -> None:
+        self._agents: dict[str, SharedAgent] = {}
+
+    async def agent_for(self, key: str) -> tuple[SharedAgent, bool]:
+        """The agent of `key` to run a session on, and whether it must be started (then the
+        caller starts it and says so: `SharedAgent.started`). One being started by another
+        bridge is waited for."""
+        while True:
+            found = self._agents.get(key)
+            if found is None:
+                break
+            if await found.ready():
+                return found, False
+            if self._agents.get(key) is found:  # dead or full: the next start replaces it
+                del self._agents[key]
+        made = self._agents[key] = SharedAgent(key, self)
+        return made, True
+
+    def forget(self, agent: SharedAgent) -> None:
+        """`agent` runs no more sessions of others (it ended, or failed to start)."""
+        if self._agents.get(agent.key) is agent:
+            del self._agents[agent.key]
+
+    def __len__(self) -> int:
+        return len(self._agents)
