@@ -77,8 +77,10 @@ async def served_chat(served: Served, engine: Engine, prompt: Prompt, **how: Any
             return 130
         live = opening.result()
         if live.opener != me and live.engine.session is not None:
-            # joined a live session: its `session:` line, as a resume prints it
-            renderer.on_event(replace(live.engine.session, how="resumed"))
+            # joined a live session: its `session:` line, as a resume alone prints it (an
+            # agent that loads sessions says loaded)
+            loads = "load" in live.engine.status().capabilities
+            renderer.on_event(replace(live.engine.session, how="loaded" if loads else "resumed"))
         return await _turn(live, me, prompt, renderer, ended, interrupted)
     finally:
         listening.cancel()

@@ -250,6 +250,16 @@ class Preset:
 
 @_strict
 @dataclass
+class ServerSettings:
+    """`avatar serve`'s own keys (docs/design.md §11)."""
+
+    #: Seconds a session stays loaded in the server after its last client left, so that the
+    #: next `chat --resume` of it runs at once (0 or less: it closes with its last client).
+    keep_sessions: float = 300.0
+
+
+@_strict
+@dataclass
 class Settings:
     """The whole, merged configuration."""
 
@@ -266,6 +276,7 @@ class Settings:
     preset: str | None = None  # the preset in force, if any
     #: The share of the target model's context window a handoff may fill (estimated tokens).
     handoff_share: Annotated[float, Bounds(0, 1)] = 0.25
+    server: ServerSettings = field(default_factory=ServerSettings)
 
     def provider_config(self, name: str) -> ProviderConfig | None:
         """The `providers.<name>` entry, if configured."""

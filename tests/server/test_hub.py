@@ -21,10 +21,13 @@ from tests.support.acp_agent import provider_entry
 from tests.support.served import collect, processes_with
 
 
-def _hub(tmp_path: Path, entry: dict[str, Any] | None = None, **agent: Any) -> Hub:
-    """A hub on the fake agent (`agent`: its behaviours; `entry`: keys of its provider entry)."""
+def _hub(tmp_path: Path, entry: dict[str, Any] | None = None, keep: float = 0, **agent: Any) -> Hub:
+    """A hub on the fake agent (`agent`: its behaviours; `entry`: keys of its provider entry;
+    `keep`: `server.keep_sessions`, here 0 unless a test keeps sessions)."""
     fake = {**provider_entry(tmp_path / "state", **agent), **(entry or {})}
-    settings = parse_settings({"providers": {"fake": fake}, "provider": "fake"})
+    settings = parse_settings(
+        {"providers": {"fake": fake}, "provider": "fake", "server": {"keep_sessions": keep}}
+    )
     (tmp_path / "work").mkdir(exist_ok=True)
 
     def make(options: OpenOptions, **env: str) -> Engine:
