@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from avatar.bridges.acp.launch import Ahead
     from avatar.bridges.acp.shared import AgentPool
     from avatar.bridges.base import BaseBridge, OpenRequest
+    from avatar.bridges.claude.launch import ClaudeAhead
     from avatar.bridges.held_back import Holding
     from avatar.core.events import BaseEvent, Listener, OpenHow, SessionStarted
     from avatar.core.prompts import Prompt
@@ -484,9 +485,10 @@ class Engine(LibraryNames):
     def launch_ahead(self) -> None:
         """Start now, before the event loop runs, the agent the next `open()` of a new one-shot
         session (`one_shot`) will run on, so that it boots while the caller loads the rest of
-        what a turn needs (a cold `avatar chat`: benchmarks/oneshot.py). Only an ACP agent's
-        one-shot bridge adopts it (`avatar.engine.ahead`); one no session took is stopped by
-        the next open or `close()`."""
+        what a turn needs (a cold `avatar chat`: benchmarks/oneshot.py). An ACP agent's one-shot
+        bridge adopts it, and Claude's bridge a claude started on a new session of its own
+        (`avatar.engine.ahead`); one no session took is stopped by the next open or
+        `close()`."""
         if self.one_shot:
             from avatar.bridges.held_back import holding
 
@@ -498,7 +500,7 @@ class Engine(LibraryNames):
 
             self._ahead.start(spec, self.settings, self.cwd, self.add_dirs, env, held)
 
-    def take_ahead(self, provider: str) -> Ahead | None:
+    def take_ahead(self, provider: str) -> Ahead | ClaudeAhead | None:
         """The agent `launch_ahead` started for `provider`, once (its bridge adopts it)."""
         return self._ahead.take(provider)
 

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from avatar.bridges.acp.launch import Ahead
     from avatar.bridges.acp.shared import AgentPool
     from avatar.bridges.base import OpenRequest
+    from avatar.bridges.claude.launch import ClaudeAhead
     from avatar.core.config import Settings
     from avatar.core.events import BaseEvent, Listener, OpenHow
     from avatar.engine.open_session import OpenSession
@@ -91,7 +92,7 @@ class EngineCore(SessionHost, Protocol):
         """The model asked for before any provider opened becomes `provider`'s."""
         ...
 
-    def take_ahead(self, provider: str) -> Ahead | None:
+    def take_ahead(self, provider: str) -> Ahead | ClaudeAhead | None:
         """The agent started ahead for `provider`'s one-shot (`Engine.launch_ahead`), once."""
         ...
 
