@@ -12,6 +12,9 @@ import os
 import signal
 from pathlib import Path
 
+import pytest
+
+from avatar.bridges.acp import shared
 from avatar.server.hub import Event, Hub, OpenOptions
 from tests.server.test_hub import _agents, _answers, _hub
 from tests.support.served import collect
@@ -115,3 +118,22 @@ async def test_an_agents_death_ends_the_turn_of_every_session_on_it(tmp_path: Pa
     finally:
         await hub.close()
     assert await _agents(state, 0) == []
+
+
+async def test_an_agent_that_cannot_close_sessions_takes_only_so_many(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fake agent has no `session/close`: what each session held stays in it, so after a
+    number of sessions (here 2) the next one runs on a new agent."""
+    monkeypatch.setattr(shared, "MOST_SESSIONS_UNCLOSED", 2)
+    hub = _hub(tmp_path, SHARED)
+    hub.keep_warm = False
+    options = OpenOptions(cwd=tmp_path / "work", provider="fake")
+    pids = []
+    try:
+        for client in ("a", "b", "c"):
+            live = await hub.open(options, client=client)
+            pids.append(live.engine.status().facts["pid"])
+        assert pids[0] == pids[1] != pids[2]
+    finally:
+        await hub.close()

@@ -27,8 +27,8 @@
   its rollout file starts with the first turn), so a warm agent can open one unused
   (`ACPBridge.warm_up`) and leave no session behind in its store or avatar's records.
 - `shared_process`: the agent keeps several sessions in one process, as ACP allows (codex-acp,
-  claude-agent-acp): given a pool (the server's), a bridge runs its session on the running
-  agent started as it would start its own (`avatar.bridges.acp.shared`).
+  claude-agent-acp, Gemini CLI): given a pool (the server's), a bridge runs its session on
+  the running agent started as it would start its own (`avatar.bridges.acp.shared`).
 - `missing_file_empty`: Gemini's write_file reads the file through `fs/read_text_file` first
   and takes only a thrown Error with code ENOENT as "not there"; the JSON-RPC error of a
   missing file reaches it as a plain object, so it could never create a file. A missing file

@@ -39,9 +39,10 @@ if TYPE_CHECKING:
 
 #: The quirk of an agent that keeps several sessions in one process as ACP allows.
 SHARED_PROCESS = "shared_process"
-#: Sessions opened on one agent before the pool starts another for the next (an agent may keep
-#: what a session held even after `session/close`).
+#: Sessions opened on one agent before the pool starts another for the next: an agent may keep
+#: what a session held even after `session/close`, and one without it keeps all of it.
 MOST_SESSIONS = 200
+MOST_SESSIONS_UNCLOSED = 32
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,10 @@ class SharedAgent:
     async def ready(self) -> bool:
         """Wait for the agent's start; True when it runs and takes another session."""
         await asyncio.shield(self._ready)
-        return self.alive and self.opened < MOST_SESSIONS
+        agent = self.agent
+        if agent is None or not agent.alive:
+            return False
+        return self.opened < (MOST_SESSIONS if agent.can_close() else MOST_SESSIONS_UNCLOSED)
 
     def join(self, user: User) -> None:
         """`user` runs sessions on this agent until it `leave`s."""
