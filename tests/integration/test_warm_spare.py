@@ -82,7 +82,7 @@ def test_back_to_back_one_shots_run_on_the_agent_already_running(
         for _ in range(2):  # the first starts an agent, the second runs on the warm one
             run = avatar(env, home.workdir, "-p", "codex", "chat", "hi", timeout=120)
             assert run.returncode == 0, run.stderr
-        [agent] = codex_agents(server.pid)
+        running = set(codex_agents(server.pid))  # (the first chat's too: its session is kept)
         asked, said = [], []
         for n in range(2, 6):  # back to back
             asked.append(time.time())
@@ -91,6 +91,39 @@ def test_back_to_back_one_shots_run_on_the_agent_already_running(
             found = SESSION_LINE.search(run.stderr)
             assert found
             said.append(found.group(1))
-            assert codex_agents(server.pid) == [agent]  # the same agent, no other started
+            assert set(codex_agents(server.pid)) == running  # no agent started for it
         for when, session in zip(asked, said, strict=True):
             assert opened_at(session) < when  # open before it was asked for
+
+
+def test_a_gemini_session_opened_ahead_is_the_next_one_and_its_file_goes_unused(
+    model_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """Gemini CLI writes a session's file at session/new (quirk `empty_session_files`): the
+    warm agent opens the next session ahead all the same, the next chat runs on it, and the
+    one opened for a chat that never came leaves no file once the server stops."""
+    require_bridges("gemini")
+    home = AgentHome(tmp_path, model_server)
+    env = avatar_env(home)
+    said: list[str] = []
+    seen: list[set[str]] = []
+    with serving(env, home.workdir):
+        for turn in ("first", "second"):
+            model_server.script("gemini", Reply.text(f"answer to {turn}"))
+            run = avatar(env, home.workdir, "-p", "gemini", "chat", turn, timeout=120)
+            assert run.returncode == 0 and run.stdout == f"answer to {turn}\n", run.stderr
+            found = SESSION_LINE.search(run.stderr)
+            assert found
+            said.append(found.group(1)[:8])
+            time.sleep(4)  # a person between two commands: the server warms the next session
+            seen.append(set(gemini_files(home)))
+    assert said[1] in seen[0]  # the second chat ran on a session opened before it came
+    [ahead] = seen[1] - seen[0]  # (the agent runs: only the next session is new)
+    assert ahead not in set(gemini_files(home))  # unused, its file is gone
+    assert said[0] in gemini_files(home) and said[1] in gemini_files(home)
+
+
+def gemini_files(home: AgentHome) -> list[str]:
+    """The short ids of Gemini's session files in this home."""
+    files = (home.home / ".gemini" / "tmp").glob("*/chats/session-*.json*")
+    return [f.name.rsplit("-", 1)[1].split(".")[0] for f in files]

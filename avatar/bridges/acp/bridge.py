@@ -45,7 +45,7 @@ from avatar.bridges.acp.options import (
     set_option,
 )
 from avatar.bridges.acp.plan import PlanMode
-from avatar.bridges.acp.quirks import SameMinuteWait, remove_companions
+from avatar.bridges.acp.quirks import SameMinuteWait, remove_companions, remove_unused
 from avatar.bridges.acp.session import OpenResult, SessionOpener
 from avatar.bridges.acp.setup import AgentSetup, session_capabilities
 from avatar.bridges.acp.shared import Route, SharedAgent, run_on
@@ -181,8 +181,11 @@ class ACPBridge(BaseBridge):
             return
         sessions = [s for s in (self.session_id, spare and spare.session_id) if s]
         await shared.leave(self, self._route, sessions)
-        if "same_minute_load" in self.ctx.spec.quirks and self.session_id:
+        quirks = self.ctx.spec.quirks
+        if "same_minute_load" in quirks and self.session_id:
             remove_companions(agent.env, self.session_id)
+        if "empty_session_files" in quirks and spare is not None:
+            remove_unused(agent.env, spare.session_id)
 
     def agent_exited(self) -> bool:
         """The agent ended on its own: the running turn, if any, ends with the news."""
@@ -221,10 +224,13 @@ class ACPBridge(BaseBridge):
 
     async def warm_up(self) -> None:
         """Open the next new session ahead, on an agent that writes nothing of a session
-        before its first prompt (quirk `lazy_session_files`, codex): the next `open()` of a
-        new session takes it instead of waiting for `session/new` (40–240 ms on codex-acp).
-        Unused, it leaves nothing behind: no file of the agent's, no record of avatar's."""
-        if "lazy_session_files" in self.ctx.spec.quirks and self._spare is None:
+        before its first prompt (quirk `lazy_session_files`, codex), or only a file without
+        messages that listings hide (`empty_session_files`, Gemini): the next `open()` of a
+        new session takes it instead of waiting for `session/new` (40–240 ms on codex-acp)
+        and for the agent to go quiet after it. Unused, it leaves nothing behind: no file of
+        the agent's (Gemini's is removed), no record of avatar's."""
+        ahead = {"lazy_session_files", "empty_session_files"} & self.ctx.spec.quirks
+        if ahead and self._spare is None:
             _, opener = self._running()
             async with self._opening() as opened:
                 self._spare = opened(await opener.new())
