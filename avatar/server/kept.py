@@ -3,7 +3,8 @@ a chat joins the session where it runs, on its agent, instead of starting an age
 the session again (as acpx's queue owner keeps one for 300 s).
 
 A session whose last client left (and that has nothing queued) stays for its config's
-`server.keep_sessions` seconds (300 by default; 0 closes it at once), then closes. `avatar ps`
+`server.keep_sessions` seconds (300 by default; 0 closes it at once), then closes; at most
+`MOST_KEPT` are kept at once (the one kept longest closes first). `avatar ps`
 lists it without clients; `avatar attach` and `chat --resume` join it. It is never joined once
 it may have changed elsewhere: before a client joins, its provider's files must still be there
 (it may have been deleted) and avatar's copy of its turns, which every avatar process running a
@@ -25,6 +26,10 @@ from avatar.core.errors import AvatarError
 if TYPE_CHECKING:
     from avatar.engine.engine import Engine
     from avatar.server.live import LiveSession
+
+#: Sessions kept without clients at once; keeping another closes the one kept longest (a
+#: session of Claude Code, on claude or claude-agent-acp, is a process of its own).
+MOST_KEPT = 4
 
 Stamp = tuple[int, int] | None  #: size and mtime of avatar's copy of the turns (None: none)
 
@@ -48,6 +53,10 @@ class KeptSessions:
         self.release(live)
         timer = asyncio.get_running_loop().call_later(seconds, self._expire, live)
         self._kept[live] = (_stamp(live), timer)
+        while len(self._kept) > MOST_KEPT:  # (in the order they were kept)
+            oldest = next(iter(self._kept))
+            self.release(oldest)
+            self._close(oldest)
         return True
 
     def is_kept(self, live: LiveSession) -> bool:

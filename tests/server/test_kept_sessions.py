@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from avatar.server.hub import OpenOptions
+from avatar.server.kept import MOST_KEPT
 from tests.server.test_hub import _agents, _hub
 
 
@@ -75,5 +76,24 @@ async def test_a_kept_session_closes_when_its_time_is_up(tmp_path: Path) -> None
         await asyncio.sleep(1.0)
         assert hub.live() == []  # closed, its agent stopped
         assert await _agents(state, 0) == []
+    finally:
+        await hub.close()
+
+
+async def test_only_so_many_sessions_are_kept_the_longest_kept_closing_first(
+    tmp_path: Path,
+) -> None:
+    hub = _hub(tmp_path, keep=300)
+    hub.keep_warm = False
+    options = OpenOptions(cwd=tmp_path / "work", provider="fake")
+    try:
+        ids = []
+        for n in range(MOST_KEPT + 2):
+            live = await hub.open(options, client=f"chat-{n}")
+            assert (await live.prompt("one", f"chat-{n}"))["exit"] == 0
+            ids.append(live.session_id)
+            live.detach(f"chat-{n}")
+        await asyncio.sleep(0.1)
+        assert [i.session_id for i in hub.live()] == ids[2:]
     finally:
         await hub.close()
