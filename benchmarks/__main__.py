@@ -23,7 +23,9 @@ SUITES = (
     "search",
     "resume",
     "sandbox",
+    "checkpoints",
     "linear",
+    "mcp",
 )
 #: The whole run must finish within these many seconds (issue 14).
 BUDGET = {True: 120.0, False: 600.0}

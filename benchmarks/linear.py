@@ -79,7 +79,7 @@ def _search(runs: int) -> dict[str, object]:
     for repeats in (37_500, 150_000):  # "ledger entry " × n: 0.5 MB, 2 MB
         with tempfile.TemporaryDirectory() as tmp:
             engine = _engine(Path(tmp), ["ledger entry " * repeats])
-            engine.reindex()
+            engine.library.reindex()
             times.append(_cpu(lambda e=engine: list(e.search("ledger")), runs))  # type: ignore[misc]
     return _growth("search snippet, a session repeating the word 0.5 → 2 MB", *times)
 

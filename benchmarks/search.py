@@ -3,7 +3,7 @@ codex, Gemini CLI), byte copies of the real fixture files with fresh ids
 (tests/sessions/synth.py), plus 1,000 native sessions written through the native store.
 
 Measured:
-- the first index build (`Engine.reindex()`, no index yet; the median of three builds in the
+- the first index build (`engine.library.reindex()`, no index yet; the median of three builds in the
   full run): target under 20 s;
 - `avatar session search WORD` end to end with the index warm (median wall): target under
   0.3 s; the baseline is `avatar session list` of the same project, the CLI floor the search
@@ -78,7 +78,7 @@ def measure(n: int, quick: bool) -> dict[str, float]:
             for stale in index.parent.glob(FILE_NAME + "*"):
                 stale.unlink()
             start = time.perf_counter()
-            indexed = engine().reindex()
+            indexed = engine().library.reindex()
             builds.append(time.perf_counter() - start)
             if indexed != 4 * n:
                 raise RuntimeError(f"indexed {indexed} sessions, expected {4 * n}")
@@ -116,7 +116,7 @@ def measure(n: int, quick: bool) -> dict[str, float]:
         with changed.open("a") as f:
             f.write(changed.read_text().splitlines()[2] + "\n")  # one more user turn
         start = time.perf_counter()
-        touched = engine().reindex()
+        touched = engine().library.reindex()
         one = time.perf_counter() - start
         return {
             "cold": cold,

@@ -5,7 +5,8 @@
 It runs the installed `avatar serve --web` against the test kit's fake model server (no
 network, no keys), with the native agent and the real codex-acp from bridges/, drives Debian's
 headless Chromium through Playwright (tests/support/web.py) as a person would, and saves
-screenshots as docs/web-*.png.
+each page at a desktop's width (1280 px) and a phone's (390 px) as docs/web-<page>-<width>.png:
+the window as the person sees it, not the whole page, so that the files stay small.
 """
 
 from __future__ import annotations
@@ -23,14 +24,39 @@ from tests.support.homes import AgentHome, avatar_env  # noqa: E402
 from tests.support.model_server import FakeModelServer, Reply  # noqa: E402
 from tests.support.web import chromium, web_server  # noqa: E402
 
-VIEWPORT = {"width": 1100, "height": 600}
+#: The widths pictured, each with its window's height.
+SIZES = {1280: 800, 390: 844}
 WAIT = 60_000
 
+ANSWER = """\
+## What changed
 
-def save(page: Any, name: str) -> None:
-    """The page as docs/<name>.png."""
-    page.screenshot(path=str(HERE / f"{name}.png"), full_page=True)
-    print(f"wrote docs/{name}.png")
+`greet` built its string with `+`; an **f-string** reads better:
+
+```python
+def greet(name):
+    return f'Hello, {name}!'
+```
+
+| call | before | after |
+|---|---|---|
+| `greet('Ada')` | `hi Ada` | `Hello, Ada!` |
+| `greet('')` | `hi ` | `Hello, !` |
+
+1. the edit is in `app.py`
+2. nothing else calls `greet`
+"""
+
+
+def save(pages: dict[int, Any], name: str, url: str | None = None) -> None:
+    """Each page of `pages` (by width), at `url` when given, as docs/<name>-<width>.png."""
+    for width, page in pages.items():
+        if url is not None:
+            page.goto(url)
+            page.wait_for_load_state("networkidle")
+        path = HERE / f"{name}-{width}.png"
+        page.screenshot(path=str(path))
+        print(f"wrote docs/{path.name} ({path.stat().st_size // 1024} KB)")
 
 
 def scenes(home: AgentHome, server: FakeModelServer) -> None:
@@ -50,49 +76,54 @@ def scenes(home: AgentHome, server: FakeModelServer) -> None:
                 "new_text": "    return f'Hello, {name}!'",
             },
         ),
-        Reply.text(
-            "`greet` built its string with `+`; an **f-string** reads better:\n\n"
-            "```python\ndef greet(name):\n    return f'Hello, {name}!'\n```"
-        ),
+        Reply.text(ANSWER),
         Reply.tool_call("write", {"path": "CHANGELOG.md", "content": "## 0.2\n- greet\n"}),
         Reply.text("Done: the changelog says so."),
     )
     server.script("responses", Reply.text("Picked up from the native session: greet is done."))
     with web_server(avatar_env(home), home.workdir) as served, chromium() as browser:
-        page = browser.new_page(viewport=VIEWPORT)  # type: ignore[attr-defined]
-        page.goto(served.url)
+        pages = {
+            width: browser.new_context(  # type: ignore[attr-defined]
+                viewport={"width": width, "height": height}
+            ).new_page()
+            for width, height in SIZES.items()
+        }
+        for page in pages.values():
+            page.goto(served.url)  # (the token becomes each one's cookie)
+        page = pages[1280]
         page.click("nav >> text=Live sessions")
         page.select_option("form.open select[name=provider]", "native")
         page.click("form.open button")
         page.wait_for_selector("#log .line", timeout=WAIT)
         page.fill("#prompt textarea", "make greet friendlier")
-        page.click("#prompt button")
+        page.click("#prompt button.send")
         page.click(".ask button.allow", timeout=WAIT)
-        page.wait_for_selector("#log .answer pre.hl", timeout=WAIT)
+        page.wait_for_selector("#log .answer table", timeout=WAIT)
         page.wait_for_selector("#state:text('idle')", timeout=WAIT)
         page.fill("#prompt textarea", "add a changelog entry")
-        page.click("#prompt button")
+        page.click("#prompt button.send")
         page.wait_for_selector(".ask", timeout=WAIT)
-        save(page, "web-chat")
+        chat = page.url
+        pages[390].goto(chat)
+        pages[390].wait_for_selector(".ask", timeout=WAIT)
+        pages[390].evaluate("window.scrollTo(0, document.body.scrollHeight)")
+        save(pages, "web-chat")
         page.click(".ask button.allow")
         page.wait_for_selector("#log .answer:has-text('Done')", timeout=WAIT)
         page.select_option("#switch", "codex")
         page.wait_for_selector("details.handoff", timeout=WAIT)
         page.fill("#prompt textarea", "anything left?")
-        page.click("#prompt button")
+        page.click("#prompt button.send")
         page.wait_for_selector("#log .answer:has-text('Picked up')", timeout=WAIT)
-        save(page, "web-switch")
-        page.click("nav >> text=Live sessions")
-        page.wait_for_selector("tr.live", timeout=WAIT)
-        save(page, "web-live")
-        page.click("nav >> text=Library")
-        page.fill("form.search input[name=q]", "login")
-        page.click("form.search button")
-        page.wait_for_selector("tr.hit", timeout=WAIT)
-        save(page, "web-search")
-        page.click("tr.hit td.id a")
-        page.wait_for_selector("section.msg", timeout=WAIT)
-        save(page, "web-session")
+        page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+        save({1280: page}, "web-switch")
+        save(pages, "web-live", served.base + "/live")
+        save(pages, "web-library", served.base + "/library")
+        save(pages, "web-search", served.base + "/library?q=login")
+        for each in pages.values():
+            each.click("tr.hit td.id a")
+            each.wait_for_selector("section.msg", timeout=WAIT)
+        save(pages, "web-session")
 
 
 def main() -> None:

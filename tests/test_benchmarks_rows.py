@@ -70,3 +70,13 @@ def test_server_rows_judge_each_figure_against_its_floor() -> None:
     assert rows["7 back-to-back chat --resume ID follow-ups, worst"]["ok"] is False
     assert rows["warm avatar -p claude chat (server)"]["ok"] is True
     assert rows["avatar session list (server)"]["ok"] is True
+
+
+@pytest.mark.timeout(120)
+def test_checkpoints_measures_a_record_against_git_status() -> None:
+    from benchmarks import checkpoints
+
+    figures = checkpoints.measure(1000, runs=1)
+    assert all(figures[k] > 0 for k in ("same", "status", "edited", "status10", "first"))
+    assert checkpoints.met(0.15, 0.05) and not checkpoints.met(0.25, 0.05)
+    assert checkpoints.met(0.25, 0.15)  # a loaded machine: twice git status

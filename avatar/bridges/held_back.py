@@ -1,4 +1,4 @@
-"""How an agent starts without the project config it may not use yet (DESIGN §10).
+"""How an agent starts without the project config it may not use yet (docs/design.md §10).
 
 A repository's own agent config (`project_config` in the provider data: Claude Code's project
 settings and `.mcp.json`, codex's `.codex/`, Gemini CLI's `.gemini/`, …) can run programs as the

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from avatar.core.config import McpServer
 from avatar.providers.registry import find_executable
+
+if TYPE_CHECKING:
+    from avatar.core.config import McpServer
 
 
 def server_kind(server: McpServer) -> str:
@@ -33,13 +35,17 @@ def stdio_command(server: McpServer) -> str | None:
     return os.path.abspath(found) if found else None
 
 
+def _pairs(values: Mapping[str, str]) -> list[dict[str, str]]:
+    """An env or headers mapping as ACP sends it: `[{"name", "value"}]`."""
+    return [{"name": k, "value": v} for k, v in values.items()]
+
+
 def build_mcp_servers(
     servers: Mapping[str, McpServer], mcp_capabilities: Any
-) -> tuple[list[Any], list[str]]:
-    """The SDK objects to send, and one message per server left out (and why)."""
-    from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio, SseMcpServer
-
-    out: list[Any] = []
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The servers to send, as ACP's JSON (`mcpCapabilities` as the agent wrote it says
+    which kinds it takes), and one message per server left out (and why)."""
+    out: list[dict[str, Any]] = []
     skipped: list[str] = []
     for name, server in servers.items():
         kind = server_kind(server)
@@ -55,15 +61,16 @@ def build_mcp_servers(
                 )
                 continue
             out.append(
-                McpServerStdio(
-                    name=name,
-                    command=command,
-                    args=list(server.args),
-                    env=[EnvVariable(name=k, value=v) for k, v in server.env.items()],
-                )
+                {
+                    "name": name,
+                    "command": command,
+                    "args": list(server.args),
+                    "env": _pairs(server.env),
+                }
             )
             continue
-        supported = bool(getattr(mcp_capabilities, kind, False)) if mcp_capabilities else False
+        offered = mcp_capabilities if isinstance(mcp_capabilities, Mapping) else {}
+        supported = bool(offered.get(kind))
         if not server.url:
             skipped.append(f"MCP server {name!r} ({kind}) has no url")
             continue
@@ -72,9 +79,6 @@ def build_mcp_servers(
                 f"MCP server {name!r} not passed: the agent does not accept {kind} servers"
             )
             continue
-        headers = [HttpHeader(name=k, value=v) for k, v in server.headers.items()]
-        if kind == "http":
-            out.append(HttpMcpServer(name=name, url=server.url, headers=headers, type="http"))
-        else:
-            out.append(SseMcpServer(name=name, url=server.url, headers=headers, type="sse"))
+        headers = _pairs(server.headers)
+        out.append({"name": name, "url": server.url, "headers": headers, "type": kind})
     return out, skipped

@@ -1,7 +1,7 @@
 """An agent subprocess: spawned with an explicit env, stderr drained, shut down cleanly.
 
-Nothing here imports `acp`: the bridge spawns the agent first and imports the SDK while the
-agent boots (docs/design.md §1).
+Nothing here loads more than the standard library and the walls: a cold one-shot spawns its
+agent before the rest of avatar loads (docs/startup.md).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from avatar.bridges.spawning import Spawned
     from avatar.policy.sandbox import Sandbox
 
-# The SDK's own default: ACP messages (a replayed history, a big file) can be long lines.
+# ACP messages (a replayed history, a big file) can be long lines (the ACP SDK's limit too).
 STDOUT_LIMIT = 50 * 1024 * 1024
 STDERR_TAIL_LINES = 40
 STDERR_LINE_MAX = 2000

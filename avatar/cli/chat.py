@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from avatar.cli.repl.attach import attach
+from avatar.cli.repl.mentions import read_mentions
 from avatar.cli.served_run import SERVING
 from avatar.cli.startup import settled
 
@@ -38,7 +38,7 @@ def run_chat(
     `worktree` (not None): the session runs in a new git worktree (`""`: its name generated).
     """
     engine = state.engine(permission=permission, add_dirs=add_dirs)
-    asked = attach(prompt, engine.cwd)  # (a bad image fails before any agent starts)
+    asked = read_mentions(prompt, engine.cwd)  # (a bad image fails before any agent starts)
     for image in asked.images:
         sys.stderr.write(f"attached image {image.summary}\n")
     one_shot = not (resume or cont or session_id or source)  # a new session, one turn

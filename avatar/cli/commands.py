@@ -272,7 +272,7 @@ def repl(
 
 @cli.group(cls=_Group)
 def session() -> None:
-    """List, inspect, delete and fork sessions of every provider."""
+    """List, inspect, delete, fork and rewind sessions of every provider."""
 
 
 @session.command("list")
@@ -346,15 +346,39 @@ def session_show(state: AppState, session_id: str) -> int:
     help="Remove only avatar's record of it (where the agent cannot delete).",
 )
 @click.option("--keep-copy", is_flag=True, help="Keep avatar's copy of the turns.")
-@click.option("--worktree", is_flag=True, help="Remove its git worktree too (else it is kept).")
+@click.option(
+    "--worktree",
+    is_flag=True,
+    help="Remove its git worktree too (else it is kept); refused while that holds work not "
+    "committed.",
+)
+@click.option(
+    "--discard",
+    is_flag=True,
+    help="With --worktree: remove it even so, throwing its uncommitted work away.",
+)
 @click.pass_obj
 def session_delete(
-    state: AppState, session_id: str, yes: bool, forget: bool, keep_copy: bool, worktree: bool
+    state: AppState,
+    session_id: str,
+    yes: bool,
+    forget: bool,
+    keep_copy: bool,
+    worktree: bool,
+    discard: bool,
 ) -> int:
     """Delete a session through its agent, and avatar's copy of it."""
     from avatar.cli.sessions import delete
 
-    return delete(state, session_id, yes=yes, forget=forget, keep_copy=keep_copy, worktree=worktree)
+    return delete(
+        state,
+        session_id,
+        yes=yes,
+        forget=forget,
+        keep_copy=keep_copy,
+        worktree=worktree,
+        discard=discard,
+    )
 
 
 @session.command("fork")
@@ -382,6 +406,7 @@ cast("_Group", session).lazy = {
     "search": "avatar.cli.library_commands:session_search",
     "rename": "avatar.cli.library_commands:session_rename",
     "prune": "avatar.cli.library_commands:session_prune",
+    "rewind": "avatar.cli.rewind_command:session_rewind",
     "export": "avatar.cli.portable:export_command",
     "import": "avatar.cli.portable:import_command",
 }
@@ -391,7 +416,11 @@ cast("_Group", session).lazy = {
 @click.option("--json", "json_out", is_flag=True, help="As a JSON array.")
 @click.pass_obj
 def providers(state: AppState, json_out: bool) -> int:
-    """Which agents are installed: path, version, transport, capabilities, how to enable."""
+    """Which agents are installed: path, version, transport, capabilities, how to enable.
+
+    The sandbox column says what the kernel's walls confine; under the table, the places
+    outside the project avatar guessed for an agent from config that names none
+    (`providers.NAME.state_dirs` names them instead)."""
     from avatar.cli.providers import show_providers
 
     return show_providers(state, json_out=json_out)
@@ -402,4 +431,5 @@ cli.lazy = {
     "serve": "avatar.cli.serve_command:serve_command",
     "ps": "avatar.cli.serve_command:ps_command",
     "attach": "avatar.cli.serve_command:attach_command",
+    "mcp": "avatar.cli.mcp.command:mcp_command",
 }

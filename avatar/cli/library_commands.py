@@ -24,7 +24,7 @@ from avatar.policy.terminal_text import for_terminal, inert, is_terminal
 
 if TYPE_CHECKING:
     from avatar.cli.state import AppState
-    from avatar.engine.engine import Deleted, Engine
+    from avatar.engine.engine import Deleted, Engine, SearchHow
     from avatar.sessions.types import SessionInfo
 
 _AGE = re.compile(r"(\d+)([smhdw])")
@@ -75,15 +75,16 @@ def session_search(
     age = parse_age(since, "--since") if since is not None else None
     engine = state.engine()
     words = " ".join(query)
-    how = {"provider": provider or state.provider, "all_projects": all_projects, "since": age}
-    hits = engine.search(words, **how, limit=limit, offset=offset, progress=_indexing)
+    how: SearchHow = {"provider": provider or state.provider, "all_projects": all_projects}
+    how["since"] = age
+    hits = engine.search(words, **how | {"limit": limit, "offset": offset, "progress": _indexing})
     warn_skipped(engine)
     if json_out:
         sys.stdout.write(json.dumps([h.to_public() for h in hits], ensure_ascii=False) + "\n")
         return 0
     if not hits:
         where = "" if all_projects else f" in {engine.cwd} (--all-projects: everywhere)"
-        found = len(engine.search(words, **how, limit=offset, offset=0)) if offset else 0
+        found = len(engine.search(words, **how | {"limit": offset})) if offset else 0
         if found:
             some = f"{found} session{'s' if found != 1 else ''} match{'es' if found == 1 else ''}"
             sys.stderr.write(f"--offset {offset} is past the last match: {some} {words!r}{where}\n")
@@ -151,7 +152,8 @@ def session_prune(
     if not (dry_run or yes or sys.stdin.isatty()):
         raise UsageError("refusing to delete without confirmation; pass --yes (or --dry-run)")
     engine = state.engine()
-    found = engine.prunable(age, provider=provider or state.provider, all_projects=all_projects)
+    library = engine.library
+    found = library.prunable(age, provider=provider or state.provider, all_projects=all_projects)
     if not found:
         sys.stderr.write(f"no session is older than {older_than}\n")
         return 0
@@ -171,7 +173,7 @@ def _delete(engine: Engine, sessions: list[SessionInfo]) -> int:
 
     async def go() -> list[tuple[SessionInfo, Deleted | str]]:
         try:
-            return await engine.prune(sessions)
+            return await engine.library.prune(sessions)
         finally:
             await engine.close()
 

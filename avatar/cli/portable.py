@@ -52,7 +52,7 @@ def export_command(
     engine = state.engine()
     info = engine.find(session_id, state.provider)
     if archive is not None:
-        engine.archives.pack(info, archive)
+        engine.library.archives.pack(info, archive)
         sys.stderr.write(f"packed {info.provider} session {info.id} into {archive}\n")
         return 0
     if output is None:  # shown, at a terminal: made inert; piped, the export is data
@@ -81,7 +81,7 @@ def import_command(state: AppState, archive: Path, cwd: Path | None) -> int:
     if not target.is_dir():
         raise UsageError(f"--cwd: no such directory: {cwd}")
     engine = state.engine()
-    info = engine.archives.restore(archive, target)
+    info = engine.library.archives.restore(archive, target)
     sys.stderr.write(f"imported {info.provider} session {info.id} into {target}\n")
     sys.stdout.write(info.id + "\n")
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from avatar.cli.output.table import render_table
@@ -27,6 +28,8 @@ PUBLIC = (
     "logged_in",
     "hint",
     "sandbox",
+    "state_dirs",
+    "state_guessed",
 )
 
 
@@ -55,9 +58,15 @@ def detect(engine: Engine, spec: ProviderSpec, cache: CapabilityCache) -> dict[s
         "logged_in": logged,
         "hint": hint(spec, found, logged),
         "sandbox": engine.walls(spec.name),
+        "state_dirs": [str(p) for p in engine.registry.state_dirs(spec)],
+        "state_guessed": spec.state_guessed,
         "install": spec.install_hint,
         "auth": spec.auth_hint,
     }
+
+
+def _home_relative(path: str, home: str) -> str:
+    return "~" + path[len(home) :] if home and path.startswith(home + "/") else path
 
 
 def _capabilities(row: dict[str, Any]) -> str:
@@ -75,7 +84,7 @@ def show_providers(state: AppState, *, json_out: bool) -> int:
     """Print the provider table (or JSON): the core five always, other agents when found."""
     engine = state.engine()
     cache = CapabilityCache(engine.home)
-    specs = engine.providers()
+    specs = engine.registry.specs()
     # Version probes may spawn a CLI; run them side by side.
     with ThreadPoolExecutor(max_workers=len(specs) or 1) as pool:
         rows = list(pool.map(lambda s: detect(engine, s, cache), specs))
@@ -103,6 +112,13 @@ def show_providers(state: AppState, *, json_out: bool) -> int:
             shrink=6,
         )
     )
+    guessed = [r for r in rows if r["state_guessed"] and r["state_dirs"]]
+    if guessed:
+        home = str(Path(engine.registry.env.get("HOME") or Path.home()))
+        sys.stdout.write("\nguessed state dirs (name them in providers.NAME.state_dirs):\n")
+        for r in guessed:
+            dirs = ", ".join(_home_relative(d, home) for d in r["state_dirs"])
+            sys.stdout.write(f"  {r['name']}: {dirs}\n")
     todo = [r for r in rows if r["hint"]]
     if todo:
         sys.stdout.write("\nto enable:\n")

@@ -27,7 +27,7 @@ GONE = " [files gone]"
 
 def warn_skipped(engine: Engine) -> None:
     """One `warning:` line on stderr for each file the stores skipped while reading."""
-    for line in engine.warnings():  # (they quote file names and content from the stores)
+    for line in engine.library.warnings():  # (they quote file names and content from the stores)
         sys.stderr.write(for_terminal(f"warning: {line}\n", sys.stderr))
 
 
@@ -53,7 +53,7 @@ def list_sessions(
 
         async def ask(name: str) -> None:
             try:
-                await engine.refresh(name)
+                await engine.agent.refresh(name)
             finally:
                 await engine.close()
 
@@ -65,7 +65,7 @@ def list_sessions(
     if json_out:
         # One object per line: still a JSON array, and `indent` would switch json to its
         # pure-Python encoder (~20 µs a session, noticeable at thousands).
-        lines = ",\n".join(json.dumps(_public(s, links), ensure_ascii=False) for s in shown)
+        lines = ",\n".join(json.dumps(listed(s, links), ensure_ascii=False) for s in shown)
         sys.stdout.write(f"[\n{lines}\n]\n" if lines else "[]\n")
         return 0
     if not sessions:
@@ -91,8 +91,9 @@ def list_sessions(
     return 0
 
 
-def _public(info: SessionInfo, links: Mapping[str, Any]) -> dict[str, object]:
-    """`to_public()`, with `parent` and `children` where the session has lineage."""
+def listed(info: SessionInfo, links: Mapping[str, Any]) -> dict[str, object]:
+    """A session as `session list --json` gives it: `to_public()`, with `parent` and
+    `children` where the session has lineage (`links`: `engine.library.lineage()`)."""
     data: dict[str, object] = info.to_public()
     link = links.get(f"{info.provider}/{info.id}")
     if link is not None:
@@ -110,7 +111,7 @@ def show_info(state: AppState, ref: str, *, json_out: bool) -> int:
     """Facts about one session."""
     engine, info = _find(state, ref)
     warn_skipped(engine)
-    data = _public(info, engine.library.lineage())
+    data = listed(info, engine.library.lineage())
     if info.path:
         data["path"] = info.path
     data = engine.registry.secrets().mask_data(data)
@@ -125,11 +126,12 @@ def show_info(state: AppState, ref: str, *, json_out: bool) -> int:
     return 0
 
 
-def render_transcript(transcript: Transcript) -> str:
-    """A transcript as readable text: one block per message."""
+def render_transcript(transcript: Transcript, first: int = 1) -> str:
+    """A transcript as readable text: one block per message, numbered from `first` (a page
+    of a longer one: `avatar mcp`'s `show_session`)."""
     out = []
     label = {"user": "you", "assistant": "assistant", "tool": "tool", "system": "system"}
-    for n, m in enumerate(transcript.messages, 1):  # `fork --at N` counts the same way
+    for n, m in enumerate(transcript.messages, first):  # `fork --at N` counts the same way
         head = f"── {n}. {label[m.role]}" + (" (error)" if m.is_error else "")
         body = [m.text.rstrip()] if m.text.strip() else []
         for call in m.tool_calls:
@@ -161,9 +163,12 @@ def delete(
     forget: bool = False,
     keep_copy: bool = False,
     worktree: bool = False,
+    discard: bool = False,
 ) -> int:
     """Delete a session after confirmation (`forget`: avatar's record of it only); with
-    `worktree`, the git worktree it ran in too (else that is kept, and said)."""
+    `worktree`, the git worktree it ran in too (else that is kept, and said), refused while
+    that holds work not committed unless `discard` throws it away (checked before anything is
+    deleted)."""
     engine, info = _find(state, ref)
     from avatar.server.client import live_ids
 
@@ -172,8 +177,11 @@ def delete(
             f"{info.provider} session {info.id} is live in the running server (avatar ps): "
             "delete it once its clients have left"
         )
+    if discard and not worktree:
+        raise UsageError("--discard goes with --worktree (it throws away the worktree's work)")
     if worktree and not info.worktree:
         raise UsageError(f"--worktree: {info.provider} session {info.id} has no worktree")
+    thrown = engine.library.check_worktree(info, discard) if worktree else []
     what = "avatar's record of" if forget else "delete"
     if not yes:
         if not sys.stdin.isatty():
@@ -181,7 +189,10 @@ def delete(
         import click
 
         question = f"{what} {info.provider} session {info.id} ({info.title or 'untitled'})"
-        question += f" and its worktree {info.worktree}?" if worktree else "?"
+        question += f" and its worktree {info.worktree}" if worktree else ""
+        if thrown:
+            question += f", throwing away its work not committed ({', '.join(thrown)})"
+        question += "?"
         if forget:
             question = "forget " + question
         if not click.confirm(for_terminal(question, sys.stderr)):
@@ -196,7 +207,7 @@ def delete(
 
     sys.stderr.write(for_terminal(asyncio.run(go()).line() + "\n", sys.stderr))
     if worktree:
-        sys.stderr.write(engine.library.remove_worktree(info) + "\n")
+        sys.stderr.write(engine.library.remove_worktree(info, discard) + "\n")
     elif info.worktree:
         sys.stderr.write(f"kept its worktree {info.worktree} (--worktree removes it)\n")
     return 0
@@ -220,7 +231,7 @@ def fork(state: AppState, ref: str, at: int | None = None, *, from_copy: bool = 
         engine = state.engine()
         engine.subscribe(shown)
         try:
-            started = await engine.fork(ref, at, from_copy=from_copy)
+            started = await engine.agent.fork(ref, at, from_copy=from_copy)
         finally:
             await engine.close()
         sys.stdout.write(started.session_id + "\n")

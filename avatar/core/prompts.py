@@ -36,7 +36,7 @@ def image_mime(data: bytes) -> str | None:
 
 
 @dataclass(frozen=True)
-class Attachment:
+class Image:
     """An image attached to a prompt: its file name (for the record), MIME type and bytes.
     `pasted`: found as a path in the text (a dropped file), not named with `@`; an agent
     that takes no images then gets the path as text instead of a refusal."""
@@ -67,8 +67,8 @@ class Attachment:
         return f"[image: {self.name}]"
 
 
-def read_image(path: Path, name: str | None = None, *, pasted: bool = False) -> Attachment:
-    """The image file at `path` as an `Attachment` (named `name`, else its file name); a
+def read_image(path: Path, name: str | None = None, *, pasted: bool = False) -> Image:
+    """The image file at `path` as an `Image` (named `name`, else its file name); a
     `UsageError` saying why when it is too large, unreadable or not a png/jpeg/gif/webp."""
     shown = name or path.name
     try:
@@ -83,7 +83,7 @@ def read_image(path: Path, name: str | None = None, *, pasted: bool = False) -> 
     mime = image_mime(data)
     if mime is None:
         raise UsageError(f"{shown}: not an image avatar can attach (png, jpeg, gif or webp)")
-    return Attachment(shown, mime, data, pasted)
+    return Image(shown, mime, data, pasted)
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ class Prompt:
     """What the user sends in one turn: `text`, and the `images` attached to it."""
 
     text: str
-    images: tuple[Attachment, ...] = ()
+    images: tuple[Image, ...] = ()
 
     @classmethod
     def of(cls, prompt: str | Prompt) -> Prompt:

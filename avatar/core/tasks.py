@@ -19,3 +19,8 @@ class BackgroundTasks:
         task = asyncio.ensure_future(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def wait(self) -> None:
+        """Until the work started so far (and what it starts meanwhile) is done."""
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -1,6 +1,6 @@
 """The agent a one-shot starts before the rest of avatar loads (`Engine.launch_ahead`): started
 from the config alone, without the event loop, and handed to the session that opens on it, or
-stopped. An ACP agent (its one-shot bridge adopts it), or claude on a new session of its own
+stopped. An ACP agent (its bridge adopts it), or claude on a new session of its own
 (`avatar.bridges.claude.launch`)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from avatar.core.errors import AvatarError
-from avatar.providers.registry import ACP_ONE_SHOT_BRIDGE, find_executable
+from avatar.providers.registry import ACP_BRIDGE, find_executable
 
 if TYPE_CHECKING:
     from avatar.bridges.acp.launch import Ahead
@@ -35,7 +35,7 @@ class StartedAhead:
         env: Mapping[str, str],
         holding: Callable[[Path], Holding],
     ) -> None:
-        """Start `spec`'s agent now, where its one-shot bridge can adopt it (an ACP agent, or
+        """Start `spec`'s agent now, where its bridge can adopt it (an ACP agent's, or
         claude), without what `holding(cwd)` holds back of the project's config; nothing when
         one was started already, or it cannot start (the open then says why)."""
         if self._started is not None:
@@ -44,7 +44,7 @@ class StartedAhead:
         try:
             if spec.transport == "stream-json":
                 started = _claude(spec, settings, cwd, additional_dirs, env, holding(cwd))
-            elif spec.one_shot_bridge == ACP_ONE_SHOT_BRIDGE:
+            elif spec.bridge == ACP_BRIDGE:
                 from avatar.bridges.acp.launch import AgentLaunch, Ahead
 
                 launch = AgentLaunch.of(spec, settings, cwd, additional_dirs, env, holding(cwd))

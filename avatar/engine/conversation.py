@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from avatar.core.events import BaseEvent
     from avatar.core.prompts import Prompt
-    from avatar.library.catalog import SessionLibrary
+    from avatar.library.catalog import Catalog
     from avatar.policy.secrets import SecretDetector
 
 
@@ -103,8 +103,8 @@ class LiveTranscript:
 class Conversation:
     """The thread of the open session (one per engine; reset when another session opens)."""
 
-    def __init__(self, library: SessionLibrary) -> None:
-        self.library = library
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
         self.live: LiveTranscript | None = None
         self._seed: str | None = None
         self._replayed: list[TranscriptMessage] = []
@@ -143,7 +143,7 @@ class Conversation:
         self._replayed = []
         self.entered = 0
         # (an import made in an earlier run: its record says from where and how much)
-        imported = self.library.records().imported(info.provider, info.id)
+        imported = self.catalog.records().imported(info.provider, info.id)
         self._carried = (imported[0], imported[1], None) if imported is not None else None
 
     def carry(self, source: Leg, count: int, turns: list[Turn] | None = None) -> None:
@@ -184,7 +184,7 @@ class Conversation:
             text = sent.recorded
             self.live.prompt(text)
             info = self.live.info
-            self.library.turn_ended(info.provider, info.id, self.redact(text), "", [])
+            self.catalog.turn_ended(info.provider, info.id, self.redact(text), "", [])
         return sent
 
     def observe(self, event: BaseEvent) -> None:
@@ -199,7 +199,7 @@ class Conversation:
             info = self.live.info
             answer, tools, extra = self.live.last_turn()
             extra = extra | ({"model": model} if model else {})
-            self.library.turn_ended(info.provider, info.id, None, self.redact(answer), tools, extra)
+            self.catalog.turn_ended(info.provider, info.id, None, self.redact(answer), tools, extra)
 
     def history(self) -> Transcript | None:
         """The conversation: the session's store (or avatar's records of it), else what this
@@ -208,7 +208,7 @@ class Conversation:
             return None
         seen = self.live.transcript()
         try:
-            stored = self.library.transcript(self.live.info)
+            stored = self.catalog.transcript(self.live.info)
         except AvatarError:
             stored = None
         # A copy that began with this run (a session avatar did not open) knows less than
@@ -219,7 +219,7 @@ class Conversation:
             return None
         # Named since it opened (`/rename`): the name avatar's record has now.
         info = seen.info
-        name = self.library.names().get((info.provider, info.id))
+        name = self.catalog.names().get((info.provider, info.id))
         return replace(seen, info=replace(info, name=name)) if name else seen
 
     def handoff(

@@ -25,7 +25,7 @@ from avatar.library.library import Deleted
 if TYPE_CHECKING:
     from avatar.bridges.base import BaseBridge
     from avatar.engine.open_session import OpenSession
-    from avatar.library.catalog import SessionLibrary
+    from avatar.library.catalog import Catalog
     from avatar.library.library import DeleteHow
     from avatar.sessions.types import SessionInfo
 
@@ -34,12 +34,7 @@ DELETE_ARCHIVES = "delete_archives"
 
 
 class DeleteHost(Protocol):
-    """What deleting needs of the engine."""
-
-    @property
-    def catalog(self) -> SessionLibrary:
-        """The stores and records."""
-        ...
+    """What deleting needs of the engine's agent (`avatar.engine.agent.Agent` is one)."""
 
     @property
     def current(self) -> OpenSession | None:
@@ -50,27 +45,28 @@ class DeleteHost(Protocol):
         """A bridge to `provider`, not started."""
         ...
 
-    async def running(self, provider: str) -> BaseBridge:
-        """The started bridge to `provider`."""
+    async def start(self, provider: str) -> BaseBridge:
+        """The bridge to `provider`, started unless it runs."""
         ...
 
 
-async def delete_session(host: DeleteHost, info: SessionInfo, how: DeleteHow) -> Deleted:
+async def delete_session(
+    agent: DeleteHost, catalog: Catalog, info: SessionInfo, how: DeleteHow
+) -> Deleted:
     """Delete session `info` as `how` says (see the module docstring); what was done."""
-    if host.current is not None and host.current.session_id == info.id:
+    if agent.current is not None and agent.current.session_id == info.id:
         raise UsageError("cannot delete the session that is open")
-    catalog = host.catalog
     if how.forget:
         note = _forgotten(catalog, info, how.keep_copy)
         catalog.forget(info, keep_copy=how.keep_copy)
         return Deleted(info, "forgot", note)
     if not catalog.files_gone(info):
-        await _in_agent(host, info)
+        await _in_agent(agent, catalog, info)
     catalog.forget(info, keep_copy=how.keep_copy)
     return Deleted(info, "deleted")
 
 
-def _forgotten(catalog: SessionLibrary, info: SessionInfo, keep_copy: bool) -> str:
+def _forgotten(catalog: Catalog, info: SessionInfo, keep_copy: bool) -> str:
     """What forgetting `info` removes and where the session still lives, one phrase; a
     `UsageError` where forgetting would change nothing anyone sees."""
     name = info.provider
@@ -91,7 +87,7 @@ def _forgotten(catalog: SessionLibrary, info: SessionInfo, keep_copy: bool) -> s
     return f"{what} went (its name and links); the session itself still lives in {where}"
 
 
-def _can_delete(catalog: SessionLibrary, provider: str) -> bool:
+def _can_delete(catalog: Catalog, provider: str) -> bool:
     """`provider` deletes its sessions without avatar asking a running agent: its store
     does, or its own command line (`cli_delete`)."""
     from avatar.bridges.acp.own_cli import CLI_DELETE
@@ -101,18 +97,18 @@ def _can_delete(catalog: SessionLibrary, provider: str) -> bool:
     return (store is not None and store.deletes) or CLI_DELETE in spec.quirks
 
 
-async def _in_agent(host: DeleteHost, info: SessionInfo) -> None:
+async def _in_agent(agent: DeleteHost, catalog: Catalog, info: SessionInfo) -> None:
     """Delete the session where its provider keeps it; a `ProviderError` when it cannot."""
-    spec = host.catalog.registry.spec(info.provider)
+    spec = catalog.registry.spec(info.provider)
     if spec.transport == "acp" and DELETE_ARCHIVES not in spec.quirks:
-        if await host.bridge_for(info.provider).delete_offline(info):
+        if await agent.bridge_for(info.provider).delete_offline(info):
             return
-        if await (await host.running(info.provider)).delete_session(info.id):
+        if await (await agent.start(info.provider)).delete_session(info.id):
             return
     try:
-        if host.catalog.keeps_records(info.provider):  # (avatar's record is no delete)
+        if catalog.keeps_records(info.provider):  # (avatar's record is no delete)
             raise NotSupportedError(info.provider, "deleting a session")
-        host.catalog.delete(info)
+        catalog.delete(info)
     except NotSupportedError:
         raise ProviderError(
             f"{info.provider} cannot delete its sessions: nothing was deleted "

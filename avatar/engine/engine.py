@@ -1,13 +1,24 @@
-"""The engine: avatar's public Python API (docs/design.md §8), and the only thing the CLI and REPL
-call.
+"""The engine: avatar's public Python API (docs/design.md §8), and the only thing the CLI, the REPL
+and the server call.
 
-It is built from nouns with their own state: `library` (every provider's sessions,
-`avatar.library.library`) and the open session (`current`, `avatar.engine.open_session`: its
-agent, model and conversation). The engine keeps which session is open, opens and switches,
-and offers the names of docs/design.md §8 as thin delegates. Bridges load and start lazily: listing
-never spawns an agent. A session id is resolved once, to its provider, and the bridge receives
-the resolved session. The running half (the agent, the open session, opening, switching:
-`avatar.engine.agents`) is built when a session first needs an agent. Examples: `examples/`.
+It is built from nouns with their own state, each a public attribute:
+
+- `library` (`avatar.library.library.Library`): every provider's sessions in this project —
+  list, find, read, search, rename, export, delete, prune, archives;
+- `agent` (`avatar.engine.agent.Agent`): the one agent that runs and the session open on it
+  (`current`, an `avatar.engine.open_session.OpenSession`: its bridge, model and
+  conversation) — opening (`new`, `resume`, `continue_last`, `fork`), the agent's own list;
+- `registry` (`avatar.providers.registry.ProviderRegistry`): the providers and their secrets;
+- `models` (`avatar.engine.model_choice.ModelChoice`): the model asked for on each provider;
+- `checkpoints` (`avatar.engine.checkpoints.Checkpoints`): the project's files recorded around
+  every turn, and a session rewound to before one (docs/design.md §12).
+
+The engine itself keeps which provider is chosen, the config in force (presets, the settings a
+session was started with), the events' listeners and the permission handler, and offers the
+names of the docs/design.md §8 sketch (`open`, `send`, `sessions`, …) as thin delegates of its
+nouns. Bridges load and start lazily: listing never spawns an agent, nor imports one (the
+`agent` is built on first use). A session id is resolved once, to its provider, and the
+bridge receives the resolved session. Examples: `examples/`.
 """
 
 from __future__ import annotations
@@ -21,38 +32,37 @@ from avatar.core.config import Settings, avatar_home
 from avatar.core.errors import AvatarError
 from avatar.engine.ahead import StartedAhead
 from avatar.engine.config_layers import project_config
-from avatar.engine.library_names import LibraryNames
 from avatar.engine.model_choice import ModelChoice
 from avatar.engine.settings import SettingsPolicy, SettingsSource
 from avatar.library import worktrees
-from avatar.library.catalog import SessionLibrary
+from avatar.library.catalog import Catalog
 from avatar.library.library import Deleted as Deleted  # (what `delete` returns: public)
 from avatar.library.library import DeleteHow, Library
-from avatar.providers.facts import configured_model
-from avatar.providers.registry import ProviderRegistry, ProviderSpec, shipped
+from avatar.library.library import SearchHow as SearchHow  # (what `search` takes: public)
+from avatar.providers.registry import ProviderRegistry, shipped
 from avatar.sessions.types import SessionInfo, Transcript
 
 if TYPE_CHECKING:
-    from avatar.bridges.acp.launch import Ahead
     from avatar.bridges.acp.shared import AgentPool
-    from avatar.bridges.base import BaseBridge, OpenRequest
-    from avatar.bridges.claude.launch import ClaudeAhead
     from avatar.bridges.held_back import Holding
-    from avatar.core.events import BaseEvent, Listener, OpenHow, SessionStarted
+    from avatar.core.events import BaseEvent, Listener
     from avatar.core.prompts import Prompt
-    from avatar.engine.agents import Agents
+    from avatar.engine.agent import Agent
+    from avatar.engine.checkpoints import Checkpoints
+    from avatar.engine.checkpoints import Rewound as Rewound  # (what a rewind returns: public)
     from avatar.engine.config_layers import ProjectConfig
-    from avatar.engine.numbers import Meter
     from avatar.engine.open_session import OpenSession
     from avatar.engine.project_trust import ProjectTrust
     from avatar.engine.status import EngineStatus
     from avatar.engine.switching import SwitchHow
+    from avatar.library.checkpoints.turns import Turn as Turn  # (a turn and its checkpoints)
+    from avatar.library.search.hits import SearchHit
     from avatar.library.worktrees import Worktree
     from avatar.policy.permissions import PermissionHandler
-    from avatar.policy.secrets import SecretDetector
+    from avatar.providers.registry import ProviderSpec
 
 
-class Engine(LibraryNames):
+class Engine:
     """One project's agents behind one session API; see the module docstring.
 
     Build it with `from_config()` (the layered config of docs/design.md §4), or directly from
@@ -80,28 +90,31 @@ class Engine(LibraryNames):
         #: The avatar git worktree sessions run in (`enter_worktree`, or a resumed session's).
         self.worktree: Path | None = worktrees.avatar_worktree(self.cwd)
         self.wait_busy = True  # a session another process holds: wait, or fail (`--no-wait`)
-        #: Only one turn on a new session will run (`chat`): a new session opens on the
-        #: provider's `one_shot_bridge` (an ACP agent without the SDK).
+        #: Only one turn on a new session will run (`chat`): its agent may be started ahead
+        #: (`launch_ahead`).
         self.one_shot = False
         #: Running ACP agents this engine's sessions may run on beside other engines' (the
         #: server gives its engines one: `avatar.bridges.acp.shared`); None: its own agents.
         self.agent_pool: AgentPool | None = None
         self._listeners: list[Listener] = []
+        #: The providers: their table, their environment, the secret detector.
         self.registry = ProviderRegistry(settings, self.env)
-        self.catalog = SessionLibrary(self.registry, self.home)  #: the stores and records
+        self.catalog = Catalog(self.registry, self.home)  #: the stores and records
         #: Every provider's sessions (docs/design.md §8): see `avatar.library.library`.
         self.library = Library(self.catalog, self.cwd, self.home, self._open_id, self._delete)
         self._handler: PermissionHandler | None = None
-        self._running: Agents | None = None  # (built when a session first needs an agent)
-        self._ahead = StartedAhead()  # (`launch_ahead`)
+        self._agent: Agent | None = None  # (built when a session first needs an agent)
+        self._checkpoints: Checkpoints | None = None
+        #: The agent `launch_ahead` started, until a session takes it.
+        self.ahead = StartedAhead()
         self._policy = SettingsPolicy(source, self.home)
-        self._requested = self.spec(provider).name if provider else None
+        self._requested = self.registry.spec(provider).name if provider else None
         self.untrusted_config = source.untrusted if source else None  #: keys ignored: `notice()`
         #: `--trust`: the project's files are trusted for this run (`from_config(trust=)`).
         self.trust = source.trust if source else False
         #: The model asked for on each provider; the flag's (or preset's) until a provider
-        #: is opened, then it is that provider's alone (`model_for`).
-        self._models = ModelChoice(settings.model)
+        #: is opened, then it is that provider's alone (`avatar.engine.model_choice`).
+        self.models = ModelChoice(settings.model, self.registry, lambda: self.settings, self.env)
 
     @classmethod
     def from_config(
@@ -130,6 +143,8 @@ class Engine(LibraryNames):
             settings, root, provider=provider, env=env, home=home, add_dirs=add_dirs, source=source
         )
 
+    #: The project's `.avatar.yaml` (`avatar.engine.config_layers.project_config`): the CLI's
+    #: door to it for `avatar trust`, before any engine is built.
     project_config = staticmethod(project_config)
 
     def project_trust(self, config: ProjectConfig | None) -> ProjectTrust:
@@ -142,26 +157,32 @@ class Engine(LibraryNames):
         return ProjectTrust(config, files, self.home)
 
     @property
-    def _agents(self) -> Agents:
-        """The running half, built on first need (a listing never needs it)."""
-        if self._running is None:
-            from avatar.engine.agents import Agents, EngineHooks  # bridges, handoff: not to list
+    def agent(self) -> Agent:
+        """The agent that runs and the session open on it (`avatar.engine.agent`), built on
+        first use (a listing never needs it)."""
+        if self._agent is None:
+            from avatar.engine.agent import Agent, EngineHooks  # bridges, handoff: not to list
 
             hooks = EngineHooks(
                 self._emit, self._notice, self._adopt_settings, self._remember, self._move_to
             )
-            self._running = Agents(self, hooks, self._handler)
-        return self._running
+            self._agent = Agent(self, hooks, self._handler)
+        return self._agent
+
+    @property
+    def checkpoints(self) -> Checkpoints:
+        """The project's files before and after every turn, and rewinding a session's files
+        and conversation to before one (`avatar.engine.checkpoints`, docs/design.md §12)."""
+        if self._checkpoints is None:
+            from avatar.engine.checkpoints import Checkpoints
+
+            self._checkpoints = Checkpoints(self, lambda: self.agent, self._notice)
+        return self._checkpoints
 
     @property
     def current(self) -> OpenSession | None:
         """The open session (its agent, model and conversation); None when none is open."""
-        return self._running.current if self._running is not None else None
-
-    @property
-    def meter(self) -> Meter:
-        """The status line's numbers (`status().numbers`)."""
-        return self._agents.meter
+        return self._agent.current if self._agent is not None else None
 
     def twin(self) -> Engine:
         """An engine built as this one was (settings, project, environment, directories,
@@ -182,29 +203,13 @@ class Engine(LibraryNames):
 
     # ----- providers and models -----------------------------------------------------------
 
-    def providers(self) -> list[ProviderSpec]:
-        """Every provider avatar knows: the built-in ones, then those from config."""
-        return self.registry.specs()
-
-    def spec(self, name: str) -> ProviderSpec:
-        """The provider called `name`; a UsageError lists the known ones."""
-        return self.registry.spec(name)
-
-    def default_provider(self) -> str:
-        """docs/design.md §3: config/preset provider, else native with credentials, else the first
-        CLI."""
-        return self.registry.default(self.settings)
-
     def chosen_provider(self) -> str:
-        """The provider of the open session, else the one the next `open()` will use."""
+        """The provider of the open session, else the one the next `open()` will use: the
+        one asked for, else the default of docs/design.md §3 (config or preset, else native
+        with credentials, else the first CLI found)."""
         if self.current is not None:
             return self.current.provider
-        return self._requested or self.default_provider()
-
-    @property
-    def session(self) -> SessionStarted | None:
-        """How the open session was opened (its id, provider, model); None when none is."""
-        return self.current.started if self.current is not None else None
+        return self._requested or self.registry.default(self.settings)
 
     @property
     def model(self) -> str | None:
@@ -212,38 +217,7 @@ class Engine(LibraryNames):
         None: the provider's own choice."""
         if self.current is not None:
             return self.current.model
-        return self.model_for(self.chosen_provider())
-
-    @model.setter
-    def model(self, model: str | None) -> None:
-        self.use_model(self.chosen_provider(), model)
-
-    def model_for(self, provider: str) -> str | None:
-        """The model asked for on `provider`: the one set there (`-m` or a preset for the
-        first provider opened, the session's settings, `set_model`), else None (its own)."""
-        return self._models.of(self.spec(provider).name)
-
-    def default_model(self, provider: str) -> str | None:
-        """The model `provider` runs when none is asked for, where avatar can tell before the
-        agent starts: its table's `model`, the one its own settings name, or the native
-        agent's default (`provider/id`)."""
-        spec = self.spec(provider)
-        if spec.model or spec.transport != "native":
-            return spec.model or configured_model(spec, self.env)
-        return self._models.native_default(self.settings, self.env)
-
-    def secrets(self) -> SecretDetector:
-        """The detector masking every output (made when first needed: listing never does)."""
-        return self.registry.secrets()
-
-    def claim_model(self, provider: str) -> None:
-        """The model asked for before any provider opened (`-m`, a preset) becomes
-        `provider`'s, unless one was set there."""
-        self._models.claim(self.spec(provider).name)
-
-    def use_model(self, provider: str, model: str | None) -> None:
-        """Ask for `model` on `provider` from its next session on (None: its own choice)."""
-        self._models.use(self.spec(provider).name, model)
+        return self.models.of(self.chosen_provider())
 
     def check_model(self) -> None:
         """A usage error now for a model the chosen provider is known not to offer."""
@@ -260,8 +234,8 @@ class Engine(LibraryNames):
     def set_permission_handler(self, handler: PermissionHandler | None) -> None:
         """Who answers permission requests under `permission: ask` (None: they are denied)."""
         self._handler = handler
-        if self._running is not None:
-            self._running.gate.handler = handler
+        if self._agent is not None:
+            self._agent.gate.handler = handler
 
     def _emit(self, event: BaseEvent) -> None:
         for listener in list(self._listeners):
@@ -276,13 +250,42 @@ class Engine(LibraryNames):
         return self.current.session_id if self.current is not None else None
 
     async def _delete(self, info: SessionInfo, how: DeleteHow) -> Deleted:
-        return await self._agents.delete(info, how)
+        return await self.agent.delete(info, how)
 
-    async def refresh(self, provider: str) -> list[SessionInfo]:
-        """`sessions(provider)`, after asking the agent itself (`session/list`, where it has
-        it): sessions avatar did not open join its records, with what the agent replays of
-        them as avatar's copy (`avatar.engine.adopting`)."""
-        return await self._agents.refresh(self.spec(provider).name)
+    # ----- the library (thin delegates of `library`, the names of docs/design.md §8) -------
+
+    def sessions(self, provider: str | None = None, *, any_cwd: bool = False) -> list[SessionInfo]:
+        """`library.sessions`: sessions of one provider (every provider when None) in this
+        project (or any directory), newest first. No agent is started."""
+        return self.library.sessions(provider, any_cwd=any_cwd)
+
+    def find(self, ref: str, provider: str | None = None) -> SessionInfo:
+        """`library.find`: the session whose id is `ref` or starts with it."""
+        return self.library.find(ref, provider)
+
+    def transcript(self, session: SessionInfo | str) -> Transcript:
+        """`library.transcript`: the canonical transcript of a session."""
+        return self.library.transcript(session)
+
+    def search(self, query: str, **how: Unpack[SearchHow]) -> list[SearchHit]:
+        """`library.search`: sessions whose messages hold every word of `query`."""
+        return self.library.search(query, **how)
+
+    def rename(self, ref: SessionInfo | str, name: str) -> SessionInfo:
+        """`library.rename`: name a session."""
+        return self.library.rename(ref, name)
+
+    def export(self, session: SessionInfo | str, fmt: str = "md", to: Path | None = None) -> str:
+        """`library.export`: a transcript as `md`, `html` or `json`, secrets masked."""
+        return self.library.export(session, fmt, to)
+
+    async def delete(
+        self, session: SessionInfo | str, *, forget: bool = False, keep_copy: bool = False
+    ) -> Deleted:
+        """`library.delete`: through its agent, else its store (`avatar.engine.deleting`);
+        `forget`: avatar's record only; `keep_copy`: keep avatar's copy of the turns.
+        Returns what was done."""
+        return await self.library.delete(session, forget=forget, keep_copy=keep_copy)
 
     # ----- opening ------------------------------------------------------------------------
 
@@ -299,11 +302,13 @@ class Engine(LibraryNames):
         """Open a session: resume `resume` (id or prefix, on the provider owning it), continue
         the newest one, or start one (with id `session_id` where the provider allows), seeded
         with a handoff of session `source` when given (`imported`: its conversation written
-        into the provider's own store, where it can be). `provider` defaults to the engine's."""
-        name = self.spec(provider).name if provider else self._requested
+        into the provider's own store, where it can be). `provider` defaults to the engine's.
+        `engine.agent` has the other ways to open: `new`, `resume`, `continue_last`, `fork`."""
+        name = self.registry.spec(provider).name if provider else self._requested
         if source:
-            return await self._agents.open_from(source, name or self.default_provider(), imported)
-        return await self._agents.open(
+            default = name or self.registry.default(self.settings)
+            return await self.agent.open_from(source, default, imported)
+        return await self.agent.open(
             name, resume=resume, continue_last=continue_last, session_id=session_id
         )
 
@@ -318,45 +323,6 @@ class Engine(LibraryNames):
     async def _move_to(self, path: Path) -> None:
         await self.close()  # (its agent runs in the directory left)
         self.cwd = self.library.cwd = self.worktree = path.resolve()
-
-    async def new(self, provider: str | None = None) -> OpenSession:
-        """A fresh session on `provider` (default: the current or chosen one)."""
-        return await self._agents.open_as(provider or self.chosen_provider(), "new")
-
-    async def resume(self, ref: str, provider: str | None = None) -> OpenSession:
-        """Resume a session by id or unique prefix, on whichever provider owns it (or on
-        `provider`, when given: then another provider's session is a usage error)."""
-        return await self._agents.open(self.spec(provider).name if provider else None, resume=ref)
-
-    async def continue_last(self, provider: str | None = None) -> OpenSession:
-        """Open the newest session of `provider` in this project."""
-        return await self._agents.open_as(provider or self.chosen_provider(), "continue")
-
-    async def fork(
-        self, ref: str | None = None, at: int | None = None, *, from_copy: bool = False
-    ) -> OpenSession:
-        """Fork a session (default: the open one), whole or to message `at`; `from_copy`:
-        where the agent cannot fork, a new session seeded with the whole history
-        (`avatar.engine.forking`)."""
-        return await self._agents.fork(ref, at, from_copy)
-
-    async def open_on(
-        self, provider: str, request: OpenRequest, how: OpenHow | None = None
-    ) -> OpenSession:
-        """Start `provider` and open a session on it as `request` says (a resumed or forked
-        session with the settings it was started with, docs/design.md §4). An unsupported reopen
-        opens a new session, with a notice. Internal: `open()` and its siblings resolve
-        what to open; the switcher and forks use this."""
-        return await self._agents.open_on(provider, request, how)
-
-    async def running(self, provider: str) -> BaseBridge:
-        """The bridge to `provider`, started when it is not running."""
-        return await self._agents.start(self.spec(provider).name)
-
-    def bridge_for(self, provider: str, *, one_shot: bool = False) -> BaseBridge:
-        """A bridge to `provider`, not started (`running` starts one and keeps it);
-        `one_shot`: the provider's one-shot bridge (`ProviderSpec.one_shot_bridge`)."""
-        return self._agents.bridge_for(provider, one_shot=one_shot)
 
     # ----- per-session settings (docs/design.md §4) -----------------------------------------------
 
@@ -387,11 +353,11 @@ class Engine(LibraryNames):
 
     def _use_settings(self, settings: Settings, provider: str) -> None:
         if settings.model != self.settings.model:  # (the flag's model stays where it is)
-            self.use_model(provider, settings.model)
+            self.models.use(provider, settings.model)
         self.settings = settings
-        self._models.settings_changed()  # (the settings may name another default)
-        if self._running is not None:
-            self._running.gate.policy = settings.permission
+        self.models.settings_changed()  # (the settings may name another default)
+        if self._agent is not None:
+            self._agent.gate.policy = settings.permission
 
     # ----- turns (thin delegates of the open session) -------------------------------------
 
@@ -401,7 +367,7 @@ class Engine(LibraryNames):
 
         `prompt` is the text, or a `Prompt` with images attached (`avatar.core.prompts`);
         an agent that takes no images refuses them with a `NotSupportedError`."""
-        async for event in self._agents.send(prompt):
+        async for event in self.agent.send(prompt):
             yield event
 
     async def steer(self, text: str) -> bool:
@@ -426,7 +392,7 @@ class Engine(LibraryNames):
         next `open()` will use), and remember it as the session's own."""
         if self.current is not None:
             await self.current.set_model(model)
-        self.use_model(self.chosen_provider(), model)
+        self.models.use(self.chosen_provider(), model)
         self._remember()
 
     async def apply_preset(self, name: str) -> OpenSession | None:
@@ -437,7 +403,7 @@ class Engine(LibraryNames):
         current = self.current.provider if self.current else None
         target = settings.provider if settings.provider != current else None
         self._use_settings(settings, target or self.chosen_provider())
-        self.use_model(target or self.chosen_provider(), settings.model)
+        self.models.use(target or self.chosen_provider(), settings.model)
         if self.current is not None and target is None:
             self.current.model = settings.model
         self._remember()
@@ -451,10 +417,6 @@ class Engine(LibraryNames):
             raise AvatarError("no session is open")
         return await self.current.compact()
 
-    def history(self) -> Transcript | None:
-        """The open session's conversation (`OpenSession.history`); None without one."""
-        return self.current.history() if self.current is not None else None
-
     def status(self) -> EngineStatus:
         """Provider, model, session and capabilities, as they are now."""
 
@@ -462,7 +424,7 @@ class Engine(LibraryNames):
             spec: ProviderSpec | None = self.registry.spec(self.chosen_provider())
         except AvatarError:
             spec = None
-        return self._agents.status(spec)
+        return self.agent.status(spec)
 
     def walls(self, provider: str) -> str:
         """What the kernel confines for `provider` here: `agent`, `commands`, `off` or
@@ -470,7 +432,8 @@ class Engine(LibraryNames):
         from avatar.policy.sandbox import walls  # ctypes and asyncio: not for a listing
 
         spec = self.registry.spec(provider)
-        return walls(self.settings.scope.sandbox, spec.transport, spec.state_dirs)
+        mode = self.settings.scope.sandbox
+        return walls(mode, spec.transport, spec.state_dirs, spec.state_guessed)
 
     # ----- switching provider -------------------------------------------------------------
 
@@ -478,36 +441,32 @@ class Engine(LibraryNames):
         """Switch mid-project to `name`: back to the session left there (handed what happened
         since) unless `new`, else a new one seeded with a handoff (`SwitchHow` says how). The
         next session runs `name`'s own model unless `model` names one."""
-        return await self._agents.switch(self.spec(name).name, **how)
+        return await self.agent.switch(self.registry.spec(name).name, **how)
 
     # ----- starting ahead -----------------------------------------------------------------
 
     def launch_ahead(self) -> None:
         """Start now, before the event loop runs, the agent the next `open()` of a new one-shot
         session (`one_shot`) will run on, so that it boots while the caller loads the rest of
-        what a turn needs (a cold `avatar chat`: benchmarks/oneshot.py). An ACP agent's one-shot
-        bridge adopts it, and Claude's bridge a claude started on a new session of its own
+        what a turn needs (a cold `avatar chat`: benchmarks/oneshot.py). An ACP agent's bridge
+        adopts it, and Claude's bridge a claude started on a new session of its own
         (`avatar.engine.ahead`); one no session took is stopped by the next open or
         `close()`."""
         if self.one_shot:
             from avatar.bridges.held_back import holding
 
-            spec = self.spec(self.chosen_provider())
+            spec = self.registry.spec(self.chosen_provider())
             env = self.registry.env_for(spec)
 
             def held(cwd: Path) -> Holding:
                 return holding(spec, cwd, self.home, env, trusted_run=self.trust)
 
-            self._ahead.start(spec, self.settings, self.cwd, self.add_dirs, env, held)
-
-    def take_ahead(self, provider: str) -> Ahead | ClaudeAhead | None:
-        """The agent `launch_ahead` started for `provider`, once (its bridge adopts it)."""
-        return self._ahead.take(provider)
+            self.ahead.start(spec, self.settings, self.cwd, self.add_dirs, env, held)
 
     # ----- shutting down ------------------------------------------------------------------
 
     async def close(self) -> None:
         """Stop the active agent (flushing its session); the engine can open again later."""
-        self._ahead.stop()
-        if self._running is not None:
-            await self._running.close()
+        self.ahead.stop()
+        if self._agent is not None:
+            await self._agent.close()

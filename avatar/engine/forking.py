@@ -35,9 +35,9 @@ from avatar.handoff.importing import write_import
 from avatar.library.renaming import rename
 
 if TYPE_CHECKING:
-    from avatar.engine.host import SessionHost
+    from avatar.engine.host import EngineCore, Opener
     from avatar.engine.open_session import OpenSession
-    from avatar.library.catalog import SessionLibrary
+    from avatar.library.catalog import Catalog
     from avatar.sessions.types import SessionInfo, Transcript
 
 Notify = Callable[[str, str], None]
@@ -56,22 +56,23 @@ SEEDED = (
 
 
 async def fork_session(
-    engine: SessionHost,
+    engine: EngineCore,
+    agent: Opener,
     ref: str | None,
     at: int | None,
     from_copy: bool = False,
     notify: Notify = _quiet,
 ) -> OpenSession:
-    """`engine.fork()`: fork session `ref` (default: the open one) on its own provider, whole
+    """`engine.agent.fork()`: fork session `ref` (default: the open one) on its own provider, whole
     (the provider's own fork, or with `from_copy` a seeded copy) or cut after message `at`
     (written here, then opened); `notify` hears why a copy stands in for a failed fork."""
     catalog = engine.catalog
     if ref is not None:
         info = catalog.find(ref)
-    elif engine.current is None:
+    elif agent.current is None:
         raise UsageError("no session to fork")
     else:
-        name, sid = engine.current.provider, engine.current.session_id
+        name, sid = agent.current.provider, agent.current.session_id
         try:
             info = catalog.find(sid, name)
         except SessionNotFoundError:  # no store has it (yet): the agent knows it
@@ -79,18 +80,20 @@ async def fork_session(
                 raise ProviderError(
                     f"cannot fork at a message on {name}: no transcript yet"
                 ) from None
-            history = engine.current.history()
+            history = agent.current.history()
             request = OpenRequest("fork", sid)
-            return await _whole(engine, request, name, sid, history, from_copy, notify)
+            return await _whole(engine, agent, request, name, sid, history, from_copy, notify)
     if at is None:
         history = _history(catalog, info)
         request = OpenRequest.of("fork", info)
-        return await _whole(engine, request, info.provider, info.id, history, from_copy, notify)
+        return await _whole(
+            engine, agent, request, info.provider, info.id, history, from_copy, notify
+        )
     cut = fork_at(catalog, info, at)
-    return await engine.open_on(cut.provider, OpenRequest.of("resume", cut), how="forked")
+    return await agent.open_on(cut.provider, OpenRequest.of("resume", cut), how="forked")
 
 
-def _history(catalog: SessionLibrary, info: SessionInfo) -> Transcript | None:
+def _history(catalog: Catalog, info: SessionInfo) -> Transcript | None:
     try:
         return catalog.transcript(info)
     except AvatarError:
@@ -98,7 +101,8 @@ def _history(catalog: SessionLibrary, info: SessionInfo) -> Transcript | None:
 
 
 async def _whole(
-    engine: SessionHost,
+    engine: EngineCore,
+    agent: Opener,
     request: OpenRequest,
     provider: str,
     parent: str,
@@ -110,7 +114,7 @@ async def _whole(
     lineage and avatar's copy of the inherited history recorded."""
     catalog = engine.catalog
     try:
-        started = await engine.open_on(provider, request)
+        started = await agent.open_on(provider, request)
     except (NotSupportedError, ForkFailedError) as e:
         failed = e if isinstance(e, ForkFailedError) else None
         if not from_copy:
@@ -126,39 +130,39 @@ async def _whole(
             ) from None
         if failed is not None:
             notify(f"{failed}; a new session seeded with its history instead", "warning")
-        return await _from_copy(engine, provider, parent, history)
+        return (await seeded_copy(engine, agent, provider, parent, history))[0]
     _inherit(catalog, provider, started.session_id, parent, history)
     return started
 
 
-async def _from_copy(
-    engine: SessionHost, provider: str, parent: str, history: Transcript
-) -> OpenSession:
-    """A new `provider` session holding `history`: imported into its store, else handed to
-    the agent in a first turn."""
+async def seeded_copy(
+    engine: EngineCore, agent: Opener, provider: str, parent: str, history: Transcript
+) -> tuple[OpenSession, str]:
+    """A new `provider` session holding `history`, a copy of session `parent`'s: imported
+    into its store (`"imported"`), else handed to the agent in a first turn (`"handed"`)."""
     catalog = engine.catalog
     store = catalog.store(provider)
     try:
         if store is None:
             raise NotSupportedError(provider, "importing a conversation")
-        model = engine.model_for(provider)
-        written = write_import(store, history, engine.cwd, model, engine.secrets())
+        model = engine.models.of(provider)
+        written = write_import(store, history, engine.cwd, model, engine.registry.secrets())
     except NotSupportedError:
         written = None
     if written is not None:
-        started = await engine.open_on(provider, OpenRequest.of("resume", written), how="forked")
+        started = await agent.open_on(provider, OpenRequest.of("resume", written), how="forked")
         _inherit(catalog, provider, started.session_id, parent, history)
-        return started
-    started = await engine.open_on(provider, OpenRequest("new"))
+        return started, "imported"
+    started = await agent.open_on(provider, OpenRequest("new"))
     _inherit(catalog, provider, started.session_id, parent, history)
-    text = build_handoff(history, cwd=engine.cwd, secrets=engine.secrets())
-    async for _ in engine.send(seed_prompt(text, SEEDED)):
+    text = build_handoff(history, cwd=engine.cwd, secrets=engine.registry.secrets())
+    async for _ in agent.send(seed_prompt(text, SEEDED)):
         pass  # (the agent now holds the history; its answer is not the user's business)
-    return started
+    return started, "handed"
 
 
 def _inherit(
-    catalog: SessionLibrary, provider: str, child: str, parent: str, history: Transcript | None
+    catalog: Catalog, provider: str, child: str, parent: str, history: Transcript | None
 ) -> None:
     """Fork `child` of `parent`: linked, its copy of the turns starting with `history`, and
     named after its parent where the agent named it after handed-over text."""
@@ -168,7 +172,7 @@ def _inherit(
     _fork_name(catalog, provider, child, parent)
 
 
-def _fork_name(catalog: SessionLibrary, provider: str, child: str, parent: str) -> None:
+def _fork_name(catalog: Catalog, provider: str, child: str, parent: str) -> None:
     """Claude's fork is named "<its parent's title> (fork)", and a parent opened with a
     handoff and no generated title is titled by its first prompt, handoff and all: such a
     name becomes the parent's name or title (its user's own words) with the fork mark."""
@@ -186,17 +190,17 @@ def _fork_name(catalog: SessionLibrary, provider: str, child: str, parent: str) 
     rename(catalog, fork, f"{label or f'{provider} session {parent[:8]}'} (fork)")
 
 
-def fork_at(library: SessionLibrary, info: SessionInfo, at: int) -> SessionInfo:
+def fork_at(catalog: Catalog, info: SessionInfo, at: int) -> SessionInfo:
     """Write a new session holding messages 1..`at` of `info` and return it as listed; the
     parent's files are not touched."""
     if at < 1:
         raise UsageError("--at counts messages from 1 (as `session show` numbers them)")
-    store = library.store(info.provider)
+    store = catalog.store(info.provider)
     try:
         if store is None:
             raise NotSupportedError(info.provider, "forking at a message")
         cut = store.fork_at(info, at)
     except NotSupportedError:
         raise ProviderError(f"cannot fork at a message on {info.provider}") from None
-    library.link((info.provider, cut.id), (info.provider, info.id), "fork")
+    catalog.link((info.provider, cut.id), (info.provider, info.id), "fork")
     return cut

@@ -1,6 +1,8 @@
-"""What switching and forking need of the engine (`SessionHost`), and what its running half
-needs (`EngineCore`, `avatar.engine.agents`): narrow interfaces, so they depend on these few
-names instead of the whole `Engine` (which implements both)."""
+"""The narrow sides the engine's parts see of each other, so each depends on a few names
+instead of a whole class: `EngineCore` (what the engine is: its project, config, providers,
+stores and models; `Engine` is one), `Opener` (what switching, forking, adopting and rewinding
+need of the engine's agent: the open session, opening one, a turn; `avatar.engine.agent.Agent`
+is one) and `TurnRecorder` (what the agent calls around each turn: `engine.checkpoints`)."""
 
 from __future__ import annotations
 
@@ -9,46 +11,79 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from avatar.bridges.acp.launch import Ahead
     from avatar.bridges.acp.shared import AgentPool
     from avatar.bridges.base import OpenRequest
-    from avatar.bridges.claude.launch import ClaudeAhead
     from avatar.core.config import Settings
     from avatar.core.events import BaseEvent, Listener, OpenHow
+    from avatar.engine.ahead import StartedAhead
+    from avatar.engine.model_choice import ModelChoice
     from avatar.engine.open_session import OpenSession
-    from avatar.library.catalog import SessionLibrary
-    from avatar.policy.secrets import SecretDetector
-    from avatar.providers.registry import ProviderRegistry, ProviderSpec
+    from avatar.library.catalog import Catalog
+    from avatar.providers.registry import ProviderRegistry
 
 
-class SessionHost(Protocol):
-    """Open a session on a provider, run one turn, read the open session's conversation,
-    and know each provider's model."""
+class TurnRecorder(Protocol):
+    """What records the project's files around each turn (`avatar.engine.checkpoints`)."""
+
+    async def before_turn(self, session: OpenSession, prompt: str) -> None:
+        """Before a turn of `session` (`prompt`: what the user sent)."""
+        ...
+
+    async def after_turn(self) -> None:
+        """After it."""
+        ...
+
+    def abandon(self) -> None:
+        """The turn was stopped from outside (avatar is leaving): nothing more is recorded."""
+        ...
+
+
+class EngineCore(Protocol):
+    """What the engine's parts read of the engine (see the module docstring)."""
 
     cwd: Path
     env: Mapping[str, str]
     settings: Settings
-    catalog: SessionLibrary
+    home: Path
+    add_dirs: list[Path]
+    worktree: Path | None
+    registry: ProviderRegistry
+    catalog: Catalog
+    models: ModelChoice
+    #: The agent a one-shot started before the rest of avatar loaded (`Engine.launch_ahead`).
+    ahead: StartedAhead
+    one_shot: bool
+    wait_busy: bool
+    #: `--trust`: the project's files are trusted for this run.
+    trust: bool
+    #: Running agents shared with other engines (the server's), or None.
+    agent_pool: AgentPool | None
+
+    @property
+    def checkpoints(self) -> TurnRecorder:
+        """The project's files recorded around each turn (`avatar.engine.checkpoints`)."""
+        ...
+
+    def chosen_provider(self) -> str:
+        """The provider of the open session, else the one the next open will use."""
+        ...
+
+    def walls(self, provider: str) -> str:
+        """What the kernel confines for `provider` here."""
+        ...
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call `listener` with every event."""
+        ...
+
+
+class Opener(Protocol):
+    """Open a session on a provider, run one turn, and read the session open (see the module
+    docstring)."""
 
     @property
     def current(self) -> OpenSession | None:
         """The open session; None when none is."""
-        ...
-
-    def model_for(self, provider: str) -> str | None:
-        """The model asked for on `provider` (None: its own choice)."""
-        ...
-
-    def use_model(self, provider: str, model: str | None) -> None:
-        """Ask for `model` on `provider` from its next session on."""
-        ...
-
-    def default_model(self, provider: str) -> str | None:
-        """The model `provider` runs when none is asked for, where avatar knows it."""
-        ...
-
-    def secrets(self) -> SecretDetector:
-        """The detector masking handoffs and avatar's copies of turns."""
         ...
 
     async def open_on(
@@ -59,47 +94,4 @@ class SessionHost(Protocol):
 
     def send(self, prompt: str) -> AsyncIterator[BaseEvent]:
         """Run one turn on the open session."""
-        ...
-
-
-class EngineCore(SessionHost, Protocol):
-    """What the running half of the engine (`avatar.engine.agents.Agents`) reads of it."""
-
-    home: Path
-    add_dirs: list[Path]
-    worktree: Path | None
-    registry: ProviderRegistry
-    one_shot: bool
-    wait_busy: bool
-    #: `--trust`: the project's files are trusted for this run.
-    trust: bool
-    #: Running agents shared with other engines (the server's), or None.
-    agent_pool: AgentPool | None
-
-    def spec(self, name: str) -> ProviderSpec:
-        """The provider called `name`."""
-        ...
-
-    def default_provider(self) -> str:
-        """The provider used when none is named."""
-        ...
-
-    def chosen_provider(self) -> str:
-        """The provider of the open session, else the one the next open will use."""
-        ...
-
-    def claim_model(self, provider: str) -> None:
-        """The model asked for before any provider opened becomes `provider`'s."""
-        ...
-
-    def take_ahead(self, provider: str) -> Ahead | ClaudeAhead | None:
-        """The agent started ahead for `provider`'s one-shot (`Engine.launch_ahead`), once."""
-        ...
-
-    def walls(self, provider: str) -> str:
-        """What the kernel confines for `provider` here."""
-        ...
-
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Call `listener` with every event."""
         ...

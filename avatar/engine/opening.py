@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from avatar.bridges.base import BaseBridge
     from avatar.core.config import Settings
     from avatar.core.events import SessionStarted
-    from avatar.library.catalog import SessionLibrary
+    from avatar.library.catalog import Catalog
     from avatar.sessions.types import SessionInfo
 
 
@@ -34,7 +34,7 @@ class OpenPlan:
 
 
 def plan_open(
-    library: SessionLibrary,
+    catalog: Catalog,
     settings: Settings,
     provider: str | None,
     default_provider: Callable[[], str],
@@ -45,14 +45,14 @@ def plan_open(
 ) -> OpenPlan:
     """The plan for opening a session; `provider` is a known provider name or None."""
     if resume:
-        return _plan_resume(library, provider, check_id(resume))
+        return _plan_resume(catalog, provider, check_id(resume))
     name = provider or default_provider()
     if not (continue_last or session_id):
         # A provider's `session:` block in config sets how its sessions open by default.
         cfg = settings.provider_config(name)
         defaults = cfg.session if cfg is not None else None
         if defaults is not None and defaults.resume_id:
-            return _plan_resume(library, name, check_id(defaults.resume_id))
+            return _plan_resume(catalog, name, check_id(defaults.resume_id))
         continue_last = bool(defaults and defaults.continue_last)
     if continue_last:
         return OpenPlan(name, OpenRequest("continue"))
@@ -61,21 +61,21 @@ def plan_open(
     return OpenPlan(name, OpenRequest("new"))
 
 
-def _plan_resume(library: SessionLibrary, provider: str | None, ref: str) -> OpenPlan:
+def _plan_resume(catalog: Catalog, provider: str | None, ref: str) -> OpenPlan:
     """`ref` is checked already: the stores are asked without checking it again."""
     if provider is None:
-        info = library.match(ref)
-        return OpenPlan(info.provider, _reopen(library, info))
+        info = catalog.match(ref)
+        return OpenPlan(info.provider, _reopen(catalog, info))
     try:
-        return OpenPlan(provider, _reopen(library, _as(library.find(ref, provider), provider)))
+        return OpenPlan(provider, _reopen(catalog, _as(catalog.find(ref, provider), provider)))
     except SessionNotFoundError:
         pass
     try:
-        owner = library.match(ref)
+        owner = catalog.match(ref)
     except UsageError:
         # No store knows it (or several others do): the agent itself may know the id.
         return OpenPlan(provider, OpenRequest("resume", ref))
-    if library.shares_store(owner.provider, provider):
+    if catalog.shares_store(owner.provider, provider):
         return OpenPlan(provider, OpenRequest.of("resume", _as(owner, provider)))
     raise UsageError(
         f"session {owner.id} belongs to {owner.provider}, not {provider}: resume it with "
@@ -89,8 +89,8 @@ def _as(info: SessionInfo, provider: str) -> SessionInfo:
     return info if info.provider == provider else replace(info, provider=provider)
 
 
-def _reopen(library: SessionLibrary, info: SessionInfo) -> OpenRequest:
-    return OpenRequest.of("resume", info, files_gone=library.files_gone(info))
+def _reopen(catalog: Catalog, info: SessionInfo) -> OpenRequest:
+    return OpenRequest.of("resume", info, files_gone=catalog.files_gone(info))
 
 
 async def open_with(

@@ -1,4 +1,4 @@
-"""What `avatar trust` covers in one project (DESIGN §10): its `.avatar.yaml`
+"""What `avatar trust` covers in one project (docs/design.md §10): its `.avatar.yaml`
 (`avatar.engine.config_layers.ProjectConfig`) and the agents' own config in it — every file of
 every provider's `project_config` around the project, once, with the providers that read it,
 judged against the trust store (`avatar.policy.agent_config`); shown with what each would run

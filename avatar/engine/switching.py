@@ -17,7 +17,7 @@ from avatar.sessions.types import SessionInfo
 if TYPE_CHECKING:
     from avatar.core.events import SessionStarted
     from avatar.engine.conversation import Conversation
-    from avatar.engine.host import SessionHost
+    from avatar.engine.host import EngineCore, Opener
     from avatar.engine.open_session import OpenSession
     from avatar.policy.secrets import SecretDetector
     from avatar.sessions.types import SessionInfo, Transcript
@@ -50,10 +50,12 @@ class SwitchHow(TypedDict, total=False):
 
 
 class Switcher:
-    """The provider switches of one engine (through its narrow `SessionHost` side)."""
+    """The provider switches of one engine (through its narrow sides: `EngineCore` for its
+    project, config and stores, `Opener` for its agent)."""
 
-    def __init__(self, host: SessionHost, notify: Notify) -> None:
-        self.host = host
+    def __init__(self, engine: EngineCore, agent: Opener, notify: Notify) -> None:
+        self.engine = engine
+        self.agent = agent
         self.notify = notify
         #: The session this engine last left on each provider (returns go back to it).
         self.left: dict[str, str] = {}
@@ -61,23 +63,24 @@ class Switcher:
     @property
     def thread(self) -> Conversation:
         """The open session's conversation (the one being left, before a switch opens)."""
-        assert self.host.current is not None, "no session is open"
-        return self.host.current.conversation
+        assert self.agent.current is not None, "no session is open"
+        return self.agent.current.conversation
 
     def model(self, provider: str) -> str | None:
         """The model a session on `provider` will run: the one asked for there, else its own."""
-        return self.host.model_for(provider) or self.host.default_model(provider)
+        models = self.engine.models
+        return models.of(provider) or models.default(provider)
 
     def budget(self, provider: str) -> int:
         """The tokens a handoff to `provider` may take: a share of its model's window."""
 
-        h = self.host
+        h = self.engine
         window = context_window(provider, self.model(provider), h.settings, h.env)
         return handoff_budget(window, h.settings.handoff_share)
 
     def secrets(self) -> SecretDetector:
         """The engine's secret detector, masking handoffs (made when first needed)."""
-        return self.host.secrets()
+        return self.engine.registry.secrets()
 
     async def to(
         self,
@@ -94,21 +97,21 @@ class Switcher:
         with `imported`, a session of `name`'s own format holding the conversation. With
         `summarize`, the agent being left is asked for a summary on top of the handoff;
         `model` is asked for on `name` (else it runs its own)."""
-        e = self.host
-        opened = e.current
+        e = self.engine
+        opened = self.agent.current
         if opened is not None and name == opened.provider and not new:
             # Already there: nothing to hand over, nothing to open (`--new` opens one).
             self.notify(f"already on {name} (session {opened.session_id})", "info")
             return opened
         if model is not None:
-            e.use_model(name, model)
+            e.models.use(name, model)
         current = opened.started if opened is not None else None
         if current is not None:
             self.left[current.provider] = current.session_id
         try:
             return await self._switch(name, current, handoff, new, imported, summarize)
         except AvatarError as err:
-            if current is None or e.current is not opened:
+            if current is None or self.agent.current is not opened:
                 raise
             # The target did not start or open: the session that was open stays open.
             failed = ProviderError(
@@ -127,7 +130,7 @@ class Switcher:
         imported: bool,
         summarize: bool,
     ) -> OpenSession:
-        e = self.host
+        e = self.engine
         if imported and current is not None:
             seen = self.thread.history()
             source = (current.provider, current.session_id)
@@ -144,7 +147,7 @@ class Switcher:
             text = self.thread.handoff(self.budget(name), cwd=e.cwd, secrets=self.secrets())
         if text and summarize and current is not None:
             text = await self._summarized(text, current.provider)
-        started = await e.open_on(name, OpenRequest("new"))
+        started = await self.agent.open_on(name, OpenRequest("new"))
         if text and current is not None:
             started.conversation.hand_over(text)
             e.catalog.link((name, started.session_id), (current.provider, current.session_id))
@@ -160,7 +163,7 @@ class Switcher:
         self.notify(f"asking {provider} for a summary to hand over", "info")
         said: list[str] = []
         problem = "it answered nothing"
-        async for event in self.host.send(SUMMARY_PROMPT):
+        async for event in self.agent.send(SUMMARY_PROMPT):
             if isinstance(event, TextDelta):
                 said.append(event.text)
             elif isinstance(event, Error):
@@ -177,7 +180,7 @@ class Switcher:
         """The session to return to on `name` (the one left there in this run, else the one
         the open session was handed over from), and whether its files are gone. It is
         reopened by its id, whether or not it is still `name`'s newest here."""
-        e = self.host
+        e = self.engine
         sid = self.left.get(name)
         if sid is None:  # (one record's parent, not every session's lineage)
             parent = e.catalog.records().parent(provider, session_id)
@@ -193,7 +196,7 @@ class Switcher:
         """Reopen `info` and hand it what happened in `current` since it was entered. When
         its files are `gone` (an agent may still claim to load it, then fail every prompt),
         a new session opens with avatar's copy of its turns instead."""
-        e, left = self.host, self.thread
+        e, left = self.engine, self.thread
         budget, secrets = self.budget(info.provider), self.secrets()
         seen = left.history()  # read now: the reopen replaces what this run saw
         try:  # what it holds already, however it got it, is not handed to it again
@@ -210,10 +213,10 @@ class Switcher:
             held=held,
         )
         if gone:
-            started = await e.open_on(info.provider, OpenRequest("new"))
+            started = await self.agent.open_on(info.provider, OpenRequest("new"))
             self.recover(info.provider, info.id, started.started, started.conversation, info)
         else:
-            started = await e.open_on(info.provider, OpenRequest.of("resume", info))
+            started = await self.agent.open_on(info.provider, OpenRequest.of("resume", info))
         thread = started.conversation
         if started.session_id != info.id:
             # The agent could not reopen it: the new session got the earlier one's turns
@@ -257,7 +260,7 @@ class Switcher:
         turns (handed to its conversation `thread`), from the provider's files if still
         readable, else avatar's own copy."""
 
-        e = self.host
+        e = self.engine
         try:
             transcript = e.catalog.transcript(info or SessionInfo(lost, provider))
         except AvatarError:  # neither its files nor avatar's copy: nothing to carry
@@ -280,7 +283,7 @@ class Switcher:
         """A session of `name`'s own format holding `transcript`, opened with its resume;
         None (after a notice) when `name` cannot take an import."""
 
-        e = self.host
+        e = self.engine
         store = e.catalog.store(name)
         try:
             if store is None:
@@ -289,7 +292,7 @@ class Switcher:
         except NotSupportedError:
             self.notify(f"{name} cannot take an import; handing the conversation over", "info")
             return None
-        started = await e.open_on(name, OpenRequest.of("resume", info))
+        started = await self.agent.open_on(name, OpenRequest.of("resume", info))
         try:
             written = started.history()
         except AvatarError:
@@ -307,7 +310,7 @@ class Switcher:
     async def open_from(self, source: str, provider: str, imported: bool) -> OpenSession:
         """A new session on `provider`, seeded with a handoff of session `source` (or, with
         `imported`, a session of `provider`'s format holding its conversation)."""
-        e = self.host
+        e = self.engine
         info = e.catalog.info(source)
         transcript = e.catalog.transcript(info)
         if imported:
@@ -316,7 +319,7 @@ class Switcher:
                 return started
 
         text = build_handoff(transcript, self.budget(provider), cwd=e.cwd, secrets=self.secrets())
-        started = await e.open_on(provider, OpenRequest("new"))
+        started = await self.agent.open_on(provider, OpenRequest("new"))
         started.conversation.hand_over(text)
         e.catalog.link((provider, started.session_id), (info.provider, info.id))
         self.notify(

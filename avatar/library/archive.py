@@ -43,7 +43,7 @@ from avatar.core.errors import UsageError
 from avatar.core.ids import check_id
 
 if TYPE_CHECKING:
-    from avatar.library.catalog import SessionLibrary
+    from avatar.library.catalog import Catalog
     from avatar.policy.secrets import SecretDetector
     from avatar.sessions.settings_log import SessionSettings
     from avatar.sessions.store import SessionStore
@@ -62,20 +62,20 @@ _CHUNK = 1 << 20
 
 
 class Archives:
-    """Packs sessions of a library's stores into archives, and restores them."""
+    """Packs sessions of a catalog's stores into archives, and restores them."""
 
-    def __init__(self, library: SessionLibrary) -> None:
-        self.library = library
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
 
     def pack(self, session: SessionInfo | str, target: Path) -> Path:
         """Write the archive of `session` (a listed one, or an id or prefix) to `target`."""
-        info = self.library.info(session)
-        store = self.library.store(info.provider)
+        info = self.catalog.info(session)
+        store = self.catalog.store(info.provider)
         kind = _kind(store)
         members: dict[str, bytes] = {}
         for name, path in store.archive_files(info) if store is not None else []:
             members[f"session/{name}"] = path.read_bytes()
-        members.update(_records_of(self.library.avatar_home, info))
+        members.update(_records_of(self.catalog.avatar_home, info))
         manifest = {
             "format": ARCHIVE_FORMAT,
             "kind": kind,
@@ -90,7 +90,7 @@ class Archives:
                 f"{info.provider} session {info.id} is {size >> 20} MiB, over the "
                 f"{MAX_TOTAL >> 20} MiB an archive holds"
             )
-        secrets = self.library.registry.secrets()
+        secrets = self.catalog.registry.secrets()
         members = {name: masked(data, secrets) for name, data in members.items()}
         _write_tar(target, members)
         return target
@@ -108,8 +108,8 @@ class Archives:
         from avatar.sessions.relocate import check_names
 
         manifest = _manifest(members)
-        provider, kind = self.library.registry.spec(manifest["provider"]).name, manifest["kind"]
-        store = self.library.store(provider)
+        provider, kind = self.catalog.registry.spec(manifest["provider"]).name, manifest["kind"]
+        store = self.catalog.store(provider)
         if _kind(store) != kind:
             raise UsageError(f"the archive holds a {kind} session; {provider} here reads another")
         sid = check_id(str(manifest["session"]["id"]))
@@ -122,10 +122,10 @@ class Archives:
             writes: list[tuple[Path, bytes]] = []
         else:
             writes = store.restore(sid, files, manifest.get("cwd"), new_cwd)
-        home = self.library.avatar_home
+        home = self.catalog.avatar_home
         turns = members.get("records/turns.jsonl")
         if turns is not None:
-            writes.append((self.library.records().turns_path(provider, sid), turns))
+            writes.append((self.catalog.records().turns_path(provider, sid), turns))
         for path, _ in writes:
             if path.exists() or path.is_symlink():
                 raise UsageError(f"{path} exists; not overwritten")
@@ -139,7 +139,7 @@ class Archives:
         except BaseException:
             placed.undo()
             raise
-        return self.library.find(sid, provider)
+        return self.catalog.find(sid, provider)
 
 
 def _kind(store: SessionStore | None) -> str:

@@ -26,9 +26,10 @@ if TYPE_CHECKING:
     from avatar.sessions.types import SessionInfo, Transcript
 
 
-class SessionLibrary:
-    """The session stores of a provider registry (a store reads the files where the agent,
-    run with the registry's environment, writes them)."""
+class Catalog:
+    """The session stores of a provider registry and avatar's records, for any directory:
+    what `Library` (`engine.library`, one project's sessions) is built on. A store reads
+    the files where the agent, run with the registry's environment, writes them."""
 
     def __init__(self, registry: ProviderRegistry, avatar_home: Path) -> None:
         self.registry = registry

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from avatar.core.errors import AvatarError, UsageError
 from avatar.library import worktrees
@@ -21,7 +21,7 @@ from avatar.library.renaming import rename
 from avatar.sessions.types import newest_first
 
 if TYPE_CHECKING:
-    from avatar.library.catalog import SessionLibrary
+    from avatar.library.catalog import Catalog
     from avatar.library.lineage import Links
     from avatar.library.search.hits import SearchHit
     from avatar.library.search.index import Progress, SearchIndex
@@ -35,6 +35,20 @@ class DeleteHow:
 
     forget: bool = False
     keep_copy: bool = False
+
+
+class SearchHow(TypedDict, total=False):
+    """Where and how `search` looks (every key optional): `provider` (one provider's
+    sessions), `all_projects` (every directory's, not only this project's), `since` (updated
+    within that long), `limit` (default 50) matches from the `offset`-th on, and `progress`
+    (told how far a first build of the index is)."""
+
+    provider: str | None
+    all_projects: bool
+    since: timedelta | None
+    limit: int
+    offset: int
+    progress: Progress | None
 
 
 @dataclass(frozen=True)
@@ -57,7 +71,7 @@ class Library:
 
     def __init__(
         self,
-        catalog: SessionLibrary,
+        catalog: Catalog,
         cwd: Path,
         home: Path,
         current: Callable[[], str | None],
@@ -91,12 +105,26 @@ class Library:
             return self.catalog.sessions(provider, dirs[0])
         return newest_first(s for d in dirs for s in self.catalog.sessions(provider, d))
 
-    def remove_worktree(self, info: SessionInfo) -> str:
+    def remove_worktree(self, info: SessionInfo, discard: bool = False) -> str:
         """Remove the git worktree session `info` ran in (`avatar.library.worktrees.remove`);
-        a line saying what was done."""
+        a line saying what was done. Refused while it holds work not committed, unless
+        `discard` (which throws that away)."""
+        return worktrees.remove(self._worktree(info), discard)
+
+    def check_worktree(self, info: SessionInfo, discard: bool = False) -> list[str]:
+        """What removing the worktree of session `info` would throw away (`worktrees.unsaved`);
+        a UsageError saying what and how when that is anything and not to `discard`."""
+        path = self._worktree(info)
+        lost = worktrees.unsaved(path)
+        if lost and not discard:
+            raise UsageError(worktrees.refusal(path, lost))
+        return lost
+
+    @staticmethod
+    def _worktree(info: SessionInfo) -> Path:
         if not info.worktree:
             raise UsageError(f"{info.provider} session {info.id} has no worktree")
-        return worktrees.remove(Path(info.worktree))
+        return Path(info.worktree)
 
     def find(self, ref: str, provider: str | None = None) -> SessionInfo:
         """The session whose id is `ref` or starts with it (any provider, any directory)."""
@@ -121,6 +149,22 @@ class Library:
         secrets = self.catalog.registry.secrets()
         return write_export(to, render(self.transcript(session), fmt, secrets))
 
+    def handoff(self, session: SessionInfo | str, budget_tokens: int) -> str:
+        """The structured handoff of a session (`avatar.handoff.build_handoff`: its goal,
+        decisions, files, failures and plan, then its newest turns), fitted to `budget_tokens`
+        estimated tokens, secrets masked: what another agent reads to take over or look up
+        the work. Its fixed part is cut too where it alone is over the budget."""
+        from avatar.handoff import build_handoff
+        from avatar.handoff.window import estimate_tokens
+
+        secrets = self.catalog.registry.secrets()
+        text = build_handoff(self.transcript(session), budget_tokens, secrets=secrets)
+        if estimate_tokens(text) <= budget_tokens:
+            return text
+        cut = f"\n[… cut to fit {budget_tokens:,} tokens …]\n"
+        keep = max(0, budget_tokens * 4 - len(cut) - 4)
+        return text[: keep // 2] + cut + text[len(text) - keep // 2 :]
+
     # -- changing --------------------------------------------------------------------------
 
     async def delete(
@@ -131,35 +175,31 @@ class Library:
         delete is a `ProviderError`, nothing deleted. Returns what was done."""
         return await self._delete(self.catalog.info(session), DeleteHow(forget, keep_copy))
 
-    def search(
-        self,
-        query: str,
-        *,
-        provider: str | None = None,
-        all_projects: bool = False,
-        since: timedelta | None = None,
-        limit: int = 50,
-        offset: int = 0,
-        progress: Progress | None = None,
-    ) -> list[SearchHit]:
+    def search(self, query: str, **how: Unpack[SearchHow]) -> list[SearchHit]:
         """Sessions whose messages, tool calls or tool output hold every word of `query` (as
         words or word starts) and every phrase in quotes and code token (`foo_bar()`) as
         written, best match first, then the newest; `limit` of them from the `offset`-th on;
         this project's (its worktrees' too) unless `all_projects`. The index
         (`$AVATAR_HOME/cache/search.sqlite`) is updated first; an update taking over a second
-        (a first build) tells `progress` how far it is (`SearchIndex.update`)."""
+        (a first build) tells `progress` how far it is (`SearchIndex.update`); `SearchHow`
+        for the keys."""
         from avatar.sessions.filestore import same_dir_keys
 
-        cwds = None if all_projects else [k for d in self._project() for k in same_dir_keys(d)]
+        provider, since = how.get("provider"), how.get("since")
+        cwds = (
+            None
+            if how.get("all_projects")
+            else [k for d in self._project() for k in same_dir_keys(d)]
+        )
         with self._index() as index:
-            index.update(self.catalog, progress)
+            index.update(self.catalog, how.get("progress"))
             return index.search(
                 query,
                 providers=[self.catalog.registry.spec(provider).name] if provider else None,
                 cwds=cwds,
                 since=datetime.now(UTC) - since if since is not None else None,
-                limit=limit,
-                offset=offset,
+                limit=how.get("limit", 50),
+                offset=how.get("offset", 0),
             )
 
     def reindex(self) -> int:

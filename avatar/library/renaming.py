@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from avatar.core.errors import NotSupportedError, UsageError
 
 if TYPE_CHECKING:
-    from avatar.library.catalog import SessionLibrary
+    from avatar.library.catalog import Catalog
     from avatar.sessions.types import SessionInfo
 
 NAME_CHARS = 200
@@ -34,13 +34,13 @@ def clean_name(name: str) -> str:
     return text
 
 
-def rename(library: SessionLibrary, info: SessionInfo, name: str) -> SessionInfo:
+def rename(catalog: Catalog, info: SessionInfo, name: str) -> SessionInfo:
     """Give session `info` the name `name`; returns the session as now named."""
     name = clean_name(name)
-    store = library.store(info.provider)
+    store = catalog.store(info.provider)
     if store is not None:
         with contextlib.suppress(NotSupportedError):  # then avatar's record alone names it
             store.rename(info, name)
-    library.records().name(info.provider, info.id, name)
+    catalog.records().name(info.provider, info.id, name)
     info.name = name
     return info

@@ -5,8 +5,16 @@ A worktree is made with `git worktree add` from the repository's HEAD, on a new 
 `avatar/NAME`, at `<git common dir>/avatar/worktrees/NAME`: inside the repository's git
 directory, so it is never in the user's `git status` (no ignore file is touched), one place
 for every worktree of the repository (a name is unique per repository), and it goes with the
-repository. Uncommitted changes of the main worktree stay there. The session's project root
-is the worktree, so the sandbox's write walls follow it.
+repository. Uncommitted changes of the main worktree stay there. The submodules your checkout
+has initialised are initialised in it, from your checkout's copies
+(`avatar.library.worktree_modules`). The session's project root is the worktree, so the
+sandbox's write walls follow it.
+
+Removing a worktree never loses work: with uncommitted changes (untracked files included; what
+git ignores is not work), or commits of a submodule that only it holds, it is refused, saying
+what and how (commit them on its branch, or `discard` them). avatar commits nothing itself:
+`git commit` runs the repository's hooks, which the agent may have written (a
+`.pre-commit-config.yaml`), outside the walls, and would commit what nobody looked at.
 """
 
 from __future__ import annotations
@@ -17,6 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from avatar.core.errors import AvatarError, UsageError
+from avatar.library import worktree_modules
+from avatar.library.worktree_modules import git as _git
+from avatar.library.worktree_modules import last_line as _last
 
 #: Where a repository's avatar worktrees live, under its git common dir.
 PLACE = ("avatar", "worktrees")
@@ -33,13 +44,15 @@ class Worktree:
     branch: str
     #: The checkout it was made from had uncommitted changes (they are not in the worktree).
     left_behind: bool = False
+    #: Submodules initialised in that checkout that could not be here, and why.
+    empty_submodules: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """The line that says where a session runs."""
         line = f"worktree: {self.name} at {self.path} (branch {self.branch})"
         if self.left_behind:
             line += "; uncommitted changes of your checkout are not in it"
-        return line
+        return "; ".join([line, *self.empty_submodules])
 
 
 def check_name(name: str) -> str:
@@ -49,19 +62,6 @@ def check_name(name: str) -> str:
             f"--worktree: not a worktree name: {name!r} (letters, digits, '.', '_', '-')"
         )
     return name
-
-
-def _git(cwd: Path, *args: str) -> tuple[bool, str]:
-    from avatar.core.quick_run import quick_run  # (subprocess: not for a listing)
-
-    out = quick_run(["git", "-C", str(cwd), *args], timeout=30)
-    if out is None:
-        raise AvatarError("--worktree: git could not be run")
-    return out.returncode == 0, (out.stdout if out.returncode == 0 else out.stderr).strip()
-
-
-def _last(said: str) -> str:
-    return said.splitlines()[-1] if said else "no reason given"
 
 
 def create(cwd: Path, name: str | None = None) -> Worktree:
@@ -81,7 +81,9 @@ def create(cwd: Path, name: str | None = None) -> Worktree:
     if not ok:
         raise AvatarError(f"--worktree: git worktree add failed: {_last(said)}")
     ok, changed = _git(cwd, "status", "--porcelain", "--untracked-files=no")
-    return Worktree(name, path, branch, left_behind=ok and changed != "")
+    source = Path(_git(cwd, "rev-parse", "--show-toplevel")[1])
+    empty = tuple(worktree_modules.initialise(source, path))
+    return Worktree(name, path, branch, left_behind=ok and changed != "", empty_submodules=empty)
 
 
 def git_dir(cwd: Path) -> Path | None:
@@ -121,17 +123,57 @@ def of_repository(cwd: Path) -> list[Path]:
         return []
 
 
-def remove(path: Path) -> str:
-    """Remove the worktree at `path` (its uncommitted changes with it) and its branch when
-    that holds no commit of its own; a line saying what was done."""
+def unsaved(path: Path) -> list[str]:
+    """What removing the worktree at `path` would lose: its uncommitted changes and untracked
+    files (as `git status --porcelain` names them, submodules' included), and its submodules'
+    commits your checkout does not have."""
+    if git_dir(path) is None:
+        return []
+    ok, said = _git(
+        path, "status", "--porcelain", "--untracked-files=all", "--ignore-submodules=none"
+    )
+    if not ok:
+        raise AvatarError(f"cannot read the state of worktree {path}: {_last(said)}")
+    lost = [line.strip() for line in said.splitlines()]
+    return lost + worktree_modules.only_here(_main(path), path)
+
+
+def refusal(path: Path, lost: list[str]) -> str:
+    """The one line refusing to remove the worktree at `path` that holds `lost`."""
+    shown = ", ".join(lost[:3]) + (f" and {len(lost) - 3} more" if len(lost) > 3 else "")
+    return (
+        f"--worktree: {path} holds work not committed ({shown}): commit it on its branch "
+        f"(git -C {path} add -A && git -C {path} commit), or add --discard to throw it away; "
+        "nothing was deleted"
+    )
+
+
+def _main(path: Path) -> Path:
+    """The main worktree of the repository of the worktree at `path`."""
+    said = _git(path, "worktree", "list", "--porcelain")[1]
+    first = said.splitlines()[0] if said else ""
+    return Path(first.removeprefix("worktree ")) if first.startswith("worktree ") else path
+
+
+def remove(path: Path, discard: bool = False) -> str:
+    """Remove the worktree at `path` and its branch when that holds no commit of its own; a
+    line saying what was done. Refused (a UsageError, nothing removed) when it holds work not
+    committed (`unsaved`), unless `discard`: then that is thrown away, and said."""
     gitdir = git_dir(path)
     if gitdir is None:
         return f"worktree {path} was already gone"
+    lost = unsaved(path)
+    if lost and not discard:
+        raise UsageError(refusal(path, lost))
     branch = _git(path, "symbolic-ref", "--quiet", "--short", "HEAD")[1]
     main = gitdir.parent.parent  # <common>/worktrees/<id> -> <common>
-    ok, said = _git(main, "worktree", "remove", "--force", str(path))
+    # `--force`: what it would keep is thrown away on purpose, or there is none (git refuses a
+    # worktree with submodules without it, whatever they hold).
+    force = ["--force"] if lost or (gitdir / "modules").is_dir() else []
+    ok, said = _git(main, "worktree", "remove", *force, str(path))
     if not ok:
         raise AvatarError(f"cannot remove worktree {path}: {_last(said)}")
+    thrown = f"; threw away its work not committed ({len(lost)})" if lost else ""
     if branch.startswith(BRANCH_PREFIX) and _git(main, "branch", "-d", branch)[0]:
-        return f"removed worktree {path} and its branch {branch}"
-    return f"removed worktree {path} (branch {branch} kept: it has commits of its own)"
+        return f"removed worktree {path} and its branch {branch}{thrown}"
+    return f"removed worktree {path} (branch {branch} kept: it has commits of its own){thrown}"

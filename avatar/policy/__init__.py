@@ -1,4 +1,4 @@
-"""The policy layer (DESIGN §1, §10): what an agent may touch and what leaves avatar.
+"""The policy layer (docs/design.md §1, §10): what an agent may touch and what leaves avatar.
 
 Scope patterns and the protected paths decide at every front door (native tools, ACP fs and
 terminal callbacks, permission requests); the sandbox makes the kernel enforce the same walls

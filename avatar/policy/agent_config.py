@@ -1,5 +1,5 @@
-"""An agent's own configuration in the project (DESIGN §10): the files a repository carries for
-Claude Code, codex, Gemini CLI and the other agents, which can make the agent run programs as it
+"""An agent's own configuration in the project (docs/design.md §10): the files a repository carries
+for Claude Code, codex, Gemini CLI and the other agents, which can make the agent run programs as it
 starts (hooks, MCP servers, key helpers, status lines, notify commands, plugins, …).
 
 Which files each agent reads is provider data (`project_config` in providers.toml): paths

@@ -1,6 +1,6 @@
 """avatar's own file I/O on an agent's behalf — ACP's `fs/read_text_file` and
 `fs/write_text_file`, the native `read`, `write`, `edit` and `grep` — checked on what is
-actually opened (DESIGN §10).
+actually opened (docs/design.md §10).
 
 avatar runs outside the walls, so checking a path and then opening it by name would let a
 walled agent swap a checked directory for a symlink in between and have avatar read a denied

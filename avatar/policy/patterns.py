@@ -1,4 +1,4 @@
-"""Scope patterns (DESIGN §4): one gitignore-style language for `scope.read`, `scope.write`,
+"""Scope patterns (docs/design.md §4): one gitignore-style language for `scope.read`, `scope.write`,
 `scope.deny`, the protected paths and the search filters of grep and find.
 
 See `avatar.policy.scope` for the rules of the language; this module only compiles and matches.

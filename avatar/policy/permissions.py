@@ -1,4 +1,4 @@
-"""The permission policy (DESIGN §3): one gate every bridge's requests pass through.
+"""The permission policy (docs/design.md §3): one gate every bridge's requests pass through.
 
 `permission: allow | deny` answers by itself. `ask` hands the request to the caller's
 handler (the REPL's menu, an embedder's callback), which answers allow once, allow always

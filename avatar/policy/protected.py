@@ -1,5 +1,5 @@
-"""Protected paths (DESIGN §10): refused at every door and by the sandbox, whatever the scope
-says, unless the user names one in `scope.allow_protected`.
+"""Protected paths (docs/design.md §10): refused at every door and by the sandbox, whatever the
+scope says, unless the user names one in `scope.allow_protected`.
 
 They are the files through which a write becomes code that runs later, or a read reveals a
 secret:

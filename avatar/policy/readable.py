@@ -1,11 +1,12 @@
-"""What a sandboxed command may read outside the project (DESIGN §10): the system's read-only
-roots, `/etc` without its secrets, the install prefixes of the programs it runs, and git's
+"""What a sandboxed command may read outside the project (docs/design.md §10): the system's
+read-only roots, `/etc` without its secrets, the install prefixes of the programs it runs, and git's
 config in the home directory. Everything else outside — the rest of the home, other projects,
 avatar's own data — stays unreadable."""
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -22,11 +23,19 @@ ETC_SECRETS = ("shadow", "shadow-", "gshadow", "gshadow-", "ssh", "sudoers", "su
 HOME_READABLE = (".gitconfig", ".config/git", ".gitignore_global")
 
 
+#: `${VAR:-default}`: the variable, else (unset or empty) the default (`~` allowed in it).
+_DEFAULTED = re.compile(r"\$\{(\w+):-([^}]*)\}")
+
+
 def expand(path: str, env: Mapping[str, str]) -> Path | None:
-    """`~` and `$VARS` expanded against `env`; None when a variable is unset."""
-    text = path
+    """`~`, `${VAR:-default}` and `$VARS` expanded against `env`; None when a variable is
+    unset."""
+    home = env.get("HOME", str(Path.home()))
+    text = _DEFAULTED.sub(
+        lambda m: env.get(m[1]) or (home + m[2][1:] if m[2].startswith("~") else m[2]), path
+    )
     if text.startswith("~"):
-        text = env.get("HOME", str(Path.home())) + text[1:]
+        text = home + text[1:]
     if "$" in text:
         for name in sorted({*env, *os.environ}, key=len, reverse=True):
             text = text.replace(f"${name}", env.get(name, ""))

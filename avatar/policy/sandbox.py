@@ -1,5 +1,5 @@
-"""The kernel as the wall behind the scope (DESIGN §10): every command avatar runs and every agent
-process it starts runs inside Landlock and private namespaces, entered by the exec stub
+"""The kernel as the wall behind the scope (docs/design.md §10): every command avatar runs and every
+agent process it starts runs inside Landlock and private namespaces, entered by the exec stub
 (`avatar.policy.kernel.stub`): avatar writes the walls into a `Spec`, the stub raises them and
 execs the program.
 
@@ -56,7 +56,7 @@ from avatar.policy.state import StateWalls, state_walls
 Kind = Literal["commands", "agent"]
 Network = Literal["on", "loopback", "off"]
 
-#: The environment a sandboxed command keeps (DESIGN §10): what programs need to run and to
+#: The environment a sandboxed command keeps (docs/design.md §10): what programs need to run and to
 #: format their output, never a credential. `TMPDIR` is set to the private temp dir.
 COMMAND_ENV = frozenset(
     {
@@ -130,6 +130,7 @@ class Sandbox:
         env: Mapping[str, str] | None = None,
         state: StateWalls | None = None,
         emptied: Sequence[Path] = (),
+        tidy: Sequence[Path] = (),
     ) -> None:
         self.kind = kind
         self.root = Path(os.path.realpath(root))
@@ -143,6 +144,8 @@ class Sandbox:
         self.state = state or StateWalls()
         #: Covered by an empty, readable stand-in (a file or a directory).
         self.emptied = [Path(p) for p in emptied]
+        #: Directories made for the walls, removed by `close()` when left empty.
+        self.tidy = list(tidy)
         self._trees = [
             CoveredTree(r, deny, allow_protected) for r in (self.root, *self.extra_roots)
         ]
@@ -194,7 +197,10 @@ class Sandbox:
         return self._tmp
 
     def close(self) -> None:
-        """Remove the private temp dir."""
+        """Remove the private temp dir, and each directory of `tidy` left empty."""
+        for made in self.tidy:
+            with contextlib.suppress(OSError):
+                made.rmdir()  # (only when empty)
         if self._tmp is not None:
             private_tmp.remove(self._tmp)
             self._tmp = None
@@ -212,11 +218,19 @@ class Sandbox:
 
     # -- the walls ----------------------------------------------------------------------------
 
-    def _writable(self) -> list[Path]:
-        paths = [self.root, *self.extra_roots, self.tmpdir / "tmp"]
+    def _writable(self, tmp: Path | None = None) -> list[Path]:
+        paths = [self.root, *self.extra_roots, tmp or self.tmpdir / "tmp"]
         if self.kind == "agent":
             paths += self.state_dirs
         return paths + [Path(d) for d in WRITABLE_DEVICES]
+
+    def lets_write(self, path: Path) -> bool:
+        """Do these walls let a process write at `path` (in a place they open for writing;
+        what is covered read-only inside one aside)?"""
+        real = Path(os.path.realpath(path))
+        # (The private temp dir is not made for this question.)
+        roots = self._writable(self._tmp or self.root)
+        return any(real.is_relative_to(p) for p in roots)
 
     def _readable(self) -> list[Path]:
         paths = [self.root, *self.extra_roots, self.tmpdir, *self.read_outside]
@@ -264,6 +278,9 @@ class Sandbox:
         """The walls for the next child, as the stub takes them (the tree checked again for new
         denied or protected paths)."""
         found = support()
+        for made in self.tidy:  # (removed by a `close()` before this spawn)
+            with contextlib.suppress(OSError):
+                made.mkdir(mode=0o700, parents=True, exist_ok=True)
         commands = self.kind == "commands"
         handled = (landlock.READ | landlock.WRITE) if commands else landlock.WRITE
         handled &= landlock.known_rights(found.landlock_abi)
@@ -321,31 +338,51 @@ def entered(
         yield entry
 
 
-def state_dirs(entries: Iterable[str], env: Mapping[str, str]) -> list[Path]:
+def state_dirs(
+    entries: Iterable[str],
+    env: Mapping[str, str],
+    *,
+    guessed: bool = False,
+    make: bool = True,
+    made: list[Path] | None = None,
+) -> list[Path]:
     """A provider's state paths (`state_dirs` in its data); an entry naming an unset variable
-    is left out. An entry ending in `/` is a directory, made (0700) when missing: Landlock can
-    only allow what exists, and the agent would make it on its first run."""
+    is left out, and so is a guessed one that may not be opened (`avatar.policy.homes.keep`).
+    An entry ending in `/` is a directory, made (0700) when missing unless not to `make`:
+    Landlock can only allow what exists, and the agent would make it on its first run; `made`
+    collects the directories made."""
+    from avatar.policy import homes
+
     out = []
     for entry in entries:
         path = expand(entry, env)
-        if path is None:
+        if path is None or (guessed and not homes.keep(path, env)):
             continue
-        if entry.endswith("/") and not path.exists():
-            with contextlib.suppress(OSError):
+        if make and entry.endswith("/") and not path.exists():
+            try:
                 path.mkdir(mode=0o700, parents=True)
+            except OSError:
+                pass
+            else:
+                if made is not None:
+                    made.append(path)
         out.append(path)
     return out
 
 
 def for_commands(
-    policy: ScopePolicy, env: Mapping[str, str], agent_state: Iterable[str] = ()
+    policy: ScopePolicy,
+    env: Mapping[str, str],
+    agent_state: Iterable[str] = (),
+    guessed: bool = False,
 ) -> Sandbox | None:
     """The walls for the commands of a session under `policy` (None with `sandbox: off`);
-    `agent_state` is the `state_dirs` of the agent they run for, which its commands cannot
-    write but it can."""
+    `agent_state` is the `state_dirs` of the agent they run for (`guessed`: avatar's guess),
+    which its commands cannot write but it can (the agent's walls make them, not these)."""
     if policy.sandbox_mode == "off":
         return None
-    return _sandbox("commands", policy, env, state_dirs(agent_state, env))
+    states = state_dirs(agent_state, env, guessed=guessed, make=False)
+    return _sandbox("commands", policy, env, states)
 
 
 def for_agent(
@@ -355,16 +392,20 @@ def for_agent(
     protected: Iterable[str] = (),
     projects: Mapping[str, str] | None = None,
     emptied: Sequence[Path] = (),
+    guessed: bool = False,
 ) -> Sandbox | None:
     """The walls for an agent process whose state lives in `entries` (`state_dirs` of its
     provider data), of which `protected` and other projects' entries in `projects` stay out of
     its reach (`state_protected`, `state_projects`: `avatar.policy.state`), with `emptied` (its
-    project config held back) under empty stand-ins; None unless `sandbox: agents`."""
+    project config held back) under empty stand-ins; None unless `sandbox: agents`. Guessed
+    homes (`guessed`: `avatar.policy.homes`) made for it are removed again when it left them
+    empty (`Sandbox.close`): a guess leaves nothing behind."""
     if policy.sandbox_mode != "agents":
         return None
-    states = state_dirs(entries, env)
+    made: list[Path] = []
+    states = state_dirs(entries, env, guessed=guessed, made=made)
     walls = state_walls(protected, projects or {}, env, policy.root)
-    return _sandbox("agent", policy, env, states, walls, emptied)
+    return _sandbox("agent", policy, env, states, walls, emptied, made if guessed else [])
 
 
 def _sandbox(
@@ -374,6 +415,7 @@ def _sandbox(
     states: Sequence[Path],
     walls: StateWalls | None = None,
     emptied: Sequence[Path] = (),
+    tidy: Sequence[Path] = (),
 ) -> Sandbox:
     home = Path(env["HOME"]) if env.get("HOME") else None
     outside = [p for p in (expand(e, env) for e in policy.read_outside) if p is not None]
@@ -392,16 +434,18 @@ def _sandbox(
         env=env,
         state=walls,
         emptied=emptied,
+        tidy=tidy,
     )
 
 
-def walls(mode: str, transport: str, state: Sequence[str] = ()) -> str:
+def walls(mode: str, transport: str, state: Sequence[str] = (), guessed: bool = False) -> str:
     """What the kernel confines for a provider, in a word for `avatar providers` and `/status`:
     `agent` (the agent's process and all it runs), `commands` (the commands avatar runs for
     it), `off` (`scope.sandbox: off`) or `unavailable` (no Landlock here; `unavailable (no C
     compiler)` where the stub cannot be built); `(partial)` is added
     where the kernel covers only part (`Sandbox.gaps`), `(no state_dirs)` for a walled agent
-    given no place of its own outside the project (`state_dirs` in its provider entry)."""
+    given no place of its own outside the project (`state_dirs` in its provider entry),
+    `(guessed state_dirs)` for one whose places are avatar's guess (`avatar.policy.homes`)."""
     if mode == "off":
         return "off"
     found = support()
@@ -411,7 +455,9 @@ def walls(mode: str, transport: str, state: Sequence[str] = ()) -> str:
     word = "agent" if agent else "commands"
     if not (found.namespaces and found.landlock_abi >= 3):
         word += " (partial)"
-    return f"{word} (no state_dirs)" if agent and not state else word
+    if agent and not state:
+        return f"{word} (no state_dirs)"
+    return f"{word} (guessed state_dirs)" if agent and guessed else word
 
 
 def notices(mode: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""The one secret detector (DESIGN §10): every output avatar writes or prints from a session
+"""The one secret detector (docs/design.md §10): every output avatar writes or prints from a session
 (exports, archives, the search index and its snippets, handoffs, `session show/info/list`,
 titles and the listing caches, avatar's records, the REPL's history file) passes through it.
 

@@ -1,5 +1,5 @@
 """Unix sockets by path: which ones the walls cover, and which ones `scope.sockets` opens
-(DESIGN §10).
+(docs/design.md §10).
 
 Landlock does not stop a `connect()` to a socket by its path, so a walled process could reach
 the user's ssh-agent (and sign with the user's keys), gpg-agent, D-Bus, docker, tmux, the X

@@ -1,4 +1,4 @@
-"""What of an agent's own state directories stays read-only inside its walls (DESIGN §10).
+"""What of an agent's own state directories stays read-only inside its walls (docs/design.md §10).
 
 An agent writes its state (`state_dirs` in the provider data) outside the project, and some of
 that state is code that runs later, outside every wall: Claude Code's hooks in

@@ -1,4 +1,4 @@
-"""Trust in a project's `.avatar.yaml` (DESIGN §10): what a file nobody vouched for may set.
+"""Trust in a project's `.avatar.yaml` (docs/design.md §10): what a file nobody vouched for may set.
 
 A cloned repository carries its own `.avatar.yaml`, and the next `avatar` in it would run
 whatever that file names. So until the user trusts the file (`avatar trust`, which records

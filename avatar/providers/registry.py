@@ -30,9 +30,8 @@ Transport = Literal["acp", "stream-json", "native"]
 BRIDGES_BIN = Path(__file__).resolve().parents[2] / "bridges" / "node_modules" / ".bin"
 
 
-#: The bridge of every ACP agent, and the one for a one-shot on a new session (no SDK).
+#: The bridge of every ACP agent.
 ACP_BRIDGE = "avatar.bridges.acp.bridge:ACPBridge"
-ACP_ONE_SHOT_BRIDGE = "avatar.bridges.acp.oneshot:OneShotBridge"
 
 
 @dataclass(frozen=True)
@@ -67,6 +66,9 @@ class ProviderSpec:
     # Where the agent keeps its own state (sessions, config): the only places outside the
     # project its sandbox lets it write (`~` and `$VARS` expanded; unset variables skipped).
     state_dirs: tuple[str, ...] = ()
+    # `state_dirs` are avatar's guess (an agent from config that names none: the conventional
+    # homes of its names, `avatar.policy.homes`).
+    state_guessed: bool = False
     # What in those places makes the agent run programs (settings, hooks, plugins): read-only
     # for it and all it runs; and its directories of one entry per project, {directory: how
     # the agent names a project's entry}, where other projects' entries are out of its reach
@@ -91,12 +93,6 @@ class ProviderSpec:
     untrusted_env: dict[str, str] = field(default_factory=dict)
     untrusted_meta: dict[str, Any] = field(default_factory=dict)
     builtin: bool = True  # one of the five providers always offered (others: when found)
-
-    @property
-    def one_shot_bridge(self) -> str:
-        """The bridge for one turn on a new session (`chat` without --resume and the like):
-        the SDK-free one where the ACP bridge would run, else the provider's own."""
-        return ACP_ONE_SHOT_BRIDGE if self.bridge == ACP_BRIDGE else self.bridge
 
     @property
     def executable(self) -> str | None:
@@ -196,6 +192,12 @@ def resolve_spec(name: str, cfg: ProviderConfig | None) -> ProviderSpec | None:
     if cfg.args is not None:
         # `args` replaces the built-in arguments, but a stream-json bridge adds its own flags.
         command = (command[0], *cfg.args) if command else command
+    state_dirs = tuple(cfg.state_dirs) if cfg.state_dirs is not None else base.state_dirs
+    guessed = name not in shipped() and cfg.state_dirs is None
+    if guessed:
+        from avatar.policy import homes
+
+        state_dirs = homes.entries(homes.names(name, command, never=_known_homes()))
     return replace(
         base,
         transport=cfg.transport or base.transport,
@@ -212,7 +214,8 @@ def resolve_spec(name: str, cfg: ProviderConfig | None) -> ProviderSpec | None:
         env_read=_given(cfg.env_read, base.env_read),
         quirks=frozenset(cfg.quirks) if cfg.quirks is not None else base.quirks,
         permission_mode=cfg.permission_mode or base.permission_mode,
-        state_dirs=tuple(cfg.state_dirs) if cfg.state_dirs is not None else base.state_dirs,
+        state_dirs=state_dirs,
+        state_guessed=guessed,
         state_protected=(
             tuple(cfg.state_protected) if cfg.state_protected is not None else base.state_protected
         ),
@@ -226,6 +229,20 @@ def resolve_spec(name: str, cfg: ProviderConfig | None) -> ProviderSpec | None:
         untrusted_meta=base.untrusted_meta if cfg.untrusted_meta is None else cfg.untrusted_meta,
         builtin=True,
     )
+
+
+def _known_homes() -> frozenset[str]:
+    """The names of the agents avatar has data for, their programs' and every folder of their
+    `state_dirs`: never guessed as another agent's home (their protected files are data for
+    them only)."""
+    from avatar.policy import homes
+
+    out: set[str] = set()
+    for spec in shipped().values():
+        out.update(n.lower() for n in homes.names(spec.name, spec.command))
+        for entry in spec.state_dirs:
+            out.update(part.lstrip(".").lower() for part in entry.split("/") if part)
+    return frozenset(out)
 
 
 def _given(value: list[str] | None, base: tuple[str, ...]) -> tuple[str, ...]:
@@ -285,6 +302,14 @@ class ProviderRegistry:
     def env_for(self, spec: ProviderSpec) -> dict[str, str]:
         """The full environment the provider's process runs with."""
         return {**self.env, **spec.env}
+
+    def state_dirs(self, spec: ProviderSpec) -> list[Path]:
+        """Where the walls let `spec`'s agent write outside the project (its `state_dirs`, or
+        avatar's guess, as they stand now; nothing is made for the asking)."""
+        from avatar.policy.sandbox import state_dirs
+
+        env = self.env_for(spec)
+        return state_dirs(spec.state_dirs, env, guessed=spec.state_guessed, make=False)
 
     def models(self, provider: str, settings: Settings) -> list[str]:
         """Model ids `provider` is known to offer (native: its model registry; agents say

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from types import FrameType
     from typing import Any
 
-#: Global options that take a value (DESIGN §3), to find the command word after them.
+#: Global options that take a value (docs/design.md §3), to find the command word after them.
 _VALUED = frozenset({"-p", "--provider", "-m", "--model", "--preset", "-C", "-c", "--config"})
 #: Commands a running server runs for the client (the first words of their argv).
 SERVED = frozenset({"chat", "session", "ps"})

@@ -94,7 +94,8 @@ class Hosting:
     def register(self) -> None:
         """List the open session with the server, when one runs and it is not listed yet;
         never waits (see the module docstring)."""
-        started = self.engine.session
+        current = self.engine.current
+        started = current.started if current is not None else None
         if self.registered or self._closing or started is None:
             return
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -168,7 +169,8 @@ class Hosting:
             self._keep(asyncio.ensure_future(self._interrupt()))
         elif op == "history":
             prompt = self._running["prompt"] if self._running is not None else None
-            said = conversation_of(self.engine.history(), prompt)
+            current = self.engine.current
+            said = conversation_of(current.history() if current else None, prompt)
             self._send({"history": said, "id": frame.get("id")})
 
     def _keep(self, task: asyncio.Future[Any]) -> None:

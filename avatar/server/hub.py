@@ -1,4 +1,4 @@
-"""The hub: every live session of the server (DESIGN §11), in-process.
+"""The hub: every live session of the server (docs/design.md §11), in-process.
 
 The socket server (`avatar.server.serving`) and the web page both drive sessions through this
 API only; the `Engine` is the only thing the hub calls, one engine per live session
@@ -47,7 +47,7 @@ __all__ = [
 @dataclass(frozen=True)
 class OpenOptions:
     """What a client asks an engine to be built with: the global options and the command's
-    own (the same as `avatar`'s flags, DESIGN §3)."""
+    own (the same as `avatar`'s flags, docs/design.md §3)."""
 
     cwd: Path
     provider: str | None = None

@@ -1,6 +1,6 @@
-"""Sessions kept loaded after their last client (DESIGN §11): a `chat --resume ID` that follows
-a chat joins the session where it runs, on its agent, instead of starting an agent and loading
-the session again (as acpx's queue owner keeps one for 300 s).
+"""Sessions kept loaded after their last client (docs/design.md §11): a `chat --resume ID` that
+follows a chat joins the session where it runs, on its agent, instead of starting an agent and
+loading the session again (as acpx's queue owner keeps one for 300 s).
 
 A session whose last client left (and that has nothing queued) stays for its config's
 `server.keep_sessions` seconds (300 by default; 0 closes it at once), then closes; at most
@@ -48,7 +48,7 @@ class KeptSessions:
         provider = live.engine.status().provider
         if seconds <= 0 or not live.session_id or provider is None or live.closed:
             return False
-        if live.engine.spec(provider).transport == "native":
+        if live.engine.registry.spec(provider).transport == "native":
             return False
         self.release(live)
         timer = asyncio.get_running_loop().call_later(seconds, self._expire, live)

@@ -1,4 +1,4 @@
-"""One live session of the server (DESIGN §11), shared by the clients subscribed to it.
+"""One live session of the server (docs/design.md §11), shared by the clients subscribed to it.
 
 Every subscribed client sees every event of it (a late one first gets a replay of what happened
 so far); prompts from any client queue in order and run one at a time; a permission question
@@ -164,15 +164,16 @@ class LiveSession:
 
     def started(self) -> dict[str, Any] | None:
         """How the session was opened (its `session` event); None before it opened."""
-        started = self.engine.session
-        return started.to_dict() if started is not None else None
+        current = self.engine.current
+        return current.started.to_dict() if current is not None else None
 
     async def join(
         self, client: str, *, answers: bool = True
     ) -> tuple[list[dict[str, Any]], AsyncIterator[Event]]:
         """The conversation so far without the running turn, and `client`'s subscription
         from that turn's start (`Shared.join`)."""
-        said = conversation_of(self.engine.history(), self.running_prompt)
+        current = self.engine.current
+        said = conversation_of(current.history() if current else None, self.running_prompt)
         return said, self.subscribe(client, replay=False, since_turn=True, answers=answers)
 
     def detach(self, client: str) -> None:

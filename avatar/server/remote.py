@@ -27,9 +27,10 @@ from avatar.core.events import (
     event_from_dict,
 )
 from avatar.engine.engine import Engine
+from avatar.engine.numbers import Meter
 from avatar.engine.status import EngineStatus
 from avatar.server.protocol import decode, encode, socket_path
-from avatar.sessions.types import ToolCall, Transcript, TranscriptMessage
+from avatar.sessions.types import ToolCall, TranscriptMessage
 
 if TYPE_CHECKING:
     from avatar.core.prompts import Prompt
@@ -57,9 +58,10 @@ def _error(message: str, code: int) -> AvatarError:
 class RemoteEngine(Engine):
     """See the module docstring; `attach()` connects it to a live session."""
 
-    started: SessionStarted | None = None
+    started: SessionStarted | None = None  #: how the live session was opened
     _writer: asyncio.StreamWriter | None = None
     _others = False  # the running turn is another client's
+    _meter: Meter | None = None
 
     async def attach(self, ref: str, client: str | None = None) -> list[TranscriptMessage]:
         """Attach to the live session `ref` (id or prefix) as `client`; the conversation so
@@ -170,14 +172,22 @@ class RemoteEngine(Engine):
 
     # ----- the open session, on the server ------------------------------------------------
 
+    @property
+    def meter(self) -> Meter:
+        """This client's view of the live session's numbers (`status().numbers`)."""
+        if self._meter is None:
+            self._meter = Meter()
+        return self._meter
+
+    @property
+    def agent(self) -> NoReturn:
+        """Refused: the live session's agent is the server's; opening another session (new,
+        resume, continue, fork) is the business of the process that opened it."""
+        self._elsewhere("opening another session")
+
     def set_permission_handler(self, handler: PermissionHandler | None) -> None:
         """Who answers the live session's permission questions here."""
         self._handler = handler
-
-    @property
-    def session(self) -> SessionStarted | None:
-        """How the live session was opened."""
-        return self.started
 
     def chosen_provider(self) -> str:
         """The live session's provider."""
@@ -193,10 +203,6 @@ class RemoteEngine(Engine):
             how=started.how if started else None,
             numbers=self.meter.numbers,
         )
-
-    def history(self) -> Transcript | None:
-        """None: the conversation so far is what `attach()` returned."""
-        return None
 
     async def send(self, prompt: str | Prompt) -> AsyncIterator[BaseEvent]:
         """Queue `prompt` on the live session and yield its turn's events when it runs
@@ -266,7 +272,3 @@ class RemoteEngine(Engine):
     async def enter_worktree(self, name: str | None = None) -> Worktree:
         """Refused (see the module docstring)."""
         self._elsewhere("a worktree")
-
-    async def open_on(self, provider: str, request: Any, how: Any = None) -> OpenSession:
-        """Refused: new, resume, continue, fork all open another session here."""
-        self._elsewhere("opening another session")

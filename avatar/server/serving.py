@@ -1,4 +1,4 @@
-"""The engine server's Unix socket (DESIGN §11): one per user, serving the hub.
+"""The engine server's Unix socket (docs/design.md §11): one per user, serving the hub.
 
 The socket is created 0600 in a 0700 directory of the user's (`avatar.server.protocol`), and
 every connection's peer is checked (SO_PEERCRED): another user's is refused, even where the

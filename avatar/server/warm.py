@@ -1,5 +1,5 @@
-"""Warm agents (DESIGN §11): for each key a session was opened with, one more engine whose agent
-is started and initialized, ready for the next session of the same key.
+"""Warm agents (docs/design.md §11): for each key a session was opened with, one more engine
+whose agent is started and initialized, ready for the next session of the same key.
 
 The key is what changes the agent: the provider, the project, the settings (the config files
 and the project file as trusted or not, flags and preset laid over them), avatar's home, the
@@ -10,7 +10,7 @@ edited, a project file trusted, another API key) gets a new agent; the warm agen
 are left as they are: another client's miss never stops them. A warm agent whose key is not the
 newest of its provider and project stops once it has gone unused for `OTHERS_KEPT` seconds.
 
-The agents start through the engine, as any other (`Engine.running`): the sandbox walls and
+The agents start through the engine, as any other (`engine.agent.start`): the sandbox walls and
 everything else of starting an agent apply to them alike. The key holds a digest of the
 environment and settings, never their values.
 """
@@ -41,7 +41,7 @@ OTHERS_KEPT = 600.0
 
 def warm_key(engine: Engine) -> Key:
     """What of `engine` changes the agent it starts (see the module docstring)."""
-    spec = engine.spec(engine.chosen_provider())
+    spec = engine.registry.spec(engine.chosen_provider())
     env = sorted(agent_environment(spec, engine.env).items())
     rest = (repr(engine.settings), repr(env), repr(engine.add_dirs), str(engine.home))
     # `--trust`: the agent starts with the project's own agent config, trusted or not.
@@ -64,7 +64,7 @@ class _Warm:
         return self.task
 
     async def _started(self) -> None:
-        self.bridge = bridge = await self.engine.running(self.key[0])
+        self.bridge = bridge = await self.engine.agent.start(self.key[0])
         await bridge.warm_up()  # (its first session's own costs, where that leaves no trace)
 
 
@@ -102,7 +102,7 @@ class WarmAgents:
                 self._stop(warm)
         self._slots[key] = made = _Warm(key, engine.twin())
         asyncio.get_running_loop().call_later(self.others_kept, self._expire, made)
-        if chosen is not engine and SHARED_PROCESS in engine.spec(key[0]).quirks:
+        if chosen is not engine and SHARED_PROCESS in engine.registry.spec(key[0]).quirks:
             made.start()
         return chosen, said
 

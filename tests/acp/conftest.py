@@ -57,7 +57,7 @@ class Harness:
     async def configure(self, **options: Any) -> None:
         """Change the running fake agent's behaviour."""
         assert self.bridge.agent is not None
-        await self.bridge.agent.conn.ext_method("fake/configure", options)
+        await self.bridge.agent.conn.request("_fake/configure", options)
 
     def notices(self) -> list[str]:
         return [e.message for e in self.emitted if e.type == "notice"]  # type: ignore[attr-defined]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import os
 import signal
@@ -31,6 +32,19 @@ def _ctx(tmp_path: Path, command: tuple[str, ...]) -> BridgeContext:
 def test_importing_the_bridge_does_not_import_acp() -> None:
     code = "import sys, avatar.bridges.acp.bridge; assert 'acp' not in sys.modules, 'acp imported'"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
+
+
+def test_no_module_of_avatar_imports_the_acp_sdk() -> None:
+    """avatar's ACP client is its own (docs/design.md §2): no module imports the SDK, so no
+    start of an ACP agent pays its import, and nothing leans on the SDK's private API."""
+    found = []
+    for path in sorted((REPO / "avatar").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            found += [f"{path.relative_to(REPO)}: {n}" for n in names if n.split(".")[0] == "acp"]
+    assert found == []
 
 
 async def test_missing_executable_names_the_install_hint(tmp_path: Path) -> None:
@@ -221,6 +235,7 @@ async def test_model_without_a_config_option_uses_session_set_model(
 
 
 def test_capabilities_formulas() -> None:
+    """`initialize`'s answer as agents write it (built on the SDK's schema, sent as JSON)."""
     from acp.schema import (
         AgentCapabilities,
         SessionCapabilities,
@@ -231,9 +246,12 @@ def test_capabilities_formulas() -> None:
 
     from avatar.bridges.acp.bridge import session_capabilities
 
-    none = session_capabilities(AgentCapabilities())
+    def answered(caps: AgentCapabilities) -> SessionCapabilities:
+        return session_capabilities(caps.model_dump(mode="json", by_alias=True, exclude_none=True))
+
+    none = answered(AgentCapabilities())
     assert none.names() == ["cancel"]
-    caps = session_capabilities(
+    caps = answered(
         AgentCapabilities(
             load_session=False,
             session_capabilities=SessionCapabilities(
@@ -244,11 +262,11 @@ def test_capabilities_formulas() -> None:
         )
     )
     assert caps.names() == ["list", "resume", "continue_last", "delete", "cancel"]
-    list_only = session_capabilities(
+    list_only = answered(
         AgentCapabilities(session_capabilities=SessionCapabilities(list=SessionListCapabilities()))
     )
     assert not list_only.can_continue_last
-    assert session_capabilities(AgentCapabilities(session_capabilities=None)).names() == ["cancel"]
+    assert answered(AgentCapabilities(session_capabilities=None)).names() == ["cancel"]
 
 
 async def test_a_late_update_of_a_session_left_behind_is_dropped(tmp_path: Path) -> None:

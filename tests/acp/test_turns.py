@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from avatar.bridges.acp.listing import list_pages
 from avatar.core.config import Scope, Settings
 from avatar.core.events import (
     CommandsAvailable,
@@ -220,8 +219,6 @@ async def test_turn_after_cancel_works(h: Harness) -> None:
 
 async def test_session_list_pages_show_the_session(h: Harness) -> None:
     """The listing continue-last relies on, against the running agent."""
-    assert h.bridge.agent is not None
-    conn, cwd = h.bridge.agent.conn, str(h.cwd.resolve())
-    sessions = await list_pages(lambda cursor: conn.list_sessions(cwd=cwd, cursor=cursor), "fake")
+    sessions = await h.bridge.agent_sessions() or []
     assert [s.id for s in sessions] == [h.bridge.session_id]
     assert sessions[0].provider == "fake" and sessions[0].updated is not None

@@ -1,4 +1,5 @@
-"""ACP session updates → avatar events, on the SDK's own objects."""
+"""ACP session updates → avatar events, on the JSON agents write (built with the SDK's schema,
+the reference for what a valid update is, and sent as its JSON)."""
 
 from __future__ import annotations
 
@@ -28,9 +29,11 @@ from acp.schema import (
 from acp.schema import (
     Usage as AcpUsage,
 )
+from pydantic import BaseModel
 
-from avatar.bridges.acp.updates import prompt_usage, translate
+from avatar.bridges.acp import wire
 from avatar.core.events import (
+    BaseEvent,
     FileDiff,
     ModeChanged,
     Plan,
@@ -41,6 +44,21 @@ from avatar.core.events import (
     Usage,
     UserMessage,
 )
+
+
+def _sent(model: BaseModel) -> dict[str, object]:
+    """`model` as an agent writes it on the wire."""
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def translate(update: BaseModel, terminal: wire.TerminalReader | None = None) -> list[BaseEvent]:
+    """The events for `update` as avatar reads it off the wire."""
+    return wire.translate(_sent(update), terminal)
+
+
+def prompt_usage(response: PromptResponse) -> Usage | None:
+    """The usage of a `session/prompt` answer as avatar reads it off the wire."""
+    return wire.prompt_answer(_sent(response))[1]
 
 
 def test_message_chunks() -> None:
@@ -149,7 +167,7 @@ def test_usage_title_and_unknown() -> None:
         translate(ConfigOptionUpdate(session_update="config_option_update", config_options=[]))
         == []
     )
-    assert translate(object()) == []
+    assert wire.translate({"sessionUpdate": "no_such_update"}) == []
     usage = prompt_usage(
         PromptResponse(
             stop_reason="end_turn",
@@ -164,3 +182,4 @@ def test_usage_title_and_unknown() -> None:
         field_meta={"quota": {"token_count": {"input_tokens": 1200, "output_tokens": 34}}},
     )
     assert prompt_usage(gemini) == Usage(input_tokens=1200, output_tokens=34)
+    assert wire.prompt_answer({}) == ("end_turn", None)  # (one that says nothing)

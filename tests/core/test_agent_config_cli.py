@@ -1,5 +1,6 @@
-"""`avatar trust` over the agents' own config in a project (DESIGN §10), through the installed
-command: `--show` lists every file of every agent's `project_config` around the project (with
+"""`avatar trust` over the agents' own config in a project (docs/design.md §10), through the
+installed command: `--show` lists every file of every agent's `project_config` around the project
+(with
 `.avatar.yaml`) and what it would run; trusting records each file's hash; a changed file is
 untrusted again; `--revoke` forgets them all. No agent runs here: what the files would have run
 without trust is tests/integration/test_agent_config_trust.py."""

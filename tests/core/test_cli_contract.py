@@ -158,7 +158,7 @@ def test_providers_json_shape(env: dict[str, str]) -> None:
     assert names[:5] == ["native", "claude", "claude-acp", "codex", "gemini"]
     keys = {"name", "transport", "found", "path", "version", "capabilities", "logged_in", "hint"}
     for r in rows:
-        assert set(r) == {*keys, "sandbox"}
+        assert set(r) == {*keys, "sandbox", "state_dirs", "state_guessed"}
         assert r["logged_in"] in (True, False, None) and isinstance(r["hint"], str)
     native = rows[0]
     assert native["found"] and "fork" in native["capabilities"]

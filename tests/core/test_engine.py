@@ -41,20 +41,20 @@ def test_registry_has_builtins_and_config_acp_agents(tmp_path: Path) -> None:
         }
     )
     e = Engine(settings, tmp_path, env={}, home=tmp_path)
-    names = [s.name for s in e.providers()]
+    names = [s.name for s in e.registry.specs()]
     assert names[:5] == ["native", "claude", "claude-acp", "codex", "gemini"]
-    assert e.spec("my-agent").command == ("pi-acp", "--x")
-    assert e.spec("my-agent").bridge == "avatar.bridges.acp.bridge:ACPBridge"
-    assert e.spec("codex").command == ("/opt/codex-acp",)
-    assert e.registry.env_for(e.spec("codex"))["A"] == "1"
+    assert e.registry.spec("my-agent").command == ("pi-acp", "--x")
+    assert e.registry.spec("my-agent").bridge == "avatar.bridges.acp.bridge:ACPBridge"
+    assert e.registry.spec("codex").command == ("/opt/codex-acp",)
+    assert e.registry.env_for(e.registry.spec("codex"))["A"] == "1"
     with pytest.raises(UsageError, match="unknown provider 'nope'"):
-        e.spec("nope")
+        e.registry.spec("nope")
 
 
 async def test_resume_unsupported_opens_new_session_with_notice(engine: Engine) -> None:
     seen: list[BaseEvent] = []
     engine.subscribe(seen.append)
-    started = await engine.open_on("plain", OpenRequest("resume", "abc"))
+    started = await engine.agent.open_on("plain", OpenRequest("resume", "abc"))
     assert started.how == "new"
     notices = [e.message for e in seen if isinstance(e, Notice)]
     assert notices == ["resuming a session is not supported by plain; opened a new session instead"]
@@ -63,7 +63,7 @@ async def test_resume_unsupported_opens_new_session_with_notice(engine: Engine) 
 
 
 async def test_switch_provider_hands_the_conversation_over(engine: Engine) -> None:
-    await engine.open_on("plain", OpenRequest("new"))
+    await engine.agent.open_on("plain", OpenRequest("new"))
     answer = [
         e.text async for e in engine.send("remember the word PELICAN") if isinstance(e, TextDelta)
     ]
@@ -80,7 +80,7 @@ async def test_switch_provider_hands_the_conversation_over(engine: Engine) -> No
 
 
 async def test_fresh_switch_carries_nothing(engine: Engine) -> None:
-    await engine.open_on("plain", OpenRequest("new"))
+    await engine.agent.open_on("plain", OpenRequest("new"))
     [e async for e in engine.send("secret context")]
     await engine.switch_provider("other-resumable", handoff=False)
     [e async for e in engine.send("hi")]
@@ -94,7 +94,7 @@ async def test_listing_another_agent_s_sessions_does_not_lose_the_open_one(
     """`refresh` starts the other provider's agent in place of the running one; the next turn
     still goes to the open session, on its own provider, reopened."""
     started = await engine.open("other-resumable")
-    await engine.refresh("plain")
+    await engine.agent.refresh("plain")
     [e async for e in engine.send("still with me?")]
     assert FakeBridge.started[-1].name == "other-resumable"
     assert FakeBridge.started[-1].session_id == started.session_id
@@ -152,18 +152,18 @@ def test_no_usable_provider_says_what_it_looked_for(tmp_path: Path) -> None:
         ProviderSpec(name="gemini", transport="acp", command=("no-such-gemini-x",), auth_hint="k")
     )
     with pytest.raises(AvatarError, match="no usable provider found"):
-        e.default_provider()
+        e.registry.default(e.settings)
 
 
 def _planner(tmp_path: Path, settings: Settings, stores: dict[str, _Store]) -> Engine:
     e = Engine(settings, tmp_path, env={"HOME": str(tmp_path)}, home=tmp_path)
-    for spec in e.providers():
+    for spec in e.registry.specs():
         e.catalog.use_store(spec.name, stores.get(spec.name))  # type: ignore[arg-type]
     return e
 
 
 def _plan(e: Engine, provider: str | None, **kw: Any) -> tuple[str, OpenRequest]:
-    plan = plan_open(e.catalog, e.settings, provider, e.default_provider, **kw)
+    plan = plan_open(e.catalog, e.settings, provider, lambda: e.registry.default(e.settings), **kw)
     return plan.provider, plan.request
 
 

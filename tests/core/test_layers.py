@@ -26,6 +26,7 @@ CLI_MAY_IMPORT = (
     "avatar.policy.permissions",
     "avatar.policy.terminal_text",  # a pure function: what text may reach a terminal
     "avatar.core.diffs",  # pure: what a tool call changes (the web page shows it too)
+    "avatar.core.markdown_blocks",  # pure: an answer cut into blocks (the web page's too)
     "avatar.providers.facts",
     "avatar.providers.registry",
     "avatar.sessions.types",

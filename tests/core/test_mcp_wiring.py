@@ -46,8 +46,14 @@ def test_acp_list_reports_a_missing_command(tmp_path: Path) -> None:
         "gone": McpServer(command="no-such-mcp-server"),
     }
     sent, skipped = build_mcp_servers(servers, None)
-    assert [(s.name, s.command, s.args) for s in sent] == [("ok", str(server), ["--x"])]
-    assert [(e.name, e.value) for e in sent[0].env] == [("K", "v")]
+    assert sent == [
+        {
+            "name": "ok",
+            "command": str(server),
+            "args": ["--x"],
+            "env": [{"name": "K", "value": "v"}],
+        }
+    ]
     assert skipped == ["MCP server 'gone' not passed: command 'no-such-mcp-server' not found"]
 
 

@@ -9,16 +9,16 @@ import pytest
 
 from avatar.bridges.acp.content import prompt_blocks, takes_images
 from avatar.bridges.claude.stream import user_message
-from avatar.cli.repl.attach import attach
+from avatar.cli.repl.mentions import read_mentions
 from avatar.core.errors import UsageError
-from avatar.core.prompts import MAX_IMAGE_BYTES, Attachment, Prompt, image_mime, read_image
+from avatar.core.prompts import MAX_IMAGE_BYTES, Image, Prompt, image_mime, read_image
 from avatar.native.llm.anthropic import to_anthropic_messages
 from avatar.native.llm.openai import to_openai_messages
 from avatar.native.llm.types import Message
 from tests.support.images import png_bytes
 
 PNG = png_bytes()
-SHOT = Attachment("shot.png", "image/png", PNG)
+SHOT = Image("shot.png", "image/png", PNG)
 B64 = SHOT.base64
 
 
@@ -55,18 +55,20 @@ def test_a_prompt_is_recorded_with_image_names_only() -> None:
     assert Prompt("", (SHOT,)).recorded == "[image: shot.png]"
 
 
-def test_attach_finds_at_images_pasted_paths_and_still_inlines_text(tmp_path: Path) -> None:
+def test_mentions_find_images_pasted_paths_and_still_inlines_text(tmp_path: Path) -> None:
     (tmp_path / "shot.png").write_bytes(PNG)
     (tmp_path / "notes.txt").write_text("alpha\n")
     (tmp_path / "My Shot.png").write_bytes(PNG)
-    asked = attach("see @shot.png and @notes.txt and @shot.png", tmp_path)
+    asked = read_mentions("see @shot.png and @notes.txt and @shot.png", tmp_path)
     assert [i.name for i in asked.images] == ["shot.png"]
     assert '<file path="notes.txt">\nalpha\n</file>' in asked.text
     assert "iVBOR" not in asked.text
     dropped = str(tmp_path / "My Shot.png")
     for typed in (f"'{dropped}'", dropped.replace(" ", "\\ "), f'"{dropped}"'):
-        assert [i.name for i in attach(f"look {typed} now", tmp_path).images] == ["My Shot.png"]
-    assert attach("no /such/file.png here", tmp_path).images == ()
+        assert [i.name for i in read_mentions(f"look {typed} now", tmp_path).images] == [
+            "My Shot.png"
+        ]
+    assert read_mentions("no /such/file.png here", tmp_path).images == ()
 
 
 def test_each_wire_format_carries_the_image() -> None:

@@ -71,7 +71,7 @@ def _engine(tmp_path: Path, config: _Config, preset: str | None, **flags: Any) -
 
 async def _start(tmp_path: Path, config: _Config) -> str:
     first = _engine(tmp_path, config, "reviewer", permission="allow")
-    started = await first.open_on("fake-resumable", OpenRequest("new"))
+    started = await first.agent.open_on("fake-resumable", OpenRequest("new"))
     await first.close()
     record = SessionSettingsLog(tmp_path).get(started.session_id)
     assert record is not None
@@ -86,7 +86,7 @@ async def test_resume_applies_the_preset_of_today_then_the_session_s_overrides(
     sid = await _start(tmp_path, config)
     config.presets["reviewer"]["system_prompt"] = "review, then summarise"
     later = _engine(tmp_path, config, None)
-    await later.open_on("fake-resumable", OpenRequest("resume", sid))
+    await later.agent.open_on("fake-resumable", OpenRequest("resume", sid))
     assert later.settings.system_prompt == "review, then summarise"
     assert later.settings.permission == "allow"  # its own override beats the preset's deny
     assert FakeBridge.started[-1].ctx.system_prompt == "review, then summarise"
@@ -97,7 +97,7 @@ async def test_a_fork_keeps_the_preset_and_overrides_of_its_parent(tmp_path: Pat
     config = _Config()
     parent = await _start(tmp_path, config)
     later = _engine(tmp_path, config, None)
-    child = await later.open_on("fake-resumable", OpenRequest("fork", parent))
+    child = await later.agent.open_on("fake-resumable", OpenRequest("fork", parent))
     await later.close()
     assert child.session_id != parent
     record = SessionSettingsLog(tmp_path).get(child.session_id)
@@ -110,7 +110,7 @@ async def test_this_run_s_flags_and_preset_beat_the_session_s(tmp_path: Path) ->
     config.presets["other"] = {"system_prompt": "other prompt"}
     sid = await _start(tmp_path, config)
     later = _engine(tmp_path, config, "other", permission="ask")
-    await later.open_on("fake-resumable", OpenRequest("resume", sid))
+    await later.agent.open_on("fake-resumable", OpenRequest("resume", sid))
     assert (later.settings.system_prompt, later.settings.permission) == ("other prompt", "ask")
     await later.close()
 
@@ -122,7 +122,7 @@ async def test_a_preset_gone_from_the_config_is_a_notice_not_an_error(tmp_path: 
     later = _engine(tmp_path, config, None)
     seen: list[BaseEvent] = []
     later.subscribe(seen.append)
-    started = await later.open_on("fake-resumable", OpenRequest("resume", sid))
+    started = await later.agent.open_on("fake-resumable", OpenRequest("resume", sid))
     assert started.how == "resumed"
     assert later.settings.permission == "allow" and later.settings.system_prompt is None
     [notice] = [e for e in seen if isinstance(e, Notice)]
@@ -134,7 +134,7 @@ async def test_a_preset_gone_from_the_config_is_a_notice_not_an_error(tmp_path: 
 async def test_nothing_of_its_own_writes_nothing(tmp_path: Path, preset: str | None) -> None:
     config = _Config()
     engine = _engine(tmp_path, config, preset)
-    await engine.open_on("fake-resumable", OpenRequest("new"))
+    await engine.agent.open_on("fake-resumable", OpenRequest("new"))
     await engine.close()
     log = SessionSettingsLog(tmp_path)
     assert log.path.exists() == (preset is not None)
@@ -144,7 +144,7 @@ async def test_a_model_switched_mid_session_is_remembered(tmp_path: Path) -> Non
     """What the REPL's `/model` and `/preset` do: record the open session's settings again."""
     config = _Config()
     engine = _engine(tmp_path, config, None)
-    started = await engine.open_on("fake-resumable", OpenRequest("new"))
+    started = await engine.agent.open_on("fake-resumable", OpenRequest("new"))
     assert SessionSettingsLog(tmp_path).get(started.session_id) is None
     await engine.set_model("bigger-model")
     mid = SessionSettingsLog(tmp_path).get(started.session_id)
@@ -154,6 +154,6 @@ async def test_a_model_switched_mid_session_is_remembered(tmp_path: Path) -> Non
     record = SessionSettingsLog(tmp_path).get(started.session_id)
     assert record is not None and (record.preset, record.overrides) == ("reviewer", {})
     later = _engine(tmp_path, config, None)
-    await later.open_on("fake-resumable", OpenRequest("resume", started.session_id))
+    await later.agent.open_on("fake-resumable", OpenRequest("resume", started.session_id))
     assert later.settings.system_prompt == "review only"
     await later.close()

@@ -18,7 +18,6 @@ import pytest
 import avatar
 
 HEAVY = (
-    "acp",
     "prompt_toolkit",
     "rich",
     "httpx",
@@ -27,6 +26,8 @@ HEAVY = (
     "yaml",
     "starlette",
     "uvicorn",
+    "markdown_it",  # the web page's and the HTML export's markdown
+    "pygments",
 )
 
 

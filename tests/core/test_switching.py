@@ -23,9 +23,11 @@ A, B = "a-resumable", "b-resumable"
 
 @pytest.fixture
 def engine(tmp_path: Path) -> Engine:
-    e = Engine(
-        Settings(), tmp_path, env={"PATH": "/nonexistent", "HOME": str(tmp_path)}, home=tmp_path
-    )
+    # (the project beside avatar's home, which holds the rewind store: never where agents write)
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {"PATH": "/nonexistent", "HOME": str(tmp_path)}
+    e = Engine(Settings(), project, env=env, home=tmp_path)
     for name in (A, B):
         e.registry.add(ProviderSpec(name=name, transport="acp", bridge=FAKE))
     FakeBridge.prompts = []
@@ -171,7 +173,7 @@ async def test_a_session_the_agent_cannot_reopen_opens_seeded_from_avatars_copy(
     engine = fresh_engine()
     seen: list[BaseEvent] = []
     engine.subscribe(seen.append)
-    started = await engine.resume(lost.session_id)
+    started = await engine.agent.resume(lost.session_id)
     assert started.session_id != lost.session_id and started.how == "new"
     notices = [e.message for e in seen if isinstance(e, Notice)]
     assert any("opens with its 4 earlier messages" in n for n in notices), notices
@@ -222,7 +224,7 @@ async def test_avatars_copy_of_the_turns_holds_no_secret(engine: Engine, tmp_pat
 
 
 async def test_avatars_copy_records_the_model_that_answered(engine: Engine, tmp_path: Path) -> None:
-    engine.model = "model-asked-for"
+    engine.models.use(engine.chosen_provider(), "model-asked-for")
     started = await engine.open(A)
     FakeBridge.started[-1].answering_model = "model-that-answered"
     await say(engine, "which model are you?")
@@ -240,7 +242,7 @@ async def test_the_replayed_history_is_handed_over_when_nothing_else_has_it(
             name="replayer", transport="acp", bridge="tests.core.replay_bridge:ReplayBridge"
         )
     )
-    await engine.open_on("replayer", OpenRequest("resume", "ext-session-1"))
+    await engine.agent.open_on("replayer", OpenRequest("resume", "ext-session-1"))
     await say(engine, "third step")  # avatar's copy of this session begins here
     await engine.switch_provider(B)
     sent = await say(engine, "carry on")
@@ -306,7 +308,7 @@ async def test_a_handoff_names_its_source_by_the_name_it_was_given(engine: Engin
     await engine.switch_provider(B)
     sent = await say(engine, "go on")
     assert f"from {A} session {a.session_id}, 'Lexer work' ===" in sent
-    await engine.new(B)
+    await engine.agent.new(B)
     await engine.close()
 
     seeded = await engine.open(B, source=a.session_id)

@@ -282,7 +282,7 @@ def test_the_engine_takes_the_same_decision(project: Path, tmp_path: Path) -> No
     home = tmp_path / "home"
     engine = Engine.from_config(project, home=home)
     assert engine.settings.permission == "ask" and engine.settings.mcp_servers == {}
-    assert engine.spec("codex").executable == "codex-acp"
+    assert engine.registry.spec("codex").executable == "codex-acp"
     assert engine.untrusted_config is not None
     assert list(engine.untrusted_config.guarded) == [
         "permission",
@@ -290,8 +290,11 @@ def test_the_engine_takes_the_same_decision(project: Path, tmp_path: Path) -> No
         "mcp_servers.m",
     ]
     trusted = Engine.from_config(project, home=home, trust=True)
-    assert trusted.untrusted_config is None and trusted.spec("codex").executable == "./agent.sh"
+    assert (
+        trusted.untrusted_config is None
+        and trusted.registry.spec("codex").executable == "./agent.sh"
+    )
     found = Engine.project_config(project, home=home)
     assert found is not None
     found.trust()
-    assert Engine.from_config(project, home=home).spec("codex").executable == "./agent.sh"
+    assert Engine.from_config(project, home=home).registry.spec("codex").executable == "./agent.sh"

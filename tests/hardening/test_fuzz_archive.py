@@ -1,10 +1,11 @@
 """Fuzzing archive import: any bytes, any tar, any manifest → a restored session or one clear
 error, and nothing written outside `$AVATAR_HOME` and the provider stores.
 
-A real archive is packed from a native session (`Engine.archives.pack`), then damaged: arbitrary
-bytes, cut or flipped bytes, a tar.gz of arbitrary members, and the manifest replaced by arbitrary
-JSON or one value of it replaced. `Engine.archives.restore` (what `avatar session import` calls)
-must succeed or raise one `AvatarError` with a one-line message; on an error nothing is written.
+A real archive is packed from a native session (`engine.library.archives.pack`), then
+damaged: arbitrary bytes, cut or flipped bytes, a tar.gz of arbitrary members, and the manifest
+replaced by arbitrary JSON or one value of it replaced. `engine.library.archives.restore` (what
+`avatar session import` calls) must succeed or raise one `AvatarError` with a one-line message;
+on an error nothing is written.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def _place() -> Iterator[tuple[Path, Engine, dict[str, bytes]]]:
             writer.close()
         env = {"HOME": str(root / "home"), "PATH": "/usr/bin:/bin"}
         packer = Engine(Settings(), cwd, env={**env, "AVATAR_HOME": str(source)}, home=source)
-        packed = packer.archives.pack(packer.sessions()[0].id, root / "good.tar.gz")
+        packed = packer.library.archives.pack(packer.sessions()[0].id, root / "good.tar.gz")
         with tarfile.open(packed, "r:gz") as tar:
             members = {m.name: tar.extractfile(m).read() for m in tar if m.isreg()}  # type: ignore[union-attr]
         packed.unlink()
@@ -65,7 +66,7 @@ def _restore(root: Path, engine: Engine, data: bytes) -> None:
     archive.write_bytes(data)
     before = _files(root)
     try:
-        engine.archives.restore(archive, root / "proj")
+        engine.library.archives.restore(archive, root / "proj")
     except AvatarError as e:
         assert str(e) and "\n" not in str(e), repr(e)
         assert _files(root) - before <= {p for p in _files(root) if "cache" in p.parts}

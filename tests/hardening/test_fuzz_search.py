@@ -2,9 +2,10 @@
 
 Native sessions holding arbitrary text (FTS5 syntax characters, NUL, lone surrogates, the
 index's own snippet markers, huge strings) are written through the native store and indexed by
-`Engine.reindex()`; arbitrary queries then go through `Engine.search()`, the path `avatar session
-search` takes. Indexing never raises; a search returns hits or one clear `UsageError` (a query
-with no word in it), never an sqlite error. A session whose text holds a query's words is found.
+`engine.library.reindex()`; arbitrary queries then go through `Engine.search()`, the path
+`avatar session search` takes. Indexing never raises; a search returns hits or one clear
+`UsageError` (a query with no word in it), never an sqlite error. A session whose text holds a
+query's words is found.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def _search(engine: Engine, query: str) -> list[object]:
 def test_fuzz_search_arbitrary_text_and_queries(texts: list[str], queries: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         engine = _engine(Path(tmp), texts)
-        assert engine.reindex() == len(texts)
+        assert engine.library.reindex() == len(texts)
         for query in [*queries, *texts]:
             _search(engine, query)
 
@@ -85,7 +86,7 @@ def test_fuzz_search_finds_a_word_among_noise(word: str, noise: str) -> None:
         # The native reader drops a message it cannot decode (a lone surrogate), so the word
         # also comes in a message of its own.
         engine = _engine(Path(tmp), [f"{noise} {word} {noise}"], extra=f"{word} and more")
-        engine.reindex()
+        engine.library.reindex()
         assert len(_search(engine, word)) == 1
 
 
@@ -94,7 +95,7 @@ def test_search_huge_text_and_query() -> None:
     huge = ('\x00 "( NEAR* ^: ' * 200_000)[:2_000_000] + " ledger"
     with tempfile.TemporaryDirectory() as tmp:
         engine = _engine(Path(tmp), [huge])
-        assert engine.reindex() == 1
+        assert engine.library.reindex() == 1
         assert len(_search(engine, "ledger")) == 1
         _search(engine, "x" * 100_000 + " ledger " * 1000)
 
@@ -116,7 +117,7 @@ def test_fuzz_search_provider_files_with_any_text(text: str) -> None:
         home = root / "avatar-home"
         env = {**synth.env, "AVATAR_HOME": str(home), "PATH": "/usr/bin:/bin"}
         engine = Engine(Settings(), cwd, env=env, home=home)
-        assert engine.reindex() == 3
+        assert engine.library.reindex() == 3
         assert len(_search(engine, "hello")) == 3
         _search(engine, text)
 
@@ -127,6 +128,6 @@ def test_a_session_repeating_the_word_is_searched() -> None:
     the session's size: `python -m benchmarks --only linear`)."""
     with tempfile.TemporaryDirectory() as tmp:
         engine = _engine(Path(tmp), ["ledger entry " * 150_000])
-        assert engine.reindex() == 1
+        assert engine.library.reindex() == 1
         [hit] = engine.search("ledger")
         assert hit.snippet.startswith("ledger entry ledger") and len(hit.spans) == 6

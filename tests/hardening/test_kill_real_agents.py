@@ -36,7 +36,7 @@ SEED = int(os.environ.get("AVATAR_KILL_SEED", "14"))
 # Gemini CLI wipes a session's history when it loads it in the minute its file was started,
 # so avatar waits for the minute to turn before reopening one (avatar/bridges/acp/quirks.py).
 WAITS_FOR_THE_MINUTE = {"gemini"}
-# The ACP agents, asked for their sessions by `engine.refresh` (Claude Code has no listing).
+# The ACP agents, asked for their sessions by `engine.agent.refresh` (Claude Code has no listing).
 LISTS = {"codex", "gemini", "claude-acp"}
 PROVIDERS = [
     ("codex", "codex-acp", "responses"),
@@ -105,7 +105,7 @@ def test_sigkill_the_real_agent_at_random_points(
                 try:
                     if listing:
                         listed += 1
-                        found = await asyncio.wait_for(engine.refresh(provider), 30)
+                        found = await asyncio.wait_for(engine.agent.refresh(provider), 30)
                         assert sid in {s.id for s in found}, (SEED, i, found)
                         events = []
                     else:
@@ -124,14 +124,14 @@ def test_sigkill_the_real_agent_at_random_points(
                     # Reopening now would wait for the clock minute to turn: go on in a new
                     # session, and reopen the first one once, at the end.
                     await engine.close()
-                    await engine.new()
+                    await engine.agent.new()
                 # Otherwise the engine's next send restarts the agent and reopens the session.
             assert reported >= KILLS // 3, (SEED, reported)
             assert listed >= KILLS // 6 or provider not in LISTS, (SEED, listed)
             if provider in WAITS_FOR_THE_MINUTE:
                 await engine.close()
                 backdate_gemini(agent_home, provider, sid)
-                await engine.resume(sid)
+                await engine.agent.resume(sid)
             # (The reply is the default one: a side request may take a scripted one.)
             events = await asyncio.wait_for(_turn(engine, "still there?"), 60)
             assert "slow words" in _text(events), (SEED, events)

@@ -58,7 +58,7 @@ async def test_the_python_api_refuses_bad_ids(tmp_path: Path, bad: str) -> None:
     with pytest.raises(UsageError, match="invalid session id"):
         engine.find(bad)
     with pytest.raises(UsageError, match="invalid session id"):
-        await engine.resume(bad, "native")  # the REPL's /resume
+        await engine.agent.resume(bad, "native")  # the REPL's /resume
     with pytest.raises(UsageError, match="invalid session id"):
         SessionManager(tmp_path / "home").create(tmp_path, model=None, session_id=bad)
     assert not (tmp_path / "home" / "sessions").exists() or not any(

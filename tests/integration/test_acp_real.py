@@ -12,13 +12,11 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from avatar.bridges.acp import quirks as acp_quirks
 from avatar.bridges.acp.bridge import ACPBridge
-from avatar.bridges.acp.listing import list_pages
 from avatar.bridges.base import BridgeContext, OpenRequest
 from avatar.core.config import Settings
 from avatar.core.errors import ProviderError
@@ -105,15 +103,11 @@ async def listed_ids(bridge: ACPBridge, home: AgentHome) -> list[str]:
     (every page) where the agent can list, else the provider's store. claude-agent-acp writes
     its transcript a moment after the turn ends, so give a fresh session a few seconds."""
     cwd = home.workdir.resolve()
-    agent, store = bridge.agent, bridge.ctx.store
-    assert agent is not None and store is not None
-
-    async def page(cursor: str | None) -> Any:
-        return await agent.conn.list_sessions(cwd=str(cwd), cursor=cursor)
-
+    store = bridge.ctx.store
+    assert store is not None
     for _ in range(50):
         if bridge.capabilities.can_list:
-            sessions = await list_pages(page, bridge.name)
+            sessions = await bridge.agent_sessions() or []
         else:
             sessions = store.list(cwd)
         if sessions:

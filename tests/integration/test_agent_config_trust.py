@@ -1,6 +1,6 @@
 """Acceptance (issue 30): a repository's own agent config runs nothing until `avatar trust`
-covers it, and nothing again once it changes (DESIGN §10), through the real agents against the
-fake model server.
+covers it, and nothing again once it changes (docs/design.md §10), through the real agents against
+the fake model server.
 
 The repository carries, for Claude Code and claude-agent-acp (which read the same files), a
 `.claude/settings.json` whose SessionStart hook leaves a marker, and a `.mcp.json` naming the test

@@ -113,7 +113,7 @@ def test_delete_goes_through_the_agent(
     async def agent_list() -> list[str]:
         engine = _engine(agent_home, provider)
         try:
-            listed = await engine.refresh(provider)
+            listed = await engine.agent.refresh(provider)
             return [s.id for s in listed]
         finally:
             await engine.close()

@@ -55,7 +55,7 @@ def _agent_lists(home: AgentHome) -> list[str]:
             home.workdir, provider="codex", env=env, home=Path(env["AVATAR_HOME"])
         )
         try:
-            agent = await engine.running("codex")
+            agent = await engine.agent.start("codex")
             return [s.id for s in await agent.agent_sessions() or []]
         finally:
             await engine.close()

@@ -52,10 +52,10 @@ def test_gemini_s_session_context_is_no_turn_of_a_reopened_session(
         backdate_gemini(agent_home, "gemini", first.session_id)
         engine = engine_for(agent_home, "gemini")
         try:
-            again = await engine.resume(first.session_id)
+            again = await engine.agent.resume(first.session_id)
             assert again.session_id == first.session_id
             await say(engine, "GEMINI-TWO: and the eviction")
-            history = engine.history()
+            history = again.history()
             assert history is not None
             await engine.switch_provider("native")
             await say(engine, "NATIVE: carry on")

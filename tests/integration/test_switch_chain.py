@@ -112,7 +112,7 @@ def test_a_return_after_an_import_hands_over_only_what_is_new(
             if run == "next-run":
                 await engine.close()
                 engine = engine_for(agent_home, "native")
-                await engine.resume(imported.session_id)
+                await engine.agent.resume(imported.session_id)
             back = await engine.switch_provider("native")
             assert await say(engine, N2) == "Wrapped up."
             return first.session_id, back.session_id

@@ -87,7 +87,7 @@ def test_a_switch_uses_the_target_s_own_model(
             await engine.switch_provider(b)
             assert engine.model is None  # nothing asked for on B: its own
             assert await _say(engine, "continue") == "On it."
-            return engine.status().model, engine.model_for(a)
+            return engine.status().model, engine.models.of(a)
         finally:
             await engine.close()
 

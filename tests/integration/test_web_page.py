@@ -10,35 +10,16 @@ another project, its earlier turns shown above once and the running turn below o
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.support.drive import start, talk
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
-from tests.support.web import chromium, web_server
+from tests.support.web import WAIT, chromium, open_chat, send, web_server
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
-
-WAIT = 60_000  # ms: an agent's turn on 2 busy cores
-
-
-def open_chat(page: Any, url: str, provider: str) -> None:
-    page.goto(url)
-    assert page.url.endswith("/library")  # the token became a cookie, and left the address
-    page.click("nav >> text=Live sessions")
-    page.select_option("form.open select[name=provider]", provider)
-    page.click("form.open button")
-    page.wait_for_url(re.compile(r"/chat/"), timeout=WAIT)
-    page.wait_for_selector(f"#log .line:has-text('({provider}, new)')", timeout=WAIT)
-
-
-def send(page: Any, text: str) -> None:
-    page.fill("#prompt textarea", text)
-    page.click("#prompt button")
 
 
 def test_chat_streams_asks_switches_and_searches(
@@ -188,7 +169,7 @@ def test_a_session_live_from_a_terminal_shows_its_earlier_turns_once(
             earlier = each.inner_text("details.earlier")
             assert "remember the walrus" in earlier and "Noted: the walrus." in earlier
             assert "what was it?" not in earlier
-            shown = each.inner_text("body")
+            shown = each.inner_text("main")  # (the sidebar lists the session by its title)
             for said in ("remember the walrus", "Noted: the walrus.", "what was it?"):
                 assert shown.count(said) == 1, (said, shown)
             assert shown.count("It was the walrus.") == 1, shown

@@ -6,7 +6,9 @@ command and the native agent against the fake model server:
 - the sandbox refuses a native `bash` redirection from a worktree session into the main
   worktree (the same command from a session in the main worktree writes it);
 - a worktree's session is listed with it, resumes in it, and `session delete --worktree`
-  removes it (without the flag it is kept);
+  removes it (without the flag it is kept), but never with work not committed in it (it says
+  what, and `--discard` throws that away);
+- a worktree has the submodules the checkout has initialised (a local one here);
 - bad input (not a repository, a name in use, a bad name, `--worktree` with `--resume`): one
   line and exit 2.
 """
@@ -160,10 +162,13 @@ def test_session_delete_worktree_removes_it_and_without_the_flag_keeps_it(
     for name in ("gone", "kept"):
         model_server.chat.append(write_x(name), Reply.text("done"))
         sids[name] = session_id(chat(avatar_env, repo, "--worktree", name, name))
+    git(worktree(repo, "gone"), "add", "x.txt")
+    git(worktree(repo, "gone"), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
     run = avatar(avatar_env, repo, "session", "delete", sids["gone"], "--yes", "--worktree")
     assert run.returncode == 0, run.stderr
     assert not worktree(repo, "gone").exists()
-    assert "avatar/gone" not in git(repo, "branch", "--list")  # it held no commit
+    assert "branch avatar/gone kept: it has commits of its own" in run.stderr
+    assert "avatar/gone" in git(repo, "branch", "--list")  # the commit is not lost
     run = avatar(avatar_env, repo, "session", "delete", sids["kept"], "--yes")
     assert run.returncode == 0, run.stderr
     assert (worktree(repo, "kept") / "x.txt").read_text() == "kept\n"
@@ -178,6 +183,59 @@ def test_session_delete_worktree_removes_it_and_without_the_flag_keeps_it(
     assert run.stderr.strip().splitlines() == [
         f"avatar: --worktree: native session {plain} has no worktree"
     ]
+
+
+def test_session_delete_worktree_never_throws_away_the_agents_uncommitted_work(
+    repo: Path, avatar_env: dict[str, str], model_server: FakeModelServer
+) -> None:
+    model_server.chat.append(write_x("work"), Reply.text("done"))
+    sid = session_id(chat(avatar_env, repo, "--worktree", "busy", "work"))
+    place = worktree(repo, "busy")
+    (place / "README").write_text("edited too\n")
+    run = avatar(avatar_env, repo, "session", "delete", sid, "--yes", "--worktree")
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert lines == [
+        f"avatar: --worktree: {place} holds work not committed (M README, ?? x.txt): commit it "
+        f"on its branch (git -C {place} add -A && git -C {place} commit), or add --discard to "
+        "throw it away; nothing was deleted"
+    ]
+    assert (place / "x.txt").read_text() == "work\n"  # nothing was deleted: the work,
+    info = avatar(avatar_env, repo, "session", "info", sid, "--json")  # nor the session
+    assert info.returncode == 0 and json.loads(info.stdout)["worktree"] == str(place)
+
+    run = avatar(avatar_env, repo, "session", "delete", sid, "--yes", "--discard")
+    assert run.returncode == 2 and "--discard goes with --worktree" in run.stderr
+    run = avatar(avatar_env, repo, "session", "delete", sid, "--yes", "--worktree", "--discard")
+    assert run.returncode == 0, run.stderr
+    assert "threw away its work not committed (2)" in run.stderr
+    assert not place.exists()
+
+
+def test_a_worktree_has_the_submodules_of_the_checkout(
+    repo: Path, avatar_env: dict[str, str], model_server: FakeModelServer, tmp_path: Path
+) -> None:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    git(lib, "init", "-q")
+    (lib / "lib.txt").write_text("from the submodule\n")
+    git(lib, "add", ".")
+    git(lib, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "lib")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "lib")
+    # The agent reads the submodule's file in its worktree.
+    read = Reply.tool_call("bash", {"command": "cat lib/lib.txt > seen.txt"})
+    model_server.chat.append(read, Reply.text("done"))
+    run = chat(avatar_env, repo, "--worktree", "sm", "read it")
+    assert run.returncode == 0, run.stderr
+    assert (worktree(repo, "sm") / "seen.txt").read_text() == "from the submodule\n"
+    # Committed, it goes without --discard (git itself wants --force for any submodule).
+    git(worktree(repo, "sm"), "add", "seen.txt")
+    git(worktree(repo, "sm"), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "s")
+    sid = session_id(run)
+    run = avatar(avatar_env, repo, "session", "delete", sid, "--yes", "--worktree")
+    assert run.returncode == 0, run.stderr
+    assert not worktree(repo, "sm").exists()
 
 
 @pytest.mark.parametrize(

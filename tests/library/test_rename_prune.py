@@ -14,10 +14,13 @@ from typing import Any
 import pytest
 
 from avatar.core.errors import UsageError
+from avatar.core.events import SessionStarted
 from avatar.engine.engine import Engine
+from avatar.engine.status import EngineStatus
 from avatar.sessions.claude import ClaudeStore
 from tests.library.helpers import Library, make_library
 from tests.support.drive import avatar
+from tests.support.slash import SlashRepl
 
 
 @pytest.fixture
@@ -98,11 +101,11 @@ def _tree(root: Path) -> set[str]:
 def test_prune_deletes_exactly_the_old_sessions(lib: Library) -> None:
     fresh = lib.claude_session("fresh words")
     engine = lib.engine()
-    old = engine.prunable(timedelta(days=1), provider="claude")
+    old = engine.library.prunable(timedelta(days=1), provider="claude")
     old_ids = {s.id for s in old}
     assert len(old) == 2 and fresh not in old_ids  # the two fixture transcripts (Nov 21)
     before = _tree(lib.synth.home)
-    done = asyncio.run(engine.prune(old))
+    done = asyncio.run(engine.library.prune(old))
     assert [d.done if not isinstance(d, str) else d for _, d in done] == ["deleted", "deleted"]
     gone = before - _tree(lib.synth.home)
     assert gone == {
@@ -161,22 +164,15 @@ def test_cli_search_rename_and_prune(lib: Library) -> None:
     assert os.path.exists(lib.claude_dir() / f"{sid}.jsonl")
 
 
-class _Repl:
-    """What the slash handlers use of the REPL: its engine and `say`."""
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self.lines: list[str] = []
-
-    def say(self, text: str, style: str | None = None) -> None:
-        self.lines.append(text)
-
-
 class _OpenOn:
     """The engine with session `opened` open, as `/rename` sees it (no agent started)."""
 
-    def __init__(self, engine: Engine, opened: object) -> None:
-        self.engine, self.session = engine, opened
+    def __init__(self, engine: Engine, opened: SessionStarted) -> None:
+        self.engine, self.opened = engine, opened
+
+    def status(self) -> EngineStatus:
+        o = self.opened
+        return EngineStatus(provider=o.provider, model=None, session_id=o.session_id, how=o.how)
 
     def rename(self, ref: str, name: str) -> object:
         return self.engine.rename(ref, name)
@@ -187,7 +183,7 @@ def test_slash_search_and_rename(lib: Library) -> None:
     from avatar.core.events import SessionStarted
 
     sid = lib.claude_session("the tapir migration")
-    repl = _Repl(lib.engine())
+    repl = SlashRepl(lib.engine())
     search, rename = lookup("/search"), lookup("/rename")
     assert search is not None and rename is not None
     asyncio.run(search.handler(repl, ["tapir"]))  # type: ignore[arg-type]

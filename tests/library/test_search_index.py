@@ -31,8 +31,8 @@ def test_every_provider_is_found_and_only_changed_sessions_are_reindexed(lib: Li
     claude = lib.claude_session("please refactor the quokka parser")
     native = lib.native_session("the wombat migration plan")
     engine = lib.engine()
-    assert engine.reindex() == 2 * 3 + 2  # 2 per fixture provider, plus ours
-    assert engine.reindex() == 0  # nothing changed: nothing is read again
+    assert engine.library.reindex() == 2 * 3 + 2  # 2 per fixture provider, plus ours
+    assert engine.library.reindex() == 0  # nothing changed: nothing is read again
     [hit] = engine.search("quokka")
     assert (hit.session.provider, hit.session.id) == ("claude", claude)
     assert [hit.snippet[a:b] for a, b in hit.spans] == ["quokka"]
@@ -45,7 +45,7 @@ def test_every_provider_is_found_and_only_changed_sessions_are_reindexed(lib: Li
     path = lib.claude_dir() / f"{claude}.jsonl"
     with path.open("a") as f:
         f.write(path.read_text().splitlines()[0].replace("quokka parser", "platypus") + "\n")
-    assert lib.engine().reindex() == 1
+    assert lib.engine().library.reindex() == 1
     assert _ids(lib.engine().search("platypus")) == {claude}
 
 
@@ -55,7 +55,7 @@ def test_a_deleted_session_disappears(lib: Library) -> None:
     assert _ids(engine.search("axolotl")) == {gone}
     (lib.claude_dir() / f"{gone}.jsonl").unlink()
     assert engine.search("axolotl") == []
-    assert engine.reindex() == 0
+    assert engine.library.reindex() == 0
 
 
 def test_tool_titles_and_tool_output_are_indexed(lib: Library) -> None:
@@ -80,12 +80,12 @@ def test_secrets_never_reach_the_index_file(lib: Library) -> None:
 def test_an_index_of_another_version_or_corrupt_is_rebuilt(lib: Library) -> None:
     lib.claude_session("the capybara index")
     engine = lib.engine()
-    total = engine.reindex()
+    total = engine.library.reindex()
     db_path = lib.avatar_home / "cache" / FILE_NAME
     with sqlite3.connect(db_path) as db:
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     db.close()
-    assert engine.reindex() == total
+    assert engine.library.reindex() == total
     with sqlite3.connect(db_path) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     db.close()
@@ -127,7 +127,7 @@ def test_queries_are_words_never_syntax(lib: Library) -> None:
 def test_damage_past_the_header_is_rebuilt(lib: Library) -> None:
     lib.claude_session("the damaged okapi")
     engine = lib.engine()
-    engine.reindex()
+    engine.library.reindex()
     db_path = lib.avatar_home / "cache" / FILE_NAME
     data = bytearray(db_path.read_bytes())
     data[4096:] = b"\xff" * (len(data) - 4096)  # every page after the first
@@ -142,7 +142,7 @@ def test_concurrent_updates_do_not_fail(lib: Library) -> None:
 
     def index() -> None:
         try:
-            results.append(lib.engine().reindex())
+            results.append(lib.engine().library.reindex())
         except Exception as e:  # reported below, with what it was
             results.append(e)
 

@@ -71,3 +71,92 @@ def test_a_repository_without_a_commit_is_refused(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q")
     with pytest.raises(UsageError, match="no commit"):
         worktrees.create(tmp_path, "x")
+
+
+def _repo_with_submodules(tmp_path: Path) -> Path:
+    """`main` with submodule `sub` (itself with submodule `leaf`) and `other`, all local, all
+    initialised but `other`."""
+    allow = ("-c", "protocol.file.allow=always")
+    for name in ("leaf", "sub", "other"):
+        (tmp_path / name).mkdir()
+        git(tmp_path / name, "init", "-q")
+        (tmp_path / name / f"{name}.txt").write_text(f"{name}\n")
+        git(tmp_path / name, "add", ".")
+        git(tmp_path / name, "commit", "-qm", name)
+    git(tmp_path / "sub", *allow, "submodule", "add", "-q", str(tmp_path / "leaf"), "leaf")
+    git(tmp_path / "sub", "commit", "-qm", "leaf")
+    main = tmp_path / "main"
+    main.mkdir()
+    git(main, "init", "-q")
+    for name in ("sub", "other"):
+        git(main, *allow, "submodule", "add", "-q", str(tmp_path / name), name)
+    git(main, "commit", "-qm", "subs")
+    git(main, *allow, "submodule", "update", "--init", "--recursive", "-q")
+    git(main, "submodule", "deinit", "-q", "other")
+    return main
+
+
+def test_a_worktree_has_the_submodules_the_checkout_initialised(tmp_path: Path) -> None:
+    main = _repo_with_submodules(tmp_path)
+    made = worktrees.create(main, "w")
+    assert made.empty_submodules == ()
+    assert (made.path / "sub" / "sub.txt").read_text() == "sub\n"
+    assert (made.path / "sub" / "leaf" / "leaf.txt").read_text() == "leaf\n"  # recursively
+    assert not (made.path / "other" / "other.txt").exists()  # as in the checkout
+    assert git(made.path, "status", "--porcelain", "--ignore-submodules=none") == ""
+    # Each fetches from where the checkout's copy does, not from that copy.
+    assert git(made.path / "sub", "remote", "get-url", "origin").strip() == str(tmp_path / "sub")
+    leaf_url = git(made.path / "sub" / "leaf", "remote", "get-url", "origin").strip()
+    assert leaf_url == str(tmp_path / "leaf")
+
+
+def test_removing_refuses_to_lose_uncommitted_work_unless_discarded(repo: Path) -> None:
+    made = worktrees.create(repo, "w")
+    (made.path / "f").write_text("changed\n")
+    (made.path / "new").write_text("new\n")
+    assert worktrees.unsaved(made.path) == ["M f", "?? new"]
+    with pytest.raises(UsageError) as refused:
+        worktrees.remove(made.path)
+    said = str(refused.value)
+    assert said.startswith(f"--worktree: {made.path} holds work not committed (M f, ?? new)")
+    assert "commit it on its branch" in said and "--discard" in said
+    assert (made.path / "new").exists()  # nothing was removed
+    assert "threw away its work not committed (2)" in worktrees.remove(made.path, discard=True)
+    assert not made.path.exists()
+
+
+def test_removing_refuses_to_lose_a_submodules_work(tmp_path: Path) -> None:
+    main = _repo_with_submodules(tmp_path)
+    made = worktrees.create(main, "w")
+    (made.path / "sub" / "leaf" / "leaf.txt").write_text("changed\n")
+    assert worktrees.unsaved(made.path) == ["M sub"]
+    git(made.path / "sub" / "leaf", "commit", "-qam", "in leaf")
+    git(made.path / "sub", "commit", "-qam", "leaf moved")
+    git(made.path, "commit", "-qam", "sub moved")
+    # All committed, but those commits are only in the worktree's copies of the submodules.
+    lost = worktrees.unsaved(made.path)
+    assert [line.split(": commit")[0] for line in lost] == ["sub", "sub/leaf"]
+    with pytest.raises(UsageError, match="holds work not committed"):
+        worktrees.remove(made.path)
+    assert "threw away" in worktrees.remove(made.path, discard=True)
+
+
+def test_a_clean_worktree_with_submodules_is_removed(tmp_path: Path) -> None:
+    main = _repo_with_submodules(tmp_path)
+    made = worktrees.create(main, "w")
+    assert worktrees.unsaved(made.path) == []
+    assert "and its branch avatar/w" in worktrees.remove(made.path)
+    assert not made.path.exists()
+
+
+def test_a_submodule_that_cannot_be_checked_out_is_said(tmp_path: Path) -> None:
+    main = _repo_with_submodules(tmp_path)
+    # HEAD records a commit of `sub` that the checkout's copy has never fetched.
+    git(tmp_path / "sub", "commit", "-q", "--allow-empty", "-m", "later")
+    later = git(tmp_path / "sub", "rev-parse", "HEAD").strip()
+    git(main, "update-index", "--cacheinfo", f"160000,{later},sub")
+    git(main, "commit", "-qm", "sub moved")
+    made = worktrees.create(main, "w")
+    assert len(made.empty_submodules) == 1
+    assert made.empty_submodules[0].startswith("submodule sub could not be checked out: ")
+    assert f"; {made.empty_submodules[0]}" in made.describe()

@@ -7,6 +7,7 @@ line and follows the new provider."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -17,10 +18,10 @@ from avatar.core.config import parse_settings
 from avatar.core.events import BaseEvent, Notice
 from avatar.engine.engine import Engine
 from avatar.server.hub import Event, Hub, OpenOptions
+from avatar.server.live import LiveSession
 from avatar.server.remote import RemoteEngine
-from avatar.server.serving import Server
 from tests.support.acp_agent import provider_entry
-from tests.support.served import collect
+from tests.support.served import collect, hub_served
 
 
 def _settings(tmp_path: Path) -> Any:
@@ -91,18 +92,16 @@ async def test_every_client_is_told_of_a_switch_with_its_handoff(hub: Hub, tmp_p
     assert seen["b"][-1]["type"] == "notice" and "already on other" in seen["b"][-1]["message"]
 
 
-async def test_an_attached_repl_shows_a_switch_made_elsewhere(
+@contextlib.asynccontextmanager
+async def attached(
     hub: Hub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
-    (tmp_path / "run").mkdir(mode=0o700)
-    server = Server(hub)
-    up = asyncio.Event()
-    serving = asyncio.ensure_future(server.serve(up.set))
-    await up.wait()
+) -> AsyncIterator[tuple[RemoteEngine, LiveSession]]:
+    """A live session that has had a turn, served on the socket, and an engine attached to it
+    as a REPL is (`avatar attach`), detached afterwards."""
     remote = _engine(tmp_path, tmp_path / "work", RemoteEngine)
     assert isinstance(remote, RemoteEngine)
-    try:
+    async with hub_served(hub, tmp_path / "run", monkeypatch), contextlib.AsyncExitStack() as stack:
+        stack.push_async_callback(remote.close)
         live = await hub.open(
             OpenOptions(cwd=tmp_path / "work"),
             client="holder",  # (subscribed, so the session stays live after its turn)
@@ -110,6 +109,13 @@ async def test_an_attached_repl_shows_a_switch_made_elsewhere(
         )
         assert (await live.prompt("remember the heron", "holder"))["exit"] == 0
         await remote.attach(live.session_id, "repl")
+        yield remote, live
+
+
+async def test_an_attached_repl_shows_a_switch_made_elsewhere(
+    hub: Hub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with attached(hub, tmp_path, monkeypatch) as (remote, live):
         shown: list[BaseEvent] = []
         remote.subscribe(shown.append)
         remote.listen()
@@ -123,7 +129,3 @@ async def test_an_attached_repl_shows_a_switch_made_elsewhere(
         )
         assert remote.status().provider == "other"
         assert remote.status().session_id == live.session_id
-    finally:
-        await remote.close()
-        server.stop()
-        await serving

@@ -2,8 +2,9 @@
 `avatar serve --web` starts it, asked over HTTP. Without the token, or with a wrong one,
 every page, the event stream and the API answer 401; the printed URL's token becomes a
 cookie and leaves the address; no answer carries an `Access-Control-*` header (no CORS);
-another `Host` or another site's `Origin` is refused; and the server listens on 127.0.0.1
-only (its sockets, read from /proc/net/tcp and tcp6)."""
+another `Host` or another site's `Origin` is refused; every answer, whatever answers it,
+forbids framing (clickjacking, issue 32); and the server listens on 127.0.0.1 only (its
+sockets, read from /proc/net/tcp and tcp6)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,15 @@ def server(agent_home: AgentHome) -> Iterator[Served]:
 
 def no_cors(response: httpx.Response) -> None:
     assert not [h for h in response.headers if h.lower().startswith("access-control-")]
+
+
+def unframable(response: httpx.Response) -> None:
+    where = (response.request.method, response.request.url.path, response.status_code)
+    policy = response.headers.get("content-security-policy", "")
+    assert "frame-ancestors 'none'" in policy, where
+    assert response.headers.get("x-frame-options") == "DENY", where
+    # (and the rest of the policy: only this server's scripts, styles and connections)
+    assert "default-src 'self'" in policy and "img-src 'self' data: blob:" in policy, where
 
 
 @pytest.mark.parametrize(("method", "path"), PATHS)
@@ -118,3 +128,72 @@ def test_nothing_listens_off_loopback(server: Served) -> None:
     listening = _listening(server.pid)
     assert ("tcp", "0100007F", port) in listening  # 127.0.0.1, as /proc writes it
     assert all(table == "tcp" and address == "0100007F" for table, address, _ in listening)
+
+
+def test_every_answer_forbids_framing(server: Served) -> None:
+    base, token, url = server.base, server.token, server.url
+    with httpx.Client(base_url=base) as client:  # the door's answers: 401s, the redirect
+        for method, path in PATHS:
+            refused = client.request(method, path)
+            assert refused.status_code == 401
+            unframable(refused)
+        unframable(client.get("/library", headers={"host": "evil.example"}))
+        first = client.get(url)
+        assert first.status_code == 303
+        unframable(first)
+    with httpx.Client(base_url=base, cookies={"avatar_token": token}) as client:
+        answers = [
+            client.get("/"),  # a redirect
+            client.get("/library"),
+            client.get("/library?q=anything"),
+            client.get("/library/nosuchsession"),  # an error page
+            client.get("/library/nosuchsession/export?format=doc"),
+            client.get("/live"),
+            client.get("/chat/01ABC"),
+            client.get("/chat/01ABC/events"),
+            client.post("/chat/01ABC/prompt", json={"text": "hi"}),
+            client.get("/static/chat.js"),
+            client.get("/static/web.css"),
+            client.get("/static/export.css"),
+            client.get("/static/nothing.js"),
+            client.get("/nowhere"),  # the framework's own 404
+            client.get("/live/open"),  # and its 405
+        ]
+        assert [a.status_code for a in answers] == [
+            *(303, 200, 200, 404, 400, 200, 404, 404, 404),
+            *(200, 200, 200, 404, 404, 405),
+        ]
+        opened = client.post("/live/open", data={"provider": "native"})
+        assert opened.status_code == 303
+        chat = client.get(opened.headers["location"])
+        assert chat.status_code == 200 and 'id="prompt"' in chat.text
+        answers += [opened, chat, client.post(opened.headers["location"] + "/prompt", json={})]
+        with client.stream("GET", opened.headers["location"] + "/events") as stream:
+            assert stream.headers["content-type"].startswith("text/event-stream")
+            answers.append(stream)
+        for answer in answers:
+            unframable(answer)
+
+
+def test_a_prompts_images_are_checked_before_anything_is_sent(server: Served) -> None:
+    import base64
+
+    from avatar.core.prompts import MAX_IMAGE_BYTES
+
+    def b64(data: bytes) -> str:
+        return base64.b64encode(data).decode()
+
+    with httpx.Client(base_url=server.base, cookies={"avatar_token": server.token}) as client:
+        chat = client.post("/live/open", data={"provider": "native"}).headers["location"]
+        png = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
+        refused = {
+            "not base64": [{"name": "a.png", "data": "%%%"}],
+            "not an image avatar can attach": [{"name": "a.txt", "data": b64(b"hello")}],
+            "image too large": [{"name": "big.png", "data": b64(png + b"\0" * MAX_IMAGE_BYTES)}],
+            "at most 8 images": [{"name": "a.png", "data": b64(png)}] * 9,
+            "an image is {name, data}": ["a.png"],
+        }
+        for said, images in refused.items():
+            answer = client.post(chat + "/prompt", json={"text": "look", "images": images})
+            assert answer.status_code == 400 and said in answer.json()["error"], answer.text
+        assert client.post(chat + "/prompt", json={"text": " ", "images": []}).status_code == 400

@@ -1,32 +1,44 @@
-"""What the page's event stream adds to a session's events (avatar.server.web.stream): a run
-of streamed text is followed by the same text rendered as the HTML export renders it (code
-highlighted), a file edit carries its diff numbered by the file's own lines, and history an
-agent re-sends while reopening a session is left out (the page shows it from the store)."""
+"""What the page's event stream adds to a session's events (avatar.server.web.stream): an
+answer's markdown rendered block by block as it streams (tables, code highlighted, what the
+model wrote escaped), a file edit's diff numbered by the file's own lines and highlighted
+for its language, and history an agent re-sends while reopening a session left out (the
+page shows it from the store)."""
 
 from __future__ import annotations
 
 import json
+import re
+from html import unescape
 from pathlib import Path
 
 from avatar.server.web.stream import Renderer, frame
 
 
-def test_a_run_of_text_is_followed_by_its_rendering(tmp_path: Path) -> None:
+def test_an_answer_is_rendered_block_by_block_as_it_streams(tmp_path: Path) -> None:
     renderer = Renderer(tmp_path)
-    shown = [
-        e
-        for event in (
-            {"type": "text", "text": "Use **this**:\n\n```python\n"},
-            {"type": "usage", "input_tokens": 3},  # inside the run: no rendering yet
-            {"type": "text", "text": "print(1)\n```\n"},
-            {"type": "turn_finished", "stop_reason": "end_turn"},
-        )
-        for e in renderer.feed(event)
+    pieces = [
+        "Use **this**:\n\n| a | b |\n|---|--:|\n| 1 ",
+        "| 2 |\n\n```python\n",
+        "print(1)\n```\nand <script>alert(1)</script> then",
     ]
-    assert [e["type"] for e in shown] == ["text", "usage", "text", "rendered", "turn_finished"]
-    html = shown[3]["html"]
-    assert "<strong>this</strong>" in html
-    assert '<pre class="hl">' in html and 'class="nb">print</span>' in html
+    shown = [e for text in pieces for e in renderer.feed({"type": "text", "text": text})]
+    shown += renderer.feed({"type": "usage", "input_tokens": 3})  # inside the run
+    shown += renderer.feed({"type": "turn_finished", "stop_reason": "end_turn"})
+    kinds = [e["type"] for e in shown]
+    streamed = ["text", "blocks", "text", "blocks", "text", "blocks", "usage"]
+    assert kinds == [*streamed, "blocks", "turn_finished"]
+    first, second, third, last = (e for e in shown if e["type"] == "blocks")
+    # The paragraph is drawn once the blank line ends it; the table is still coming.
+    assert first["html"] == "<p>Use <strong>this</strong>:</p>\n" and not first["end"]
+    assert first["tail"] == "| a | b |\n|---|--:|\n| 1 "
+    assert '<div class="table"><table>' in second["html"]
+    assert '<td class="align-right">2</td>' in second["html"]  # (a class: no inline style)
+    assert second["tail"] == ""
+    assert '<pre class="hl"><code><span class="nb">print</span>' in third["html"]
+    assert third["tail"] == "and <script>alert(1)</script> then"  # (the page shows it as text)
+    # The end of the run: the rest, its markup escaped.
+    assert last["end"] and last["tail"] == ""
+    assert last["html"] == "<p>and &lt;script&gt;alert(1)&lt;/script&gt; then</p>\n"
     assert renderer.flush() == []  # nothing streamed since
 
 
@@ -54,15 +66,19 @@ def test_an_edit_carries_its_diff_numbered_by_the_file(tmp_path: Path) -> None:
     }
     [shown] = Renderer(tmp_path).feed(event)
     html = shown["diff_html"]
-    assert '<div class="path">app.py  +1 -1</div>' in html  # relative to the project
-    assert '<span class="del"><i>3</i>- c = 3</span>' in html
-    assert '<span class="add"><i>3</i>+ c = 33</span>' in html
-    assert "<i>2</i>  b = 2" in html  # context, with the file's numbers
+    assert '<div class="path">app.py <small>+1 -1</small></div>' in html  # relative to the project
+    # Each line: the file's number, the sign, the code highlighted as Python.
+    assert '<span class="del"><i>3</i><b>-</b> <span class="n">c</span>' in html
+    assert '<span class="add"><i>3</i><b>+</b> <span class="n">c</span>' in html
+    assert '<span class="mi">33</span></span>' in html
+    assert '<span class="ctx"><i>2</i><b> </b> <span class="n">b</span>' in html  # context
 
 
 def test_reported_diffs_and_markup_in_them_are_escaped(tmp_path: Path) -> None:
     diff = {"path": "x.html", "old_text": None, "new_text": "<script>x</script>\n", "line": 1}
     event = {"type": "tool_call_updated", "id": "t", "diffs": [diff]}
     [shown] = Renderer(tmp_path).feed(event)
-    assert "&lt;script&gt;" in shown["diff_html"] and "<script>" not in shown["diff_html"]
+    html = shown["diff_html"]
+    assert "<script>" not in html  # highlighted as HTML, its tags escaped:
+    assert "<script>x</script>" in unescape(re.sub(r"<[^>]+>", "", html))
     assert json.loads(frame(shown).removeprefix("data: "))["id"] == "t"

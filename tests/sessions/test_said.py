@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from avatar.cli.repl.attach import attach_files, detach_files
+from avatar.cli.repl.mentions import inline_files, strip_inlined
 from avatar.handoff import seed_prompt
 from avatar.sessions.handoff_marker import END, START
 from avatar.sessions.types import TranscriptMessage
@@ -21,7 +21,7 @@ def test_what_the_user_said_leaves_out_handoffs_and_injected_context() -> None:
 
 def test_attached_files_come_off_again(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("alpha\n")
-    sent = attach_files("read @a.txt please", tmp_path)
+    sent = inline_files("read @a.txt please", tmp_path)
     assert "alpha" in sent
-    assert detach_files(sent) == "read @a.txt please"
-    assert detach_files("no files here") == "no files here"
+    assert strip_inlined(sent) == "read @a.txt please"
+    assert strip_inlined("no files here") == "no files here"

@@ -66,17 +66,17 @@ async def test_a_new_store_kind_is_one_file_and_a_line_of_provider_data(
     assert json.loads(path.read_text().splitlines()[-1]) == {"name": "Blue parrot"}
     assert engine.find(sid).name == "Blue parrot"
 
-    fork = await engine.fork(sid, at=1)
+    fork = await engine.agent.fork(sid, at=1)
     assert fork.how == "forked" and fork.provider == NOTES
     assert [m.text for m in engine.transcript(fork.session_id).messages] == ["the parrot is blue"]
     assert len(list(notes_dir.glob("*/*.jsonl"))) == 2
 
-    archive = engine.archives.pack(sid, tmp_path / "parrot.tar.gz")
+    archive = engine.library.archives.pack(sid, tmp_path / "parrot.tar.gz")
     await engine.delete(sid)
     assert not path.exists()
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    restored = engine.archives.restore(archive, elsewhere)
+    restored = engine.library.archives.restore(archive, elsewhere)
     assert (restored.id, restored.cwd, restored.messages) == (sid, str(elsewhere), 2)
     [moved] = notes_dir.glob(f"*/{sid}.jsonl")
     assert moved.parent != path.parent and json.loads(moved.read_text().splitlines()[0]) == {

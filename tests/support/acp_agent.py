@@ -5,7 +5,10 @@ Run it as a subprocess::
     python -m tests.support.acp_agent --caps load,list,resume --config '{"page_size": 2}'
 
 or give the JSON config in ``FAKE_ACP_CONFIG``. Sessions persist as JSON files under
-``state_dir`` (config, else ``$FAKE_ACP_STATE``, else ``./.fake-acp``), so a restarted agent
+``state_dir`` (config, else ``$FAKE_ACP_STATE``, else ``./.fake-acp``; ``~`` is the agent's
+``$HOME``), made at start (``lazy_state``: at the first session request, and a failure to make
+it is answered, as Node agents do, "Internal error: Cannot call write after a stream was
+destroyed", the OS's words only in the traceback on stderr), so a restarted agent
 can list, load and resume them; every request is appended to ``<state_dir>/requests.jsonl``
 (method and params) for tests to inspect. A running agent can be reconfigured through the
 extension method ``_fake/configure`` (params: config keys to change).
@@ -56,7 +59,9 @@ import argparse
 import asyncio
 import json
 import os
+import shlex
 import sys
+import traceback
 import uuid
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
@@ -125,6 +130,7 @@ class FakeConfig:
     mcp_sse: bool = False
     page_size: int = 0
     state_dir: str | None = None
+    lazy_state: bool = False
     new_error: int | None = None
     load_error: int | None = None
     resume_error: int | None = None
@@ -225,7 +231,9 @@ class FakeAgent:
     def __init__(self, config: FakeConfig) -> None:
         self.config = config
         root = config.state_dir or os.environ.get("FAKE_ACP_STATE") or ".fake-acp"
-        self.store = Store(Path(root))
+        self.root = Path(os.path.expanduser(root))
+        self._store = None if config.lazy_state else Store(self.root)
+        self._unlogged: list[tuple[str, dict[str, Any]]] = []  # (before a lazy store exists)
         self.conn: Any = None
         self.authenticated = False
         self.cancelled: dict[str, asyncio.Event] = {}
@@ -235,8 +243,30 @@ class FakeAgent:
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
 
+    @property
+    def store(self) -> Store:
+        """The sessions' store, made on first use when `lazy_state` (see the module docstring)."""
+        if self._store is None:
+            try:
+                self._store = Store(self.root)
+            except OSError:
+                traceback.print_exc()
+                sys.stderr.flush()
+                raise RequestError(
+                    -32603,
+                    "Internal error",
+                    {"details": "Cannot call write after a stream was destroyed"},
+                ) from None
+            for method, params in self._unlogged:
+                self._store.log(method, params)
+        return self._store
+
     def _log(self, method: str, **params: Any) -> None:
-        self.store.log(method, {k: _dump(v) for k, v in params.items()})
+        entry = {k: _dump(v) for k, v in params.items()}
+        if self._store is None and method == "initialize":
+            self._unlogged.append((method, entry))
+            return
+        self.store.log(method, entry)
 
     async def _update(self, session_id: str, update: Any) -> None:
         await self.conn.session_update(session_id=session_id, update=update)
@@ -743,6 +773,16 @@ def command(config: FakeConfig | dict[str, Any] | None = None, caps: str = "") -
     if caps:
         argv += ["--caps", caps]
     return argv
+
+
+def program(path: Path, config: dict[str, Any] | None = None) -> Path:
+    """Write at `path` an executable running this fake agent with `config` — an agent as a
+    user installs one, a program of its own (its `state_dir` may start with `~`)."""
+    repo = Path(__file__).resolve().parents[2]
+    argv = [sys.executable, "-m", "tests.support.acp_agent", "--config", json.dumps(config or {})]
+    path.write_text(f"#!/bin/sh\nPYTHONPATH={shlex.quote(str(repo))} exec {shlex.join(argv)}\n")
+    path.chmod(0o755)
+    return path
 
 
 def provider_entry(state_dir: Path, **options: Any) -> dict[str, Any]:

@@ -19,6 +19,25 @@ from tests.support.drive import avatar, start
 Event = dict[str, Any]  #: one event of a live session (`avatar.server.live`)
 
 
+@contextlib.asynccontextmanager
+async def hub_served(hub: Any, runtime: Path, monkeypatch: Any) -> AsyncIterator[None]:
+    """`hub` served in-process on the socket of the runtime dir `runtime` (made; the test's
+    `XDG_RUNTIME_DIR` from now on), stopped afterwards."""
+    from avatar.server.serving import Server
+
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    runtime.mkdir(mode=0o700)
+    server = Server(hub)
+    up = asyncio.Event()
+    served = asyncio.ensure_future(server.serve(up.set))
+    await up.wait()
+    try:
+        yield
+    finally:
+        server.stop()
+        await served
+
+
 def collect(
     stream: AsyncIterator[dict[str, Any]], into: list[dict[str, Any]]
 ) -> asyncio.Task[None]:

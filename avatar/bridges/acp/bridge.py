@@ -1,42 +1,39 @@
 """`ACPBridge`: any Agent Client Protocol agent behind avatar's session API.
 
 One generic bridge serves Gemini CLI (`gemini --acp`), codex-acp, claude-agent-acp and every
-`transport: acp` entry in config; what differs between agents is data (`ProviderSpec`) and
-quirks (`acp_quirks`). The bridge composes:
+`transport: acp` entry in config, for every use: a one-shot `chat`, the REPL, reopening,
+listing, forking, deleting. What differs between agents is data (`ProviderSpec`) and quirks
+(`quirks`). The bridge composes:
 
-- `acp_connection` the agent process + SDK connection: launch, `call()` with timeouts and
-                   death handling, stderr tail (`AgentConnection`)
-- `acp_session`    the load → resume → new cascade, continue-last, fork (`SessionOpener`,
-                   which returns an `OpenResult`; the bridge reports fallbacks in one place)
-- `acp_stream`     where updates go: the running `Turn`, or the sink (marked replay on load)
-- `acp_client`     the agent's callbacks (updates, permission, files, terminals), each to the
-                   bridge of the session it names
-- `acp_shared`     the agent, maybe shared with other bridges' sessions (`SharedAgent`)
-- `acp_fs`, `acp_terminal`   file access and terminals, confined to the session's directories
-- `acp_listing`    `session/list` pages, else the engine's store: the newest session
-- `acp_updates`    ACP session updates → avatar events
-- `acp_compat`     the one use of the SDK's private API (`session/set_model`)
-- `mcp`            config `mcp_servers` → the MCP servers handed to the agent
-- `acp_quirks`     what differs per agent (claude executable, Gemini's load bugs, late replay)
-
-`import acp` costs ~0.65 s, so this module does not import it: `start()` spawns the agent
-first and imports the SDK while the agent boots.
+- `connection`  the agent process and the JSON-RPC connection on its stdio (`jsonrpc`, the
+                standard library's: docs/design.md §2 says why not the ACP SDK's): launch,
+                `request()` with timeouts and death handling, stderr tail (`AgentConnection`)
+- `session`     the load → resume → new cascade, continue-last, fork (`SessionOpener`, which
+                returns an `OpenResult`; the bridge reports fallbacks in one place)
+- `stream`      where updates go: the running `Turn`, or the sink (marked replay on load)
+- `client`      the agent's calls (updates, permission, files, terminals: `AgentCalls`)
+- `shared`      the agent, maybe shared with other bridges' sessions (`SharedAgent`), whose
+                calls go each to the bridge of the session they name
+- `fs`, `terminal`   file access and terminals, confined to the session's directories
+- `turns`       a turn's events and end, its cancel, the permission questions asked during it
+- `wire`        ACP session updates → avatar events
+- `listing`     `session/list` pages, else the engine's store: the newest session
+- `options`, `plan`   the session's model and mode (`session/set_config_option`)
+- `mcp`         config `mcp_servers` → the MCP servers handed to the agent
+- `quirks`      what differs per agent (claude executable, Gemini's load bugs, late replay)
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from avatar.bridges.acp import compat as acp_compat
 from avatar.bridges.acp import own_cli
-from avatar.bridges.acp.connection import (
-    AgentConnection,
-    sdk_connect,
-    sdk_hello,
-)
+from avatar.bridges.acp.client import AgentCalls
+from avatar.bridges.acp.connection import AgentConnection
 from avatar.bridges.acp.content import prompt_blocks, takes_images
+from avatar.bridges.acp.jsonrpc import RpcError, fields
 from avatar.bridges.acp.listing import list_pages
 from avatar.bridges.acp.options import (
     current_choice,
@@ -44,14 +41,16 @@ from avatar.bridges.acp.options import (
     set_model_unstable,
     set_option,
 )
+from avatar.bridges.acp.permission import get
 from avatar.bridges.acp.plan import PlanMode
 from avatar.bridges.acp.quirks import SameMinuteWait, remove_companions, remove_unused
 from avatar.bridges.acp.session import OpenResult, SessionOpener
 from avatar.bridges.acp.setup import AgentSetup, session_capabilities
-from avatar.bridges.acp.shared import Route, SharedAgent, run_on
+from avatar.bridges.acp.shared import SharedAgent, run_on
 from avatar.bridges.acp.stream import UpdateRouter
 from avatar.bridges.acp.terminal import TerminalManager
 from avatar.bridges.acp.turns import Asker, cancel_turn, run_turn
+from avatar.bridges.acp.wire import prompt_answer
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.bridges.turn import TurnSignal
 from avatar.core.errors import NotSupportedError, ProviderError
@@ -68,12 +67,6 @@ from avatar.core.prompts import Prompt
 from avatar.core.tasks import BackgroundTasks
 from avatar.sessions.types import SessionInfo
 
-if TYPE_CHECKING:
-    from acp.core import ClientSideConnection
-    from acp.schema import ToolCallUpdate
-
-    from avatar.bridges.acp.updates import SessionUpdate
-
 __all__ = ["ACPBridge", "session_capabilities"]
 
 
@@ -88,14 +81,14 @@ class ACPBridge(BaseBridge):
         super().__init__(ctx)
         self.router = UpdateRouter(ctx.emit, ctx.spec.name)
         self.same_minute = SameMinuteWait()
-        self.agent: AgentConnection[ClientSideConnection] | None = None
+        self.agent: AgentConnection | None = None
         self.config_options: list[Any] = []
         self._plan = PlanMode()
         self._reported_model: str | None = None  # what the agent said it runs, at the open
         self._opener: SessionOpener | None = None
         self._spare: OpenResult | None = None  # a new session opened ahead (`warm_up`)
         self._shared: SharedAgent | None = None  # the agent it runs on, maybe with others
-        self._route: Route | None = None  # where the agent's calls about its sessions go
+        self._calls: AgentCalls | None = None  # its answers to the agent's calls
         self._terminals: TerminalManager | None = None
         self._setup: AgentSetup | None = None  # what the agent was started with
         #: Permission requests: the scope the agent is held to, then the policy.
@@ -124,21 +117,17 @@ class ACPBridge(BaseBridge):
         ctx = self.ctx
         setup = AgentSetup.of(ctx)
         self._setup = setup
+        calls = AgentCalls(self.asker, setup.files, setup.terminals, self._wanted)
 
-        async def launch(shared: SharedAgent) -> AgentConnection[ClientSideConnection]:
-            def make_client() -> Any:
-                from avatar.bridges.acp.client import AvatarClient
-
-                return AvatarClient(shared.routes)
-
+        async def launch(shared: SharedAgent) -> AgentConnection:
             return await AgentConnection.launch(
                 self.name,
                 setup.launch.argv,
                 setup.launch.agent_env(),
                 ctx.cwd,
                 install_hint=ctx.spec.install_hint,
-                connect=sdk_connect(make_client),
-                hello=sdk_hello,
+                on_request=shared.routes.request,
+                on_notification=shared.routes.notification,
                 on_exit=shared.exited,
                 emit=shared.emit,
                 sandbox=setup.launch.walls,
@@ -149,8 +138,7 @@ class ACPBridge(BaseBridge):
         shared = await run_on(ctx.pool, setup.launch, self, launch)
         agent = shared.agent
         assert agent is not None
-        self._shared = shared
-        self._route = Route(self._on_update, self._decide, setup.files, setup.terminals)
+        self._shared, self._calls = shared, calls
         self.agent, self._terminals, self.asker.policy = agent, setup.terminals, setup.files.policy
         self.session_id, self.config_options = None, []
         self.capabilities = session_capabilities(agent.agent_capabilities)
@@ -180,7 +168,7 @@ class ACPBridge(BaseBridge):
         if agent is None or shared is None:
             return
         sessions = [s for s in (self.session_id, spare and spare.session_id) if s]
-        await shared.leave(self, self._route, sessions)
+        await shared.leave(self, self._calls, sessions)
         quirks = self.ctx.spec.quirks
         if "same_minute_load" in quirks and self.session_id:
             remove_companions(agent.env, self.session_id)
@@ -199,26 +187,18 @@ class ACPBridge(BaseBridge):
         """What the agent's connection says outside a turn (its death): to the engine."""
         self.ctx.emit(event)
 
-    def _running(self) -> tuple[AgentConnection[ClientSideConnection], SessionOpener]:
+    def _alive(self) -> tuple[AgentConnection, SessionOpener]:
+        """The agent and its opener; a ProviderError saying how it went when it is gone."""
         if self.agent is None or self._opener is None:
             raise ProviderError(f"{self.name} is not running")
         if not self.agent.alive:
             raise self.agent.not_running()
         return self.agent, self._opener
 
-    # -- callbacks --------------------------------------------------------------------------
-
-    def _on_update(self, session_id: str, update: SessionUpdate, events: list[BaseEvent]) -> None:
-        # Synchronous on purpose: the SDK runs each notification as its own task, and routing
-        # before any await keeps them in arrival order.
-        if self._opener is not None and not self._opener.wants_updates_of(session_id):
-            return
-        if update.session_update in ("tool_call", "tool_call_update"):
-            self.asker.calls.seen(update)
-        self.router.deliver(events)
-
-    async def _decide(self, session_id: str, tool_call: ToolCallUpdate) -> bool | None:
-        return await self.asker.decide(tool_call)
+    def _wanted(self, session_id: str | None) -> bool:
+        """The updates of the open session, or of one being opened (`AgentCalls`)."""
+        opener = self._opener
+        return opener is None or session_id is None or opener.wants_updates_of(session_id)
 
     # -- sessions ---------------------------------------------------------------------------
 
@@ -231,7 +211,7 @@ class ACPBridge(BaseBridge):
         the agent's (Gemini's is removed), no record of avatar's."""
         ahead = {"lazy_session_files", "empty_session_files"} & self.ctx.spec.quirks
         if ahead and self._spare is None:
-            _, opener = self._running()
+            _, opener = self._alive()
             async with self._opening() as opened:
                 self._spare = opened(await opener.new())
 
@@ -239,7 +219,7 @@ class ACPBridge(BaseBridge):
         """Open a session as `request` asks (docs/design.md §2 cascade); a fallback is reported
         here, in one Notice saying what failed and what was opened instead."""
         await self._restart_if_config_changed()
-        _, opener = self._running()
+        _, opener = self._alive()
         spare, self._spare = self._spare, None
         if spare is not None and request.mode == "new" and not request.session_id:
             result = spare  # (opened by `warm_up`, never used)
@@ -269,15 +249,15 @@ class ACPBridge(BaseBridge):
     async def _opening(self) -> AsyncIterator[Callable[[OpenResult], OpenResult]]:
         """While a session is opened: the agent's calls about it come here (sessions on a
         shared agent open one at a time); call what it yields with the result."""
-        shared, route = self._shared, self._route
-        if shared is None or route is None:
+        shared, calls = self._shared, self._calls
+        if shared is None or calls is None:
             raise ProviderError(f"{self.name} is not running")
 
         def opened(result: OpenResult) -> OpenResult:
-            shared.opened_for(result.session_id, route)
+            shared.opened_for(result.session_id, calls)
             return result
 
-        async with shared.opening(route):
+        async with shared.opening(calls):
             yield opened
 
     async def _restart_if_config_changed(self) -> None:
@@ -295,21 +275,18 @@ class ACPBridge(BaseBridge):
         """`session/list` for the cwd, every page, where the agent advertises it."""
         if not self.capabilities.can_list:
             return None
-        _, opener = self._running()
+        _, opener = self._alive()
         return await list_pages(opener.list_page, self.name)
 
     async def delete_session(self, session_id: str) -> bool:
-        """`session/delete` where advertised (through the compat module: the SDK lacks it);
-        the agent's refusal is a `ProviderError` in its words."""
-        from acp import RequestError
-
+        """`session/delete` where advertised; the agent's refusal is a `ProviderError` in its
+        words."""
         if not self.capabilities.can_delete:
             return False
-        agent, _ = self._running()
-        request = acp_compat.send_raw(agent.conn, "session/delete", {"sessionId": session_id})
+        agent, _ = self._alive()
         try:
-            await agent.call("session/delete", request)
-        except RequestError as e:
+            await agent.request("session/delete", {"sessionId": session_id})
+        except RpcError as e:
             raise ProviderError(f"{self.name} did not delete session {session_id}: {e}") from None
         return True
 
@@ -328,8 +305,8 @@ class ACPBridge(BaseBridge):
         avatar set, else the one the agent said it runs when the session opened, else the one
         asked for."""
         option = select_option(self.config_options, "model")
-        if option is not None and option.current_value is not None:
-            return str(option.current_value)
+        if option is not None and get(option, "currentValue") is not None:
+            return str(get(option, "currentValue"))
         return self._model or self._reported_model or self.ctx.model or self.ctx.spec.model
 
     @property
@@ -401,18 +378,14 @@ class ACPBridge(BaseBridge):
                 status = "the agent is not running" if agent is None else "no session is open"
                 yield Error(message=f"{self.name}: {status}")
             return
-        # Never prompt while a load's history is still streaming in (see acp_stream).
+        # Never prompt while a load's history is still streaming in (see `stream`).
         await self.router.replay_settled()
         conn = agent.conn
         blocks = prompt_blocks(prompt.with_text(self.asker.with_refusals(prompt.text)))
 
         async def ask() -> tuple[StopReason, Usage | None]:
-            # The SDK was loaded while the agent booted; so is its translation by now.
-            from avatar.bridges.acp.updates import prompt_usage
-
-            # (the SDK validates the blocks' JSON into its content models)
-            response = await conn.prompt(session_id=session_id, prompt=blocks)  # type: ignore[arg-type]
-            return response.stop_reason, prompt_usage(response)
+            method, params = "session/prompt", {"sessionId": session_id, "prompt": blocks}
+            return prompt_answer(fields(await conn.request(method, params), method))
 
         async for event in run_turn(
             self.name, agent, self.router, session_id, ask, self._in_background
@@ -429,6 +402,6 @@ class ACPBridge(BaseBridge):
         if self.agent is not None:
             agent_info = self.agent.agent_info
             if agent_info is not None:
-                info["agent"] = f"{agent_info.name} {agent_info.version}"
+                info["agent"] = f"{agent_info.get('name')} {agent_info.get('version')}"
             info["pid"] = self.agent.process.pid
         return info

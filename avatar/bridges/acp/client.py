@@ -1,222 +1,111 @@
-"""The client side of ACP: what avatar answers when the agent calls back.
+"""The client side of ACP: avatar's answers when the agent calls, one set for every ACP session.
 
-`AvatarClient` implements the SDK's `Client` protocol for every session on one agent: each call
-goes to the bridge of the session it names (`avatar.bridges.acp.shared.Routes`): session
-updates, translated into avatar events (`avatar.bridges.acp.updates`), to its bridge,
-permission requests to that bridge's permission policy, file access through its `FileAccess`,
-terminals through its `TerminalManager`. A refusal becomes a JSON-RPC error whose message the
-agent (and its model) can read; a call about no session of ours is refused.
-
-This module imports `acp`; the bridge imports it only after spawning the agent.
+`AgentCalls` answers the agent's requests on the JSON it wrote: `session/request_permission`
+(the scope, then the permission policy: `turns.Asker`), `fs/read_text_file` and
+`fs/write_text_file` (inside the session's directories: `FileAccess`), and `terminal/*`
+(commands inside the walls: `TerminalManager`). It takes the agent's notifications too: each
+`session/update` of a session the bridge wants is translated (`wire.translate`) and routed
+(`stream.UpdateRouter`) at once, so updates keep their order. A refusal is a JSON-RPC error
+whose message the agent (and its model) can read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from acp import RequestError
-from acp.schema import (
-    AllowedOutcome,
-    CreateTerminalResponse,
-    DeniedOutcome,
-    EnvVariable,
-    KillTerminalResponse,
-    PermissionOption,
-    ReadTextFileResponse,
-    ReleaseTerminalResponse,
-    RequestPermissionResponse,
-    TerminalExitStatus,
-    TerminalOutputResponse,
-    ToolCallUpdate,
-    WaitForTerminalExitResponse,
-    WriteTextFileResponse,
-)
-
 from avatar.bridges.acp.fs import AccessDenied
-from avatar.bridges.acp.permission import pick_option
-from avatar.bridges.acp.terminal import ExitStatus
-from avatar.bridges.acp.updates import SessionUpdate, translate
+from avatar.bridges.acp.jsonrpc import METHOD_NOT_FOUND, RpcError
+from avatar.bridges.acp.permission import get, pick_option
+from avatar.bridges.acp.wire import translate
 
 if TYPE_CHECKING:
-    from acp.interfaces import Agent
+    from avatar.bridges.acp.fs import FileAccess
+    from avatar.bridges.acp.terminal import ExitStatus, TerminalManager
+    from avatar.bridges.acp.turns import Asker
 
-    from avatar.bridges.acp.shared import Route, Routes
-    from avatar.core.events import BaseEvent
-
-UpdateHandler = Callable[[str, SessionUpdate, list["BaseEvent"]], None]
-"""Gets each session update (by session id) with the avatar events it translates to."""
-PermissionDecider = Callable[[str, ToolCallUpdate], Awaitable[bool | None]]
-"""Returns True (allow), False (deny) or None (the turn was cancelled while asking)."""
+Wanted = Callable[[str | None], bool]
+"""True for the updates of a session (by id; None when the update names none) the bridge
+shows: the open one, or one being opened."""
 
 
-def _refuse(refused: AccessDenied) -> RequestError:
-    message = str(refused)
-    return RequestError(refused.code, message, {"reason": message})
+def _exit_status(status: ExitStatus | None) -> dict[str, Any] | None:
+    return None if status is None else {"exitCode": status.exit_code, "signal": status.signal}
 
 
-def _exit_status(status: ExitStatus | None) -> TerminalExitStatus | None:
-    if status is None:
-        return None
-    return TerminalExitStatus(exit_code=status.exit_code, signal=status.signal)
+class AgentCalls:
+    """avatar's answers to one agent's requests and notifications (see the module docstring)."""
 
+    def __init__(
+        self, asker: Asker, files: FileAccess, terminals: TerminalManager, wanted: Wanted
+    ) -> None:
+        self.asker = asker
+        self.files = files
+        self.terminals = terminals
+        self.wanted = wanted
 
-class AvatarClient:
-    """avatar's answers to an ACP agent's requests and notifications, each from the bridge of
-    the session it names (`routes`)."""
+    # -- notifications ----------------------------------------------------------------------
 
-    def __init__(self, routes: Routes) -> None:
-        self._routes = routes
-
-    def on_connect(self, conn: Agent) -> None:
-        """Nothing to do: the bridge holds the connection."""
-
-    def _route(self, session_id: str) -> Route:
-        route = self._routes.of(session_id)
-        if route is None:
-            raise RequestError.invalid_params({"sessionId": f"no session {session_id} here"})
-        return route
-
-    # -- updates ----------------------------------------------------------------------------
-
-    async def session_update(self, session_id: str, update: SessionUpdate, **kwargs: Any) -> None:
-        """Translate the update and hand it to its bridge synchronously, so arrival order is
-        kept (the SDK runs each notification as its own task); one of no session of ours is
-        dropped."""
-        route = self._routes.of(session_id)
-        if route is None:
+    def notification(self, method: str, params: dict[str, Any]) -> None:
+        """A `session/update` of a wanted session, translated and routed before the next
+        line of the agent is read; anything else is ignored."""
+        update, session_id = params.get("update"), params.get("sessionId")
+        if method != "session/update" or not isinstance(update, dict):
             return
-        terminals = route.terminals
+        if not self.wanted(session_id if isinstance(session_id, str) else None):
+            return  # a late update of a session left behind
+        if update.get("sessionUpdate") in ("tool_call", "tool_call_update"):
+            self.asker.calls.seen(update)
+        self.asker.router.deliver(translate(update, self._terminal_text))
 
-        def terminal_text(terminal_id: str) -> str | None:
-            # The output so far of a terminal a tool call shows (None when there is none).
-            try:
-                return terminals.output(terminal_id)[0]
-            except Exception:
-                return None
-
-        route.on_update(session_id, update, translate(update, terminal_text))
-
-    # -- permission -------------------------------------------------------------------------
-
-    async def request_permission(
-        self,
-        session_id: str,
-        tool_call: ToolCallUpdate,
-        options: list[PermissionOption],
-        **kwargs: Any,
-    ) -> RequestPermissionResponse:
-        """Ask avatar's permission policy and select the agent's matching option."""
-        route = self._routes.of(session_id)
-        allowed = None if route is None else await route.decide(session_id, tool_call)
-        option = None if allowed is None else pick_option(options, allowed)
-        if option is None:
-            # Cancelled turn, or the agent offered no option of that kind.
-            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        return RequestPermissionResponse(
-            outcome=AllowedOutcome(option_id=option.option_id, outcome="selected")
-        )
-
-    # -- files ------------------------------------------------------------------------------
-
-    async def read_text_file(
-        self,
-        session_id: str,
-        path: str,
-        line: int | None = None,
-        limit: int | None = None,
-        **kwargs: Any,
-    ) -> ReadTextFileResponse:
-        """Read a text file inside the session's directories."""
+    def _terminal_text(self, terminal_id: str) -> str | None:
+        """The output so far of a terminal a tool call shows (None when there is none)."""
         try:
-            return ReadTextFileResponse(
-                content=self._route(session_id).files.read(path, line, limit)
+            return self.terminals.output(terminal_id)[0]
+        except Exception:
+            return None
+
+    # -- requests ---------------------------------------------------------------------------
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        """The result of the agent's request `method`; a refusal is an `RpcError` the agent
+        reads (a missing parameter one of invalid params, `jsonrpc.JsonRpc`)."""
+        try:
+            return await self._answer(method, params)
+        except AccessDenied as e:
+            message = str(e)
+            raise RpcError(e.code, message, {"reason": message}) from None
+
+    async def _answer(self, method: str, p: dict[str, Any]) -> Any:
+        if method == "session/request_permission":
+            allowed = await self.asker.decide(p.get("toolCall") or {})
+            option = None if allowed is None else pick_option(p.get("options") or [], allowed)
+            if option is None:  # cancelled turn, or no option of that kind offered
+                return {"outcome": {"outcome": "cancelled"}}
+            return {"outcome": {"outcome": "selected", "optionId": get(option, "optionId")}}
+        if method == "fs/read_text_file":
+            return {"content": self.files.read(p["path"], p.get("line"), p.get("limit"))}
+        if method == "fs/write_text_file":
+            self.files.write(p["path"], p["content"])
+            return {}
+        terminals = self.terminals
+        if method == "terminal/create":
+            env = {str(v.get("name")): str(v.get("value")) for v in p.get("env") or []}
+            terminal_id = await terminals.create(
+                p["command"], p.get("args"), env, p.get("cwd"), p.get("outputByteLimit")
             )
-        except AccessDenied as e:
-            raise _refuse(e) from None
-
-    async def write_text_file(
-        self, session_id: str, path: str, content: str, **kwargs: Any
-    ) -> WriteTextFileResponse:
-        """Write a text file inside the session's writable directories."""
-        try:
-            self._route(session_id).files.write(path, content)
-        except AccessDenied as e:
-            raise _refuse(e) from None
-        return WriteTextFileResponse()
-
-    # -- terminals --------------------------------------------------------------------------
-
-    async def create_terminal(
-        self,
-        session_id: str,
-        command: str,
-        args: list[str] | None = None,
-        env: list[EnvVariable] | None = None,
-        cwd: str | None = None,
-        output_byte_limit: int | None = None,
-        **kwargs: Any,
-    ) -> CreateTerminalResponse:
-        """Start a command in a terminal the agent can read, wait for and kill."""
-        try:
-            terminal_id = await self._route(session_id).terminals.create(
-                command,
-                args,
-                {v.name: v.value for v in env or []},
-                cwd,
-                output_byte_limit,
-            )
-        except AccessDenied as e:
-            raise _refuse(e) from None
-        return CreateTerminalResponse(terminal_id=terminal_id)
-
-    async def terminal_output(
-        self, session_id: str, terminal_id: str, **kwargs: Any
-    ) -> TerminalOutputResponse:
-        """The terminal's output so far."""
-        try:
-            text, truncated, status = self._route(session_id).terminals.output(terminal_id)
-        except AccessDenied as e:
-            raise _refuse(e) from None
-        return TerminalOutputResponse(
-            output=text, truncated=truncated, exit_status=_exit_status(status)
-        )
-
-    async def wait_for_terminal_exit(
-        self, session_id: str, terminal_id: str, **kwargs: Any
-    ) -> WaitForTerminalExitResponse:
-        """Wait until the terminal's command exits."""
-        try:
-            status = await self._route(session_id).terminals.wait(terminal_id)
-        except AccessDenied as e:
-            raise _refuse(e) from None
-        return WaitForTerminalExitResponse(exit_code=status.exit_code, signal=status.signal)
-
-    async def kill_terminal(
-        self, session_id: str, terminal_id: str, **kwargs: Any
-    ) -> KillTerminalResponse:
-        """Kill the terminal's command (the terminal stays readable until released)."""
-        try:
-            await self._route(session_id).terminals.kill(terminal_id)
-        except AccessDenied as e:
-            raise _refuse(e) from None
-        return KillTerminalResponse()
-
-    async def release_terminal(
-        self, session_id: str, terminal_id: str, **kwargs: Any
-    ) -> ReleaseTerminalResponse:
-        """Kill the command if needed and forget the terminal."""
-        try:
-            await self._route(session_id).terminals.release(terminal_id)
-        except AccessDenied as e:
-            raise _refuse(e) from None
-        return ReleaseTerminalResponse()
-
-    # -- extensions -------------------------------------------------------------------------
-
-    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """avatar implements no extension methods."""
-        raise RequestError.method_not_found(f"_{method}")
-
-    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
-        """Extension notifications are ignored."""
+            return {"terminalId": terminal_id}
+        terminal_id = str(p.get("terminalId"))
+        if method == "terminal/output":
+            text, truncated, status = terminals.output(terminal_id)
+            done = {"exitStatus": _exit_status(status)} if status is not None else {}
+            return {"output": text, "truncated": truncated, **done}
+        if method == "terminal/wait_for_exit":
+            return _exit_status(await terminals.wait(terminal_id))
+        if method == "terminal/kill":
+            await terminals.kill(terminal_id)
+            return {}
+        if method == "terminal/release":
+            await terminals.release(terminal_id)
+            return {}
+        raise RpcError(METHOD_NOT_FOUND, f"method not found: {method}")

@@ -1,62 +1,48 @@
-"""One running ACP agent: its process, the SDK connection on its stdio, and how requests fail.
+"""One running ACP agent: its process, the JSON-RPC connection on its stdio
+(`avatar.bridges.acp.jsonrpc`), and how requests fail.
 
-`AgentConnection.launch()` spawns the agent, connects to it while it boots and
-`initialize`s. The connection is the SDK's (`sdk_connect`, `sdk_hello`: `import acp` costs
-~0.65 s, paid while the agent boots) or the standard library's (`avatar.bridges.acp.jsonrpc`,
-for one-shots). Every request then goes through `call()`, which
-turns a dead agent or a silent one into a `ProviderError` carrying the agent's last stderr
-lines. An agent that dies between requests is reported through `on_exit` (the running turn
-takes it) or, when nobody is waiting on it, as one `Error` event.
+`AgentConnection.launch()` spawns the agent, connects to it and `initialize`s it. Every request
+then goes through `call()` (`request()` sends one and calls it), which turns a dead agent or a
+silent one into a `ProviderError` carrying the agent's last stderr lines. An agent that dies
+between requests is reported through `on_exit` (the running turn takes it) or, when nobody is
+waiting on it, as one `Error` event.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from avatar.bridges.acp.guard import StdoutSeen, guard_stdout
-from avatar.bridges.acp.jsonrpc import RpcError
+from avatar.bridges.acp.jsonrpc import (
+    JsonRpc,
+    NotificationHandler,
+    RequestHandler,
+    RpcError,
+    WrongAnswer,
+    fields,
+)
 from avatar.bridges.process import AgentProcess
+from avatar.bridges.walled_out import explained
 from avatar.core.errors import ProviderError
-from avatar.core.events import BaseEvent, Error, Notice
+from avatar.core.events import Error, Notice
 from avatar.core.version import __version__
 
 if TYPE_CHECKING:
-    from acp.core import ClientSideConnection
-    from acp.schema import (
-        AgentCapabilities,
-        AuthMethodAgent,
-        EnvVarAuthMethod,
-        Implementation,
-        TerminalAuthMethod,
-    )
-
+    from avatar.bridges.base import EventSink
     from avatar.bridges.spawning import Spawned
     from avatar.policy.sandbox import Sandbox
 
 T = TypeVar("T")
 
-
-class Link(Protocol):
-    """What `AgentConnection` itself asks of a connection, the SDK's or `JsonRpc`."""
-
-    async def cancel(self, session_id: str) -> Any:
-        """`session/cancel`."""
-
-    async def close_session(self, session_id: str) -> Any:
-        """`session/close`."""
-
-    async def close(self) -> None:
-        """Stop reading the agent."""
-
-
-C = TypeVar("C", bound=Link)
-Connect = Callable[[asyncio.StreamWriter, asyncio.StreamReader], C]
-"""Builds the connection on the agent's stdin and (guarded) stdout."""
+#: The ACP protocol version avatar speaks.
+PROTOCOL_VERSION = 1
+#: What avatar offers an agent at `initialize`: its files (confined to the session's
+#: directories) and terminals (real processes inside the walls).
+CLIENT_CAPABILITIES = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}
 
 INIT_TIMEOUT = 60.0  # spawn → initialize answered (Gemini needs ~1.2 s, npx shims more)
 # An agent whose stdout has carried junk (not JSON-RPC) has this long more to answer
@@ -69,17 +55,10 @@ ExitHandler = Callable[[], bool]
 """Called when the agent exits on its own; True when a running turn took the news."""
 
 
-def is_rpc_error(error: BaseException) -> bool:
-    """True for an error the agent answered (`RpcError`, or the SDK's `RequestError`)."""
-    acp = sys.modules.get("acp")  # an SDK error exists only once the SDK is loaded
-    return isinstance(error, RpcError) or (acp is not None and isinstance(error, acp.RequestError))
-
-
 def describe_error(error: BaseException) -> str:
     """A one-line description of a failed ACP request."""
-    if is_rpc_error(error):
-        assert isinstance(error, Exception)
-        code, data = getattr(error, "code", None), getattr(error, "data", None)
+    if isinstance(error, RpcError):
+        code, data = error.code, error.data
         text = str(error)
         detail = None
         if isinstance(data, dict):
@@ -89,37 +68,36 @@ def describe_error(error: BaseException) -> str:
         if detail and str(detail) not in text:
             text = f"{text}: {detail}"
         return f"{text} ({code})"
-    pydantic = sys.modules.get("pydantic")  # likewise, a validation error needs pydantic
-    if pydantic is not None and isinstance(error, pydantic.ValidationError):
-        return f"unexpected answer from the agent ({error.error_count()} validation errors)"
+    if isinstance(error, WrongAnswer):
+        return f"unexpected answer from the agent ({error})"
     return str(error) or type(error).__name__
 
 
-class AgentConnection(Generic[C]):
+class AgentConnection:
     """A running agent and the connection to it (see the module docstring).
 
     Public attributes: `process` (the `AgentProcess`: pid, stderr tail), `conn` (the
-    connection: the SDK's `ClientSideConnection`, or a `JsonRpc`), `env` (what the agent runs
-    with, e.g. where it keeps its files), and what `initialize` answered through the SDK:
-    `agent_capabilities`, `auth_methods`, `agent_info`; `closes_sessions` whichever answered.
+    `JsonRpc` connection), `env` (what the agent runs with, e.g. where it keeps its files),
+    and what `initialize` answered, as the agent wrote it: `agent_capabilities`,
+    `auth_methods`, `agent_info`; `closes_sessions` (it advertised `session/close`).
     """
 
     def __init__(
         self,
         name: str,
         process: AgentProcess,
-        conn: C,
+        conn: JsonRpc,
         env: dict[str, str],
         on_exit: ExitHandler,
-        emit: Callable[[BaseEvent], None],
+        emit: EventSink,
     ) -> None:
         self.name = name
         self.process = process
         self.conn = conn
         self.env = env
-        self.agent_capabilities: AgentCapabilities | None = None
-        self.auth_methods: list[EnvVarAuthMethod | TerminalAuthMethod | AuthMethodAgent] = []
-        self.agent_info: Implementation | None = None
+        self.agent_capabilities: dict[str, Any] = {}
+        self.auth_methods: list[dict[str, Any]] = []
+        self.agent_info: dict[str, Any] | None = None
         #: The agent advertised `session/close` (set by the `initialize` answer).
         self.closes_sessions = False
         self._on_exit = on_exit
@@ -140,17 +118,18 @@ class AgentConnection(Generic[C]):
         cwd: Path,
         *,
         install_hint: str,
-        connect: Connect[C],
-        hello: Callable[[AgentConnection[C]], Awaitable[object]],
+        on_request: RequestHandler,
+        on_notification: NotificationHandler,
         on_exit: ExitHandler,
-        emit: Callable[[BaseEvent], None],
+        emit: EventSink,
         sandbox: Sandbox | None = None,
         booting: Callable[[], object] | None = None,
         spawned: Spawned | None = None,
-    ) -> AgentConnection[C]:
-        """Spawn `argv` (inside `sandbox` when given), `connect` to it and `initialize`
-        (`hello` sends it and keeps the answer); closed on failure. `booting` is called once
-        the agent is spawned, while it boots; `spawned`: the agent started already, adopted."""
+    ) -> AgentConnection:
+        """Spawn `argv` (inside `sandbox` when given), connect to it (the agent's requests go
+        to `on_request`, its notifications to `on_notification`) and `initialize` it; closed
+        on failure. `booting` is called once the agent is spawned, while it boots; `spawned`:
+        the agent started already, adopted."""
         if spawned is not None:
             process = await AgentProcess.adopt(name, spawned)
         else:
@@ -168,8 +147,7 @@ class AgentConnection(Generic[C]):
 
             seen = StdoutSeen()
             guarded = guard_stdout(stdout, dropped, seen=seen)
-            # The agent boots in parallel with this (the SDK's import: ~0.65 s).
-            conn = connect(stdin, guarded)
+            conn = JsonRpc(guarded, stdin, on_request, on_notification)
         except BaseException:
             await process.stop()
             raise
@@ -177,7 +155,7 @@ class AgentConnection(Generic[C]):
         try:
             if booting is not None:
                 booting()
-            await agent._initialize(seen, hello)
+            await agent._initialize(seen)
         except BaseException:
             await agent.close()
             raise
@@ -195,25 +173,37 @@ class AgentConnection(Generic[C]):
             f"(it began {sample!r}); check providers.{self.name}.command"
         )
 
-    async def _initialize(
-        self, seen: StdoutSeen, hello: Callable[[AgentConnection[C]], Awaitable[object]]
-    ) -> None:
-        request = asyncio.ensure_future(self.call("initialize", hello(self), INIT_TIMEOUT))
+    async def _initialize(self, seen: StdoutSeen) -> None:
+        request = asyncio.ensure_future(self._hello())
         junk = asyncio.ensure_future(self._junk_only(seen))
         try:
             await asyncio.wait({request, junk}, return_when=asyncio.FIRST_COMPLETED)
             if not request.done():
-                raise ProviderError(junk.result(), self.stderr_tail())
+                raise self.failure(junk.result())
             request.result()
-        except Exception as e:
-            if not is_rpc_error(e):
-                raise
-            raise ProviderError(
-                f"{self.name}: initialize failed: {describe_error(e)}", self.stderr_tail()
-            ) from None
+        except (RpcError, WrongAnswer) as e:
+            raise self.failure(f"{self.name}: initialize failed: {describe_error(e)}") from None
         finally:
             request.cancel()
             junk.cancel()
+
+    async def _hello(self) -> None:
+        """`initialize`: what avatar offers, and what the agent answers kept here."""
+        client_info = {"name": "avatar", "title": "avatar", "version": __version__}
+        params = {
+            "protocolVersion": PROTOCOL_VERSION,
+            "clientCapabilities": CLIENT_CAPABILITIES,
+            "clientInfo": client_info,
+        }
+        init = fields(await self.request("initialize", params, INIT_TIMEOUT), "initialize")
+        caps, methods, info = (
+            init.get(k) for k in ("agentCapabilities", "authMethods", "agentInfo")
+        )
+        self.agent_capabilities = caps if isinstance(caps, dict) else {}
+        self.auth_methods = [m for m in methods or [] if isinstance(m, dict)]
+        self.agent_info = info if isinstance(info, dict) else None
+        session = self.agent_capabilities.get("sessionCapabilities")
+        self.closes_sessions = isinstance(session, dict) and session.get("close") is not None
 
     # -- state ------------------------------------------------------------------------------
 
@@ -225,17 +215,30 @@ class AgentConnection(Generic[C]):
     def not_running(self) -> ProviderError:
         """The error for a request to an agent that is gone: how it went, if it died."""
         if self.process.returncode is not None and not self._closing:
-            return ProviderError(
-                self.process.death(self.name),
-                self.stderr_tail(),
-            )
+            return self.failure(self.process.death(self.name))
         return ProviderError(f"{self.name} is not running")
 
     def stderr_tail(self, lines: int = STDERR_LINES_IN_ERRORS) -> str | None:
         """The agent's last stderr lines (for error messages)."""
         return self.process.stderr.text(lines) or None
 
+    def explain(self, message: str) -> str:
+        """`message` (a failure of the agent), naming the path its walls refused it and the
+        key that opens it when its words or its stderr say so (`avatar.bridges.walled_out`)."""
+        return explained(self.name, message, self.process.stderr.text(), self.process.sandbox)
+
+    def failure(self, message: str) -> ProviderError:
+        """The error for a failure of the agent: `message` explained, its stderr's tail."""
+        return ProviderError(self.explain(message), self.stderr_tail())
+
     # -- requests ---------------------------------------------------------------------------
+
+    async def request(
+        self, method: str, params: Mapping[str, Any], timeout: float | None = REQUEST_TIMEOUT
+    ) -> Any:
+        """Send request `method` and await its answer (as `call` does): the agent's JSON, an
+        `RpcError` when it answers with an error."""
+        return await self.call(method, self.conn.request(method, params), timeout)
 
     async def call(self, what: str, aw: Awaitable[T], timeout: float | None = REQUEST_TIMEOUT) -> T:
         """Await one request; a dead or silent agent becomes a ProviderError with its stderr."""
@@ -250,14 +253,10 @@ class AgentConnection(Generic[C]):
         except ConnectionError:
             self._death_told = True
             await self.settle_death()
-            raise ProviderError(
-                f"{self.name} exited during {what} ({self.process.describe_exit()})",
-                self.stderr_tail(),
-            ) from None
+            how = self.process.describe_exit()
+            raise self.failure(f"{self.name} exited during {what} ({how})") from None
         except TimeoutError:
-            raise ProviderError(
-                f"{self.name} did not answer {what} within {timeout:g} s", self.stderr_tail()
-            ) from None
+            raise self.failure(f"{self.name} did not answer {what} within {timeout:g} s") from None
         finally:
             self._calls_in_flight -= 1
             if not self._calls_in_flight:
@@ -280,10 +279,7 @@ class AgentConnection(Generic[C]):
     async def death_error(self) -> Error:
         """The `Error` event for an agent that exited on its own."""
         await self.settle_death()
-        return Error(
-            message=self.process.death(self.name),
-            detail=self.stderr_tail(),
-        )
+        return Error(message=self.explain(self.process.death(self.name)), detail=self.stderr_tail())
 
     async def _watch_exit(self) -> None:
         await asyncio.shield(self.process.exited)
@@ -320,39 +316,6 @@ class AgentConnection(Generic[C]):
             await self.conn.close()
         if self._watch is not asyncio.current_task():
             self._watch.cancel()
-
-
-def sdk_connect(make_client: Callable[[], Any]) -> Connect[ClientSideConnection]:
-    """Connect the SDK's `ClientSideConnection` (with `make_client()` answering the agent's
-    calls); the SDK is imported when the agent has been spawned, while it boots."""
-
-    def connect(stdin: asyncio.StreamWriter, stdout: asyncio.StreamReader) -> ClientSideConnection:
-        import acp
-
-        return acp.connect_to_agent(make_client(), stdin, stdout)
-
-    return connect
-
-
-async def sdk_hello(agent: AgentConnection[ClientSideConnection]) -> None:
-    """`initialize` through the SDK; what the agent answered is kept on `agent`."""
-    import acp
-    from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
-
-    init = await agent.conn.initialize(
-        protocol_version=acp.PROTOCOL_VERSION,
-        client_capabilities=ClientCapabilities(
-            fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
-            terminal=True,
-        ),
-        client_info=Implementation(name="avatar", title="avatar", version=__version__),
-    )
-    caps = init.agent_capabilities
-    session = caps.session_capabilities if caps is not None else None
-    agent.agent_capabilities = caps
-    agent.auth_methods = list(init.auth_methods or [])
-    agent.agent_info = init.agent_info
-    agent.closes_sessions = session is not None and session.close is not None
 
 
 #: The JSON-RPC error an agent answers with when it wants `authenticate` first.

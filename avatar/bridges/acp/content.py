@@ -12,8 +12,7 @@ if TYPE_CHECKING:
 
 
 def takes_images(agent_capabilities: Any) -> bool:
-    """True when the agent said at initialize that it accepts image content (the SDK's
-    object, or the wire's dict)."""
+    """True when the agent said at initialize that it accepts image content."""
     if agent_capabilities is None:
         return False
     prompt = get(agent_capabilities, "prompt_capabilities", "promptCapabilities")

@@ -18,14 +18,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-from pydantic import ValidationError
 
 from avatar.bridges.acp.connection import describe_error
-
-if TYPE_CHECKING:
-    from acp import RequestError
+from avatar.bridges.acp.jsonrpc import RpcError, WrongAnswer
 
 RESOURCE_NOT_FOUND = -32002
 METHOD_NOT_FOUND = -32601
@@ -46,11 +41,11 @@ class Failure:
     missing: bool
 
 
-def failure(step: str, error: RequestError | ValidationError) -> Failure:
+def failure(step: str, error: RpcError | WrongAnswer) -> Failure:
     """The failure of `step` (e.g. "session/load of ID") with `error`."""
     text = f"{step} failed: {describe_error(error)}"
-    if isinstance(error, ValidationError):
-        # An agent without the method may answer nothing usable (acp-sdk notes).
+    if isinstance(error, WrongAnswer):
+        # An agent without the method may answer nothing usable (as acpx takes it).
         return Failure(text, missing=True)
     if error.code in (RESOURCE_NOT_FOUND, METHOD_NOT_FOUND):
         return Failure(text, missing=True)

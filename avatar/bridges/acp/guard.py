@@ -1,10 +1,10 @@
-"""A guard between an ACP agent's stdout and the SDK: only JSON-RPC objects get through.
+"""A guard between an ACP agent's stdout and avatar's JSON-RPC client: only JSON objects get
+through.
 
-The ACP SDK trusts its agent: a line that is not JSON is logged with a traceback (on avatar's
-stderr), a JSON line that is not an object (`[]`, `42`) kills its receive loop (the turn
-then hangs or fails), and a line without an end is buffered without limit. A hostile or
-broken agent must not do any of that, so the SDK reads from a second stream this guard fills
-with whole lines that parse as JSON objects. Anything else is dropped — a line over
+A line that is not JSON, a JSON line that is not an object (`[]`, `42`) or a line without an
+end (buffered without limit) must not reach the client from a hostile or broken agent, so the
+client (`jsonrpc.JsonRpc`) reads from a second stream this guard fills with whole lines that
+parse as JSON objects. Anything else is dropped — a line over
 `max_line` bytes without being held in memory — and the first drop of each kind is reported
 through `on_drop` (one notice, not one per line). `StdoutSeen` tells whether the agent has
 written anything but junk yet: an agent that writes only junk is no ACP agent.
@@ -50,7 +50,6 @@ def guard_stdout(
 
     The copying task ends at the source's end of file (the agent exited or closed stdout).
     """
-    _quiet_root_logging()
     guarded = asyncio.StreamReader(limit=max_line)
     copy = _copy(source, guarded, on_drop, max_line, seen or StdoutSeen())
     task = asyncio.get_running_loop().create_task(copy)
@@ -60,19 +59,6 @@ def guard_stdout(
 
 
 _tasks: set[asyncio.Task[None]] = set()  # strong references: a task is not collected mid-copy
-
-
-def _quiet_root_logging() -> None:
-    # The SDK reports what it cannot handle (an update with bad params) with the module-level
-    # `logging.exception`, which configures stderr logging on an unconfigured root logger and
-    # prints a traceback there. avatar speaks in events; an application that configured
-    # logging itself keeps its handlers, and AVATAR_DEBUG shows the SDK's messages.
-    import logging
-    import os
-
-    root = logging.getLogger()
-    if not root.handlers and not os.environ.get("AVATAR_DEBUG"):
-        root.addHandler(logging.NullHandler())
 
 
 async def _copy(

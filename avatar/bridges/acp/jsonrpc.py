@@ -1,13 +1,12 @@
-"""JSON-RPC 2.0 over an agent's stdio with the standard library alone: what a one-shot needs.
+"""JSON-RPC 2.0 over an agent's stdio, with the standard library alone: avatar's ACP client
+connection (docs/design.md §2 says why avatar owns it rather than using the ACP SDK's).
 
-`import acp` costs about a second (pydantic builds ~270 models); a one-shot turn on a new
-session (`initialize`, `session/new`, `session/prompt` with its callbacks, `session/cancel`)
-needs none of it. `JsonRpc` frames one JSON object a line, matches answers to requests, runs
-each request of the agent as its own task (a permission question must not stop updates from
-flowing) and hands notifications over in arrival order, synchronously.
-
-It offers the three calls `AgentConnection` makes on any connection (`cancel`,
-`close_session`, `close`), named as the SDK's `ClientSideConnection` names them.
+`JsonRpc` frames one JSON object a line, matches answers to requests, runs each request of
+the agent as its own task (a permission question must not stop updates from flowing) and
+hands notifications over in arrival order, synchronously, before the next line is read (so
+every update a turn streamed is routed before the turn's answer is). What the agent answers
+is plain JSON; `fields` and `text_field` check the little of it avatar relies on, and an
+answer without it is a `WrongAnswer`.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ NotificationHandler = Callable[[str, dict[str, Any]], None]
 """Takes one notification of the agent (method, params), before the next line is read."""
 
 METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
 
@@ -42,6 +42,29 @@ class RpcError(Exception):
         if self.data is not None:
             error["data"] = self.data
         return error
+
+
+class WrongAnswer(Exception):
+    """An answer of the agent that is not what the protocol says it is (a null where an
+    object is due, a field missing or of another type)."""
+
+
+def fields(result: Any, method: str, *, required: bool = True) -> dict[str, Any]:
+    """The answer `result` of `method` as an object; an answer that is no object is a
+    `WrongAnswer`, or (where the method may answer nothing, `required=False`) no fields."""
+    if isinstance(result, dict):
+        return result
+    if result is None and not required:
+        return {}
+    raise WrongAnswer(f"{method} answered {json.dumps(result)[:80]}, not an object")
+
+
+def text_field(answer: Mapping[str, Any], key: str, method: str) -> str:
+    """`answer[key]`, a string the protocol requires; a `WrongAnswer` otherwise."""
+    value = answer.get(key)
+    if not isinstance(value, str):
+        raise WrongAnswer(f"{method} answered no {key}")
+    return value
 
 
 class JsonRpc:
@@ -144,12 +167,15 @@ class JsonRpc:
             reply: dict[str, Any] = {"id": request_id, "result": result}
         except RpcError as e:
             reply = {"id": request_id, "error": e.payload()}
+        except (KeyError, TypeError) as e:  # a parameter missing, or of another type
+            problem = RpcError(INVALID_PARAMS, f"invalid params for {method}: {e}")
+            reply = {"id": request_id, "error": problem.payload()}
         except Exception as e:  # a bug of ours must not leave the agent waiting forever
             reply = {"id": request_id, "error": RpcError(INTERNAL_ERROR, str(e)).payload()}
         with contextlib.suppress(ConnectionError):
             await self._send(reply)
 
-    # -- the calls AgentConnection makes on any connection ------------------------------------
+    # -- the calls AgentConnection makes ------------------------------------------------------
 
     async def cancel(self, session_id: str) -> None:
         """`session/cancel` (a notification)."""

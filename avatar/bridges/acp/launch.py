@@ -118,6 +118,7 @@ class AgentLaunch:
             spec.state_protected,
             spec.state_projects,
             holding.covered,
+            guessed=spec.state_guessed,
         )
         holding.check(spec.name, cwd, walls, files.policy.sandbox_mode)
         walled = walls is not None and sandbox.support().walls

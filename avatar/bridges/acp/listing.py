@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from avatar.bridges.acp.jsonrpc import RpcError, WrongAnswer
 from avatar.core.times import parse_time
 from avatar.sessions.types import SessionInfo, newest
 
@@ -29,24 +30,36 @@ def same_dir(path: str, cwd: Path) -> bool:
         return False
 
 
+def _listed(item: Any, provider: str) -> SessionInfo:
+    """One session of a `session/list` page (a `WrongAnswer` without its id or cwd, which
+    the protocol requires)."""
+    sid, cwd = (item.get(k) if isinstance(item, dict) else None for k in ("sessionId", "cwd"))
+    if not (isinstance(sid, str) and isinstance(cwd, str)):
+        raise WrongAnswer("session/list answered a session without its sessionId or cwd")
+    title = item.get("title")
+    return SessionInfo(
+        id=sid,
+        provider=provider,
+        cwd=cwd,
+        title=title if isinstance(title, str) else None,
+        updated=parse_time(item.get("updatedAt")),
+    )
+
+
 async def list_pages(fetch: PageFetcher, provider: str) -> list[SessionInfo]:
-    """Every page of `session/list`, following `next_cursor`, as avatar SessionInfo."""
+    """Every page of `session/list`, following `nextCursor`, as avatar SessionInfo (a
+    `WrongAnswer` for a page that is not one)."""
     out: list[SessionInfo] = []
     cursor: str | None = None
     seen: set[str] = set()
     while True:
         resp = await fetch(cursor)
-        out.extend(
-            SessionInfo(
-                id=s.session_id,
-                provider=provider,
-                cwd=s.cwd,
-                title=s.title,
-                updated=parse_time(s.updated_at),
-            )
-            for s in resp.sessions
-        )
-        cursor = resp.next_cursor
+        sessions = resp.get("sessions") if isinstance(resp, dict) else None
+        if not isinstance(sessions, list):
+            raise WrongAnswer("session/list answered no list of sessions")
+        out.extend(_listed(item, provider) for item in sessions)
+        cursor = resp.get("nextCursor")
+        cursor = cursor if isinstance(cursor, str) else None
         # A cursor seen before would loop forever; agents have shipped that bug.
         if not cursor or cursor in seen:
             return out
@@ -64,9 +77,6 @@ async def newest_in(
     `fetch` is `session/list` (None when the agent cannot list); when it is missing or fails,
     the provider's store (the engine's reader, None when there is none) lists instead.
     """
-    from acp import RequestError
-    from pydantic import ValidationError
-
     from avatar.bridges.acp.connection import describe_error
 
     failures: list[str] = []
@@ -74,7 +84,7 @@ async def newest_in(
     if fetch is not None:
         try:
             sessions = await list_pages(fetch, provider)
-        except (RequestError, ValidationError) as e:
+        except (RpcError, WrongAnswer) as e:
             failures.append(f"session/list failed: {describe_error(e)}")
     if sessions is None and store is not None:
         # Readers parse files synchronously; keep the event loop (and the agent's pipes) moving.

@@ -5,20 +5,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from avatar.bridges.acp import compat as acp_compat
 from avatar.bridges.acp.connection import describe_error
+from avatar.bridges.acp.jsonrpc import RpcError, WrongAnswer, fields
 from avatar.bridges.acp.permission import get
 from avatar.core.errors import ProviderError
 
 if TYPE_CHECKING:
-    from acp.core import ClientSideConnection
-
     from avatar.bridges.acp.connection import AgentConnection
 
 
 def select_option(config_options: list[Any], category: str) -> Any | None:
-    """The session's selector of `category` (`model`, `mode`): by category, else by id (SDK
-    objects, or the wire's dicts)."""
+    """The session's selector of `category` (`model`, `mode`): by category, else by id."""
     for option in config_options:
         if get(option, "type") != "select":
             continue
@@ -52,7 +49,7 @@ SHORT = 32  # longer descriptions are sentences about the model, not its name
 
 
 async def set_option(
-    agent: AgentConnection[ClientSideConnection],
+    agent: AgentConnection,
     session_id: str,
     config_options: list[Any],
     category: str,
@@ -60,37 +57,29 @@ async def set_option(
 ) -> tuple[list[Any], str | None]:
     """Set the `category` selector to `value`: the options the agent then reports, and what
     went wrong (None when it is set, or already was)."""
-    from acp import RequestError
-    from pydantic import ValidationError
-
     option = select_option(config_options, category)
     if option is None:
         return config_options, f"the agent has no {category} option"
-    if option.current_value == value:
+    if get(option, "currentValue") == value:
         return config_options, None
     values = option_values(option)
     if values and value not in values and category != "model":
         return config_options, f"the agent offers {', '.join(map(str, values))}"
+    method = "session/set_config_option"
+    params = {"sessionId": session_id, "configId": get(option, "id"), "value": value}
     try:
-        resp = await agent.call(
-            "session/set_config_option",
-            agent.conn.set_config_option(config_id=option.id, session_id=session_id, value=value),
-        )
-    except (RequestError, ValidationError) as e:
+        resp = fields(await agent.request(method, params), method, required=False)
+    except (RpcError, WrongAnswer) as e:
         return config_options, describe_error(e)
-    return list(resp.config_options or config_options), None
+    options = [o for o in get(resp, "configOptions") or [] if isinstance(o, dict)]
+    return options or config_options, None
 
 
-async def set_model_unstable(
-    agent: AgentConnection[ClientSideConnection], session_id: str, model: str
-) -> None:
+async def set_model_unstable(agent: AgentConnection, session_id: str, model: str) -> None:
     """`session/set_model`, for agents that have no model option (older Gemini and Claude
-    adapters); a ProviderError saying why it failed."""
-    from acp import RequestError
-    from pydantic import ValidationError
-
+    adapters: the protocol's unstable method); a ProviderError saying why it failed."""
     try:
-        await agent.call("session/set_model", acp_compat.set_model(agent.conn, session_id, model))
-    except (RequestError, ValidationError) as e:
+        await agent.request("session/set_model", {"sessionId": session_id, "modelId": model})
+    except RpcError as e:
         problem = describe_error(e)
         raise ProviderError(f"{agent.name}: cannot switch to model {model!r}: {problem}") from None

@@ -1,6 +1,6 @@
 """What an ACP agent's permission request would touch, checked against the scope before any
-answer (DESIGN §10): an agent that applies its own edits (codex applies patches itself, Gemini
-writes files itself) asks `session/request_permission` first, and that question is the one
+answer (docs/design.md §10): an agent that applies its own edits (codex applies patches itself,
+Gemini writes files itself) asks `session/request_permission` first, and that question is the one
 door avatar has on the edit.
 
 The request's `ToolCall` names what it touches in `locations` (paths), in `content` items of
@@ -77,7 +77,7 @@ class CallFacts:
 
     @classmethod
     def of(cls, call: Any) -> CallFacts:
-        """The facts an ACP `ToolCall`/`ToolCallUpdate` (SDK object or plain data) states."""
+        """The facts an ACP `ToolCall`/`ToolCallUpdate`, as the agent wrote it, states."""
         locations = [str(p) for loc in get(call, "locations") or [] if (p := get(loc, "path"))]
         content = get(call, "content") or []
         diffs = [
@@ -199,7 +199,8 @@ def _norm(path: str) -> str:
 
 
 def get(obj: Any, *names: str) -> Any:
-    """The first of `names` that `obj` (an SDK object, or the wire's dict) has set."""
+    """The first of `names` that `obj` (the wire's dict, or an object with such attributes)
+    has set; None for anything else."""
     for name in names:
         value = obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
         if value is not None:
@@ -247,7 +248,7 @@ def scope_refusal(policy: ScopePolicy, facts: CallFacts) -> str | None:
 
 
 def pick_option(options: list[Any], allow: bool) -> Any | None:
-    """The agent's option (an SDK object, or the wire's dict) matching the decision:
+    """The agent's option (as it wrote it) matching the decision:
     allow_once/reject_once first, then *_always."""
     wanted = ("allow_once", "allow_always") if allow else ("reject_once", "reject_always")
     for kind in wanted:

@@ -7,13 +7,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from avatar.bridges.acp.connection import describe_error
+from avatar.bridges.acp.jsonrpc import RpcError
 from avatar.bridges.acp.options import option_values, select_option, set_option
 from avatar.bridges.acp.permission import get
 from avatar.core.errors import ProviderError
 
 if TYPE_CHECKING:
-    from acp.core import ClientSideConnection
-
     from avatar.bridges.acp.connection import AgentConnection
 
 #: The mode id of an agent's plan mode.
@@ -44,7 +43,7 @@ class PlanMode:
     async def set(
         self,
         on: bool,
-        agent: AgentConnection[ClientSideConnection],
+        agent: AgentConnection,
         session_id: str,
         config_options: list[Any],
         usual: str | None,
@@ -53,7 +52,7 @@ class PlanMode:
         the agent); the config options the agent then reports. A ProviderError when the
         agent refuses."""
         option = select_option(config_options, "mode")
-        current = getattr(option, "current_value", None) if option is not None else self.current
+        current = get(option, "currentValue") if option is not None else self.current
         target: str | None = None
         if on and current != PLAN:
             self.left, target = current, PLAN
@@ -73,17 +72,10 @@ class PlanMode:
         return config_options
 
 
-async def _set_session_mode(
-    agent: AgentConnection[ClientSideConnection], session_id: str, mode: str
-) -> str | None:
+async def _set_session_mode(agent: AgentConnection, session_id: str, mode: str) -> str | None:
     """`session/set_mode`; what went wrong, or None."""
-    from acp import RequestError
-    from pydantic import ValidationError
-
     try:
-        await agent.call(
-            "session/set_mode", agent.conn.set_session_mode(session_id=session_id, mode_id=mode)
-        )
-    except (RequestError, ValidationError) as e:
+        await agent.request("session/set_mode", {"sessionId": session_id, "modeId": mode})
+    except RpcError as e:
         return describe_error(e)
     return None

@@ -9,26 +9,26 @@
 
 `SessionOpener.open()` never tells the user anything about the cascade itself: it returns an
 `OpenResult` saying what was opened and, for a fallback, why, and the bridge reports that in
-one place. Each step catches `RequestError` and pydantic `ValidationError` (agents answer
-unsupported methods either way). Authentication problems are not fallbacks: they surface as
-errors, and so does a failing `session/new` (nothing is left to fall back to).
+one place. Each step catches the agent's error (`RpcError`) and an answer that is not what the
+protocol says (`WrongAnswer`): agents answer unsupported methods either way. Authentication
+problems are not fallbacks: they surface as errors, and so does a failing `session/new`
+(nothing is left to fall back to).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, TypeVar
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from avatar.bridges.acp import quirks as acp_quirks
-from avatar.bridges.acp.compat import open_request
 from avatar.bridges.acp.connection import AUTH_REQUIRED, auth_message, describe_error
 from avatar.bridges.acp.failures import Failure, failure
+from avatar.bridges.acp.jsonrpc import RpcError, WrongAnswer, fields, text_field
 from avatar.bridges.acp.listing import PageFetcher, newest_in
+from avatar.bridges.acp.permission import get
 from avatar.bridges.base import ForkFailedError, not_supported
 from avatar.bridges.mcp import build_mcp_servers
 from avatar.core.errors import ProviderError
@@ -36,21 +36,11 @@ from avatar.core.errors import ProviderError
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from acp.core import ClientSideConnection
-    from acp.schema import (
-        ForkSessionResponse,
-        LoadSessionResponse,
-        NewSessionResponse,
-        ResumeSessionResponse,
-    )
-
     from avatar.bridges.acp.connection import AgentConnection
     from avatar.bridges.acp.stream import UpdateRouter
     from avatar.bridges.base import BridgeContext, OpenRequest
     from avatar.core.events import OpenHow
     from avatar.providers.capabilities import SessionCapabilities
-
-T = TypeVar("T")
 
 ANY_SESSION = "*"  # `opening` while the agent has yet to name the new session
 
@@ -105,7 +95,7 @@ class SessionOpener:
     def __init__(
         self,
         ctx: BridgeContext,
-        agent: AgentConnection[ClientSideConnection],
+        agent: AgentConnection,
         capabilities: SessionCapabilities,
         router: UpdateRouter,
         same_minute: acp_quirks.SameMinuteWait,
@@ -127,7 +117,7 @@ class SessionOpener:
         #: The session being opened: its id (load/resume), ANY_SESSION (new/fork: the agent
         #: picks the id), or None. Its updates are wanted before the response names it.
         self.opening: str | None = None
-        self._mcp: list[Any] | None = None
+        self._mcp: list[dict[str, Any]] | None = None
 
     def wants_updates_of(self, session_id: str) -> bool:
         """True for updates of the open session or of one being opened.
@@ -166,13 +156,11 @@ class SessionOpener:
 
     async def reopen(self, session_id: str, how: OpenHow | None) -> OpenResult | list[Failure]:
         """Load, else resume; the result, or why every attempt failed."""
-        from acp import RequestError
-
         failures: list[Failure] = []
         if self.capabilities.can_load:
             try:
                 options = await self._load(session_id)
-            except (RequestError, ValidationError) as e:
+            except (RpcError, WrongAnswer) as e:
                 failures.append(failure(f"session/load of {session_id}", e))
             else:
                 # Return once the replay is complete (Gemini sends part of it after the load
@@ -182,7 +170,7 @@ class SessionOpener:
         if self.capabilities.can_resume:
             try:
                 options = await self._resume(session_id)
-            except (RequestError, ValidationError) as e:
+            except (RpcError, WrongAnswer) as e:
                 failures.append(failure(f"session/resume of {session_id}", e))
             else:
                 result = OpenResult(session_id, how or "resumed", "session/resume", options)
@@ -227,95 +215,62 @@ class SessionOpener:
             else:
                 why += [f.text for f in reopened]
         raise ForkFailedError(
-            f"{self.name} could not fork session {session_id}: {'; '.join(why)}",
+            self.agent.explain(
+                f"{self.name} could not fork session {session_id}: {'; '.join(why)}"
+            ),
             self.agent.stderr_tail(),
         )
 
     async def _fork(self, session_id: str) -> OpenResult | Failure:
         """One `session/fork` of `session_id`: the fork, or why it failed."""
-        from acp import RequestError
-
-        conn = self.agent.conn
         try:
             with self._opening(ANY_SESSION):
-                resp = await self._authed(
-                    "session/fork",
-                    lambda: conn.fork_session(
-                        session_id=session_id,
-                        cwd=str(self._cwd()),
-                        additional_directories=self._additional_dirs(),
-                        mcp_servers=self._mcp_servers(),
-                        **(self.meta or {}),
-                    ),
-                )
-        except (RequestError, ValidationError) as e:
+                resp = await self._authed("session/fork", self._params(sessionId=session_id))
+                forked = text_field(resp, "sessionId", "session/fork")
+        except (RpcError, WrongAnswer) as e:
             return failure(f"session/fork of {session_id}", e)
-        self.current = resp.session_id
+        self.current = forked
         self.router.opened()
-        return OpenResult(resp.session_id, "forked", "session/fork", _options(resp))
+        return OpenResult(forked, "forked", "session/fork", _offered(resp))
 
     async def _instead(self, failures: list[Failure], what: str) -> OpenResult:
         """A new session in place of one the agent does not have (or cannot reopen); any
         other failure is an error naming every attempt."""
         why = [f.text for f in failures]
         if any(not f.missing for f in failures):
-            raise ProviderError(
-                f"{self.name} could not {what}: {'; '.join(why)}", self.agent.stderr_tail()
-            )
+            raise self.agent.failure(f"{self.name} could not {what}: {'; '.join(why)}")
         return _fell_back(await self.new(), why)
 
     async def new(self) -> OpenResult:
         """`session/new`; a failure is a ProviderError (the end of every cascade)."""
-        from acp import RequestError
-        from acp.schema import NewSessionRequest, NewSessionResponse
-
-        conn = self.agent.conn
         try:
             with self._opening(ANY_SESSION):
-                params = NewSessionRequest(
-                    cwd=str(self._cwd()),
-                    additional_directories=self._additional_dirs(),
-                    mcp_servers=self._mcp_servers(),
-                    field_meta=self.meta,
-                )
-                resp, model = await self._authed(
-                    "session/new",
-                    lambda: open_request(conn, "session/new", params, NewSessionResponse),
-                )
-        except (RequestError, ValidationError) as e:
-            raise ProviderError(f"{self.name}: session/new failed: {describe_error(e)}") from None
-        self.current = resp.session_id
+                resp = await self._authed("session/new", self._params())
+                session_id = text_field(resp, "sessionId", "session/new")
+        except (RpcError, WrongAnswer) as e:
+            raise self.agent.failure(
+                f"{self.name}: session/new failed: {describe_error(e)}"
+            ) from None
+        self.current = session_id
         self.router.opened()
-        return OpenResult(resp.session_id, "new", "session/new", _options(resp, model))
+        return OpenResult(session_id, "new", "session/new", _offered(resp))
 
     # -- single steps -----------------------------------------------------------------------
 
     async def _load(self, session_id: str) -> Offered:
-        from acp.schema import LoadSessionRequest, LoadSessionResponse
-
-        conn = self.agent.conn
         with self._opening(session_id):
             async with self._guard(session_id):
                 self.router.begin_replay()
                 try:
-                    params = LoadSessionRequest(
-                        cwd=str(self._cwd()),
-                        session_id=session_id,
-                        mcp_servers=self._mcp_servers(),
-                        additional_directories=self._additional_dirs(),
-                        field_meta=self.meta,
-                    )
-                    resp, model = await self._authed(
-                        "session/load",
-                        lambda: open_request(conn, "session/load", params, LoadSessionResponse),
-                    )
+                    params = self._params(sessionId=session_id)
+                    resp = await self._authed("session/load", params, required=False)
                 except BaseException:
                     self.router.end_replay()
                     raise
                 quiet = acp_quirks.replay_quiet(self.ctx.spec)
                 self.router.settle(quiet, acp_quirks.REPLAY_LIMIT)
         self.current = session_id
-        return _options(resp, model)
+        return _offered(resp)
 
     def _guard(self, session_id: str) -> contextlib.AbstractAsyncContextManager[None]:
         if "same_minute_load" not in self.ctx.spec.quirks:
@@ -338,31 +293,16 @@ class SessionOpener:
             sleeping.cancel()
 
     async def _resume(self, session_id: str) -> Offered:
-        from acp.schema import ResumeSessionRequest, ResumeSessionResponse
-
-        conn = self.agent.conn
         with self._opening(session_id):
-            params = ResumeSessionRequest(
-                session_id=session_id,
-                cwd=str(self._cwd()),
-                additional_directories=self._additional_dirs(),
-                mcp_servers=self._mcp_servers(),
-                field_meta=self.meta,
-            )
-            resp, model = await self._authed(
-                "session/resume",
-                lambda: open_request(conn, "session/resume", params, ResumeSessionResponse),
-            )
+            resp = await self._authed("session/resume", self._params(sessionId=session_id))
         self.current = session_id
         self.router.opened()
-        return _options(resp, model)
+        return _offered(resp)
 
-    async def list_page(self, cursor: str | None) -> Any:
+    async def list_page(self, cursor: str | None) -> dict[str, Any]:
         """One page of `session/list` for the cwd (None: the first page)."""
-        conn, cwd = self.agent.conn, str(self._cwd())
-        return await self._authed(
-            "session/list", lambda: conn.list_sessions(cwd=cwd, cursor=cursor)
-        )
+        params = {"cwd": str(self._cwd())} | ({"cursor": cursor} if cursor else {})
+        return await self._authed("session/list", params, required=False)
 
     @contextlib.contextmanager
     def _opening(self, session_id: str) -> Iterator[None]:
@@ -374,30 +314,30 @@ class SessionOpener:
 
     # -- request plumbing -------------------------------------------------------------------
 
-    async def _authed(self, what: str, make: Callable[[], Awaitable[T]]) -> T:
-        """Run a session request; on "authentication required", authenticate once if configured."""
-        from acp import RequestError
-
+    async def _authed(
+        self, what: str, params: dict[str, Any], *, required: bool = True
+    ) -> dict[str, Any]:
+        """Send session request `what`; on "authentication required", authenticate once if
+        configured. Its answer's fields (`jsonrpc.fields`: a null answer is none where not
+        `required`, else a `WrongAnswer`)."""
         try:
-            return await self.agent.call(what, make())
-        except RequestError as e:
+            return fields(await self.agent.request(what, params), what, required=required)
+        except RpcError as e:
             if e.code != AUTH_REQUIRED:
                 raise
             method = self._auth_method()
             if method is None:
                 raise ProviderError(self._auth_message(e)) from None
             try:
-                await self.agent.call(
-                    "authenticate", self.agent.conn.authenticate(method_id=method)
-                )
-            except RequestError as auth_error:
+                await self.agent.request("authenticate", {"methodId": method})
+            except RpcError as auth_error:
                 raise ProviderError(
                     f"{self.name}: authentication with method {method!r} failed: "
                     f"{describe_error(auth_error)}"
                 ) from None
             try:
-                return await self.agent.call(what, make())
-            except RequestError as again:
+                return fields(await self.agent.request(what, params), what, required=required)
+            except RpcError as again:
                 if again.code == AUTH_REQUIRED:
                     raise ProviderError(self._auth_message(again)) from None
                 raise
@@ -407,14 +347,24 @@ class SessionOpener:
         return cfg.auth_method if cfg is not None and cfg.auth_method else None
 
     def _auth_message(self, error: BaseException) -> str:
-        ids = [m.id for m in self.agent.auth_methods]
+        ids = [str(m.get("id")) for m in self.agent.auth_methods]
         return auth_message(self.name, self.ctx.spec.auth_hint, ids, error)
 
-    def _mcp_servers(self) -> list[Any]:
+    def _params(self, **more: Any) -> dict[str, Any]:
+        """What every request opening a session sends: the cwd, the MCP servers, the
+        additional directories where advertised, avatar's `_meta`; and `more`."""
+        params: dict[str, Any] = {"cwd": str(self._cwd()), "mcpServers": self._mcp_servers()}
+        dirs = self._additional_dirs()
+        if dirs is not None:
+            params["additionalDirectories"] = dirs
+        if self.meta:
+            params["_meta"] = self.meta
+        return params | more
+
+    def _mcp_servers(self) -> list[dict[str, Any]]:
         # Built once per agent start, so a skipped server is reported once, not per attempt.
         if self._mcp is None:
-            agent_caps = self.agent.agent_capabilities
-            mcp_caps = agent_caps.mcp_capabilities if agent_caps is not None else None
+            mcp_caps = self.agent.agent_capabilities.get("mcpCapabilities")
             self._mcp, skipped = build_mcp_servers(self.ctx.settings.mcp_servers, mcp_caps)
             for message in skipped:
                 self.notify(message, "warning")
@@ -423,9 +373,8 @@ class SessionOpener:
     def _additional_dirs(self) -> list[str] | None:
         if not self.ctx.additional_dirs:
             return None
-        agent_caps = self.agent.agent_capabilities
-        session_caps = agent_caps.session_capabilities if agent_caps is not None else None
-        if session_caps is None or session_caps.additional_directories is None:
+        session_caps = self.agent.agent_capabilities.get("sessionCapabilities")
+        if get(session_caps, "additionalDirectories") is None:
             return None  # not advertised: agents may reject the field
         return [str((self.ctx.cwd / d).resolve()) for d in self.ctx.additional_dirs]
 
@@ -433,11 +382,13 @@ class SessionOpener:
         return self.ctx.cwd.resolve()
 
 
-def _options(
-    resp: NewSessionResponse | LoadSessionResponse | ResumeSessionResponse | ForkSessionResponse,
-    model: str | None = None,
-) -> Offered:
-    return Offered(list(resp.config_options or []), model, getattr(resp, "modes", None))
+def _offered(resp: Mapping[str, Any]) -> Offered:
+    """What an open's answer offers: its config options, the model it says it runs (the
+    unstable `models.currentModelId`, where Gemini CLI and claude-agent-acp say it), its
+    session modes."""
+    options = [o for o in get(resp, "configOptions") or [] if isinstance(o, dict)]
+    model = get(get(resp, "models"), "currentModelId")
+    return Offered(options, model if isinstance(model, str) else None, get(resp, "modes"))
 
 
 def _fell_back(result: OpenResult, why: list[str]) -> OpenResult:

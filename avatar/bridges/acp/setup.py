@@ -47,7 +47,8 @@ class AgentSetup:
         if said:
             ctx.emit(Notice(message=said))
         files, env = launch.files, launch.env
-        commands = sandbox.for_commands(files.policy, env, ctx.spec.state_dirs)
+        spec = ctx.spec
+        commands = sandbox.for_commands(files.policy, env, spec.state_dirs, spec.state_guessed)
         terminals = TerminalManager(files, env, ctx.settings.scope.shell_commands, commands)
         return cls(launch, terminals, spawned)
 
@@ -63,7 +64,7 @@ class AgentSetup:
 
 
 def session_capabilities(agent_capabilities: Any) -> SessionCapabilities:
-    """docs/design.md §2: every `agent_capabilities` field (the SDK's object, or the wire's dict)
+    """docs/design.md §2: every `agentCapabilities` field (as `initialize` answered them)
     mapped into `SessionCapabilities`."""
     agent = agent_capabilities
     session = get(agent, "session_capabilities", "sessionCapabilities") if agent else None

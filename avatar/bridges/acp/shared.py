@@ -1,11 +1,11 @@
-"""One running ACP agent with the sessions of several bridges on it (DESIGN §11).
+"""One running ACP agent with the sessions of several bridges on it (docs/design.md §11).
 
 An ACP connection carries any number of sessions, and every call of the agent's names the
 session it is about. A `SharedAgent` is one agent process and its connection; each bridge with
-sessions on it gives a `Route` (where that session's updates go, who decides its permission
-questions, the scope of its files and its terminals), and `Routes` hands each call of the agent
-to the bridge whose session it names (a session being opened, whose id the agent has yet to
-say, to the one bridge opening a session now: opens on one agent take turns).
+sessions on it gives its `AgentCalls` (where that session's updates go, who decides its
+permission questions, the scope of its files and its terminals), and `Routes` hands each call
+of the agent to the bridge whose session it names (a session being opened, whose id the agent
+has yet to say, to the one bridge opening a session now: opens on one agent take turns).
 
 Every ACP bridge runs on one (alone on it, unless it was given an `AgentPool`). The server gives
 its engines one pool: a bridge started with the same launch as an agent of the pool runs its
@@ -21,20 +21,15 @@ import asyncio
 import contextlib
 import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from avatar.bridges.acp.jsonrpc import INVALID_PARAMS, RpcError
 from avatar.providers.variables import agent_environment
 
 if TYPE_CHECKING:
-    from acp.core import ClientSideConnection
-    from acp.schema import ToolCallUpdate
-
+    from avatar.bridges.acp.client import AgentCalls
     from avatar.bridges.acp.connection import AgentConnection
-    from avatar.bridges.acp.fs import FileAccess
     from avatar.bridges.acp.launch import AgentLaunch
-    from avatar.bridges.acp.terminal import TerminalManager
-    from avatar.bridges.acp.updates import SessionUpdate
     from avatar.core.events import BaseEvent
 
 #: The quirk of an agent that keeps several sessions in one process as ACP allows.
@@ -45,37 +40,45 @@ MOST_SESSIONS = 200
 MOST_SESSIONS_UNCLOSED = 32
 
 
-@dataclass(frozen=True)
-class Route:
-    """Where the agent's calls about one bridge's sessions go."""
-
-    on_update: Callable[[str, SessionUpdate, list[BaseEvent]], None]
-    decide: Callable[[str, ToolCallUpdate], Any]
-    files: FileAccess
-    terminals: TerminalManager
-
-
 class Routes:
-    """Which bridge's `Route` answers for which session of one agent."""
+    """Which bridge's `AgentCalls` answers for which session of one agent: the connection's
+    request and notification handlers."""
 
     def __init__(self) -> None:
-        self._sessions: dict[str, Route] = {}
-        #: The route of the bridge opening a session now (its id not said yet, or said first
+        self._sessions: dict[str, AgentCalls] = {}
+        #: The calls of the bridge opening a session now (its id not said yet, or said first
         #: in the updates before the answer).
-        self.opening: Route | None = None
+        self.opening: AgentCalls | None = None
 
-    def of(self, session_id: str) -> Route | None:
-        """The route of `session_id`; an unknown id is the session being opened, if any."""
-        return self._sessions.get(session_id) or self.opening
+    def of(self, session_id: object) -> AgentCalls | None:
+        """The calls of `session_id`; an unknown id (or none) is the session being opened."""
+        found = self._sessions.get(session_id) if isinstance(session_id, str) else None
+        return found or self.opening
 
-    def add(self, session_id: str, route: Route) -> None:
-        """Calls about `session_id` go to `route` from now on."""
-        self._sessions[session_id] = route
+    def add(self, session_id: str, calls: AgentCalls) -> None:
+        """Calls about `session_id` go to `calls` from now on."""
+        self._sessions[session_id] = calls
 
-    def drop(self, route: Route) -> None:
-        """Forget every session of `route`."""
-        for session_id in [s for s, r in self._sessions.items() if r is route]:
+    def drop(self, calls: AgentCalls) -> None:
+        """Forget every session of `calls`."""
+        for session_id in [s for s, r in self._sessions.items() if r is calls]:
             del self._sessions[session_id]
+
+    def notification(self, method: str, params: dict[str, Any]) -> None:
+        """A notification of the agent's, to the bridge of the session it names; one about
+        no session of ours is dropped (a late update of a session left behind)."""
+        calls = self.of(params.get("sessionId"))
+        if calls is not None:
+            calls.notification(method, params)
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        """A request of the agent's, answered by the bridge of the session it names; one
+        about no session of ours is refused (invalid params)."""
+        session_id = params.get("sessionId")
+        calls = self.of(session_id)
+        if calls is None:
+            raise RpcError(INVALID_PARAMS, f"no session {session_id} here")
+        return await calls.request(method, params)
 
 
 class User(Protocol):
@@ -97,7 +100,7 @@ class SharedAgent:
     def __init__(self, key: str, pool: AgentPool | None = None) -> None:
         self.key = key
         self.routes = Routes()
-        self.agent: AgentConnection[ClientSideConnection] | None = None
+        self.agent: AgentConnection | None = None
         self.users: list[User] = []
         self.opened = 0  #: sessions opened on it
         self._pool = pool
@@ -109,7 +112,7 @@ class SharedAgent:
         """The agent runs and its connection is open."""
         return self.agent is not None and self.agent.alive
 
-    def started(self, agent: AgentConnection[ClientSideConnection] | None) -> None:
+    def started(self, agent: AgentConnection | None) -> None:
         """The agent runs (`agent`), or could not start (None: the pool forgets it)."""
         self.agent = agent
         if agent is None and self._pool is not None:
@@ -130,27 +133,27 @@ class SharedAgent:
         self.users.append(user)
 
     @contextlib.asynccontextmanager
-    async def opening(self, route: Route) -> AsyncIterator[None]:
-        """While a session is opened for `route`: alone on this agent (see `Routes.opening`)."""
+    async def opening(self, calls: AgentCalls) -> AsyncIterator[None]:
+        """While a session is opened for `calls`: alone on this agent (see `Routes.opening`)."""
         async with self._turns:
-            self.routes.opening = route
+            self.routes.opening = calls
             try:
                 yield
             finally:
                 self.routes.opening = None
 
-    def opened_for(self, session_id: str, route: Route) -> None:
-        """Session `session_id` was opened for `route`."""
-        self.routes.add(session_id, route)
+    def opened_for(self, session_id: str, calls: AgentCalls) -> None:
+        """Session `session_id` was opened for `calls`."""
+        self.routes.add(session_id, calls)
         self.opened += 1
 
-    async def leave(self, user: User, route: Route | None, sessions: list[str]) -> bool:
+    async def leave(self, user: User, calls: AgentCalls | None, sessions: list[str]) -> bool:
         """`user` leaves with its `sessions`: closed where the agent offers `session/close`,
         or the agent ends with them when `user` was its last. True when it ended."""
         if user in self.users:
             self.users.remove(user)
-        if route is not None:
-            self.routes.drop(route)
+        if calls is not None:
+            self.routes.drop(calls)
         agent = self.agent
         if agent is None:
             return True
@@ -215,7 +218,7 @@ async def run_on(
     pool: AgentPool | None,
     launch: AgentLaunch,
     user: User,
-    start: Callable[[SharedAgent], Awaitable[AgentConnection[ClientSideConnection]]],
+    start: Callable[[SharedAgent], Awaitable[AgentConnection]],
 ) -> SharedAgent:
     """The agent `user` runs its sessions on: `pool`'s agent of `launch`'s key where the
     provider shares its process, else one `start(agent)` starts (`user` hears from it

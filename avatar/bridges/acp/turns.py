@@ -1,9 +1,7 @@
-"""A turn on an ACP agent, whichever connection carries it (the SDK's or `JsonRpc`): its
-events until it ends, its cancel, and the permission questions the agent asks meanwhile.
+"""A turn on an ACP agent: its events until it ends, its cancel, and the permission questions
+the agent asks meanwhile (`Asker`: the scope, then the permission policy).
 
-What differs between the connections is only how the prompt goes out and how its answer is
-read (`Prompt`); the ACP bridge and the one-shot bridge share the rest, so a user sees the same
-events, endings and permission answers from both.
+How the prompt goes out and how its answer is read is the caller's (`Prompt`).
 """
 
 from __future__ import annotations
@@ -39,7 +37,7 @@ Background = Callable[[Coroutine[Any, Any, None]], None]
 
 async def run_turn(
     name: str,
-    agent: AgentConnection[Any],
+    agent: AgentConnection,
     router: UpdateRouter,
     session_id: str,
     prompt: Prompt,
@@ -72,7 +70,7 @@ async def run_turn(
 
 
 async def _ending(
-    name: str, signal: TurnSignal, agent: AgentConnection[Any], turn: Turn
+    name: str, signal: TurnSignal, agent: AgentConnection, turn: Turn
 ) -> AsyncIterator[BaseEvent]:
     """The last events of a turn, for the signal that ended it."""
     if signal.kind == "died":
@@ -96,11 +94,12 @@ async def _ending(
     elif turn.cancelling:
         yield TurnFinished(stop_reason="cancelled")
     else:
-        yield Error(message=f"{name}: {describe_error(error)}", detail=agent.stderr_tail())
+        message = agent.explain(f"{name}: {describe_error(error)}")
+        yield Error(message=message, detail=agent.stderr_tail())
 
 
 async def cancel_turn(
-    router: UpdateRouter, agent: AgentConnection[Any] | None, session_id: str | None
+    router: UpdateRouter, agent: AgentConnection | None, session_id: str | None
 ) -> None:
     """`session/cancel`; the turn ends `cancelled` within CANCEL_GRACE seconds regardless."""
     turn = router.turn
@@ -116,8 +115,8 @@ async def cancel_turn(
 
 
 def describe_tool(tool_call: Any) -> str:
-    """A title for a permission request's tool call (an SDK object or the wire's dict): the
-    agent's title, else kind and input."""
+    """A title for a permission request's tool call (as the agent wrote it): the agent's
+    title, else kind and input."""
     title = get(tool_call, "title")
     if title:
         return str(title)

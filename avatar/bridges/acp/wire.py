@@ -1,11 +1,9 @@
-"""ACP `session/update` payloads, as JSON on the wire, into avatar's event model.
+"""ACP `session/update` payloads and `session/prompt` answers, as the agent wrote their JSON,
+into avatar's event model.
 
-The one translation of updates: the one-shot bridge hands it what the agent wrote; the SDK's
-client hands it the SDK's parsed update dumped back to the same JSON
-(`avatar.bridges.acp.updates`). It needs nothing but the standard library, so a one-shot never
-loads the SDK. One case per kind of update (`sessionUpdate`); kinds avatar shows nothing for
-(config option updates, a plan kept in a file) translate to nothing, and so does anything that
-is not an update at all.
+One case per kind of update (`sessionUpdate`); kinds avatar shows nothing for (config option
+updates, a plan kept in a file) translate to nothing, and so does anything that is not an
+update at all.
 """
 
 from __future__ import annotations
@@ -13,8 +11,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast, get_args
 
+from avatar.bridges.acp.jsonrpc import WrongAnswer
 from avatar.core.events import (
     BaseEvent,
     CommandsAvailable,
@@ -22,6 +21,7 @@ from avatar.core.events import (
     ModeChanged,
     Plan,
     PlanEntry,
+    StopReason,
     TextDelta,
     ThinkingDelta,
     TitleChanged,
@@ -217,6 +217,15 @@ def _finished(update: Json, terminal: TerminalReader | None) -> ToolCallFinished
         is_error=update.get("status") == "failed",
         diffs=tool_diffs(update),
     )
+
+
+def prompt_answer(answer: Json) -> tuple[StopReason, Usage | None]:
+    """A `session/prompt` answer: why the turn stopped (`end_turn` when it does not say; a
+    `WrongAnswer` for a reason the protocol does not know) and its token counts."""
+    stop = answer.get("stopReason") or "end_turn"
+    if stop not in get_args(StopReason):
+        raise WrongAnswer(f"session/prompt answered stopReason {stop!r}")
+    return cast("StopReason", stop), prompt_usage(answer.get("usage"), answer.get("_meta"))
 
 
 def prompt_usage(usage: Any, meta: Any = None) -> Usage | None:

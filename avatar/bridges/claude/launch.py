@@ -79,7 +79,13 @@ class ClaudeLaunch:
         full = {**base, **spec.env, **mcp_env(settings.mcp_servers), **held.env}
         policy = ScopePolicy(settings.scope, cwd, add_dirs)
         walls = sandbox.for_agent(
-            policy, spec.state_dirs, full, spec.state_protected, spec.state_projects, held.covered
+            policy,
+            spec.state_dirs,
+            full,
+            spec.state_protected,
+            spec.state_projects,
+            held.covered,
+            guessed=spec.state_guessed,
         )
         held.check(spec.name, cwd, walls, policy.sandbox_mode)
         return cls(argv, full, cwd, walls, held)

@@ -22,7 +22,7 @@ from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.table import Table
 
-from avatar.cli.output.blocks import Block
+from avatar.core.markdown_blocks import Block
 
 if TYPE_CHECKING:
     from rich.console import (

@@ -110,7 +110,7 @@ class ReplCompleter(Completer):
 
     def _arguments(self, command: str, word: str) -> Iterable[Completion]:
         if command == "/provider":
-            names = [s.name for s in self.engine.providers()]
+            names = [s.name for s in self.engine.registry.specs()]
             return self._words(word, names, {})
         if command == "/preset":
             return self._words(word, list(self.engine.settings.presets), {})

@@ -1,6 +1,6 @@
 """The REPL's keys, as in the agents' own terminals: the permission menu's single keys, Esc to
-interrupt a turn, `?` for this list, Shift-Tab for the permission mode, Ctrl-T for thinking in
-full, Ctrl-O for the handoff.
+interrupt a turn, Esc Esc on an empty prompt for `/rewind`, `?` for this list, Shift-Tab for
+the permission mode, Ctrl-T for thinking in full, Ctrl-O for the handoff.
 
 Ctrl-R (history search; Enter sends the line found, as in a shell), Ctrl-L (clear the screen),
 Ctrl-C and Ctrl-D are prompt-toolkit's own (Ctrl-C and Ctrl-D reach the REPL as its
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 SHORTCUTS = """\
   y / a / n     answer a permission question (or type what to do instead, then Enter)
   Esc, Ctrl-C   interrupt the running turn (Ctrl-C on a line: clear it)
+  Esc Esc       rewind: files and conversation back to before a turn (/rewind)
   Enter         send; while a turn or command runs, steer it or queue the line
   Alt-Enter     new line (Esc Enter too)
   Ctrl-R        search prompt history;  ↑ / ↓  walk it
@@ -48,6 +49,13 @@ def key_bindings(repl: ReplHost) -> KeyBindings:
     @bindings.add("escape", filter=busy)
     def _interrupt(event: KeyPressEvent) -> None:
         repl.keep(asyncio.ensure_future(repl.interrupt()))
+
+    @bindings.add("escape", "escape", filter=~busy & empty & ~asking)
+    def _rewind(event: KeyPressEvent) -> None:
+        # As typed: the line `/rewind` asks which turn (Esc is a prefix already, of Esc
+        # Enter, so a lone Esc waits no longer than before).
+        event.current_buffer.text = "/rewind"
+        event.current_buffer.validate_and_handle()
 
     @bindings.add("enter", filter=is_searching)
     def _send_found(event: KeyPressEvent) -> None:

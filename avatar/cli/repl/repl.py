@@ -23,7 +23,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from avatar.cli.repl import menu
-from avatar.cli.repl.attach import attach
+from avatar.cli.repl.mentions import read_mentions
 from avatar.cli.repl.screen import Screen
 from avatar.cli.repl.slash import lookup
 from avatar.cli.repl.status_line import (
@@ -147,7 +147,8 @@ class Repl:
         if not self._reopened:
             return
         self._reopened = False
-        history = self.engine.history()
+        current = self.engine.current
+        history = current.history() if current is not None else None
         if history is not None:
             self.screen.history(history.messages)
 
@@ -204,7 +205,7 @@ class Repl:
         session may have opened, or changed, since Shift-Tab)."""
         current = self.engine.current
         if current is None and self.mode == menu.PLAN:
-            current = await self.engine.new()
+            current = await self.engine.agent.new()
         if current is None or not current.can_plan:
             if self.mode == menu.PLAN:
                 self.mode = menu.MODES[0]
@@ -277,7 +278,7 @@ class Repl:
             if self.hosting is not None:
                 self.hosting.turn_started(prompt, client)
             try:
-                asked = attach(prompt, self.engine.cwd)
+                asked = read_mentions(prompt, self.engine.cwd)
                 await self._apply_mode()
                 for image in asked.images:
                     self.say(f"(attached image {image.summary})", "dim")
@@ -379,19 +380,29 @@ class Repl:
         if self.busy and not cmd.while_busy:
             self.queue(line)
             return False
-        if cmd.name == "/resume" and len(words) == 1 and sys.stdin.isatty():
-            from avatar.cli.repl.picker import pick_session
-
-            chosen = await pick_session(self.engine.sessions())
+        if cmd.name in ("/resume", "/rewind") and len(words) == 1 and sys.stdin.isatty():
+            chosen = await self._pick(cmd.name)  # (a prompt of its own: before the line is back)
             if chosen is None:
                 return False
-            words.append(chosen.id)
+            words += chosen
         if cmd.while_busy:
             return await self._guarded(cmd.handler(self, words[1:]))
         self.screen.activity = cmd.doing(words[1:])
         self.screen.last_output = time.monotonic()
         self.work = asyncio.create_task(self._run_command(cmd.handler(self, words[1:])))
         return False
+
+    async def _pick(self, name: str) -> list[str] | None:
+        """At a terminal, `/resume` or `/rewind` alone asks for what it is given (None:
+        cancelled)."""
+        if name == "/rewind":
+            from avatar.cli.repl.rewind import pick
+
+            return await pick(self)
+        from avatar.cli.repl.picker import pick_session
+
+        chosen = await pick_session(self.engine.sessions())
+        return [chosen.id] if chosen is not None else None
 
     async def _guarded(self, call: Awaitable[bool]) -> bool:
         try:

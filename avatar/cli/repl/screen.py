@@ -2,7 +2,7 @@
 edits, thinking folded to one dim line (in full after Ctrl-T), notices and errors in their own
 style.
 
-Answers stream block by block (`avatar.cli.output.blocks`): a paragraph, list, table, quote
+Answers stream block by block (`avatar.core.markdown_blocks`): a paragraph, list, table, quote
 or code block is printed once it is complete, drawn as markdown (tables in box drawing, code
 highlighted: `avatar.cli.output.markdown`), and the block in progress is the live tail the
 prompt shows above its input line (`live_tail`). Nothing here ever writes on the prompt line:
@@ -26,9 +26,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from avatar.cli.output.blocks import Block, BlockSplitter
 from avatar.cli.output.render import session_line
-from avatar.cli.repl.attach import detach_files
+from avatar.cli.repl.mentions import strip_inlined
 from avatar.core.diffs import (
     Edit,
     EditLog,
@@ -38,6 +37,7 @@ from avatar.core.diffs import (
     locate,
     shown_from,
 )
+from avatar.core.markdown_blocks import Block, BlockSplitter
 from avatar.policy.terminal_text import inert
 
 if TYPE_CHECKING:
@@ -366,7 +366,7 @@ class Screen:
         """The last turns of a resumed session: user lines, answers condensed, tool calls as
         their one-line summaries."""
         # A user message is shown as typed: no attached file, handoff or agent's own context.
-        said = {id(m): detach_files(m.said) for m in messages if m.role == "user"}
+        said = {id(m): strip_inlined(m.said) for m in messages if m.role == "user"}
         shown = [m for m in messages if m.role == "assistant" or said.get(id(m))][-limit:]
         if not shown:
             return

@@ -52,12 +52,12 @@ async def _sessions(repl: ReplHost, args: list[str]) -> bool:
     engine = repl.engine
     everywhere = "--all" in args
     rows = engine.sessions(None, any_cwd=everywhere)[:50]
-    for w in engine.warnings():
+    for w in engine.library.warnings():
         repl.say(f"warning: {w}")
     if not rows:
         repl.say("no sessions here yet" + ("" if everywhere else " (/sessions --all: everywhere)"))
         return False
-    current = engine.session.session_id if engine.session else None
+    current = engine.status().session_id
     ids = short_ids([s.id for s in rows])
     table = []
     for s, sid in zip(rows, ids, strict=True):
@@ -70,8 +70,8 @@ async def _sessions(repl: ReplHost, args: list[str]) -> bool:
 
 
 async def _session(repl: ReplHost, args: list[str]) -> bool:
-    s = repl.engine.session
-    repl.say(f"{s.session_id} ({s.provider}, {s.how})" if s else "no session yet")
+    s = repl.engine.status()
+    repl.say(f"{s.session_id} ({s.provider}, {s.how})" if s.session_id else "no session yet")
     return False
 
 
@@ -79,7 +79,7 @@ async def _resume(repl: ReplHost, args: list[str]) -> bool:
     if len(args) != 1:
         repl.say("usage: /resume ID (or /resume alone, at a terminal, to pick one)")
     else:
-        await repl.engine.resume(args[0])
+        await repl.engine.agent.resume(args[0])
     return False
 
 
@@ -100,12 +100,12 @@ async def _search(repl: ReplHost, args: list[str]) -> bool:
 
 async def _rename(repl: ReplHost, args: list[str]) -> bool:
 
-    session = repl.engine.session
-    if not args or session is None:
+    session_id = repl.engine.status().session_id
+    if not args or session_id is None:
         repl.say("usage: /rename NAME (names the current session)")
         return False
     try:
-        info = repl.engine.rename(session.session_id, " ".join(args))
+        info = repl.engine.rename(session_id, " ".join(args))
     except SessionNotFoundError:
         repl.say("nothing to name yet: the session is saved after its first turn")
     else:
@@ -116,9 +116,17 @@ async def _rename(repl: ReplHost, args: list[str]) -> bool:
 async def _diff(repl: ReplHost, args: list[str]) -> bool:
     from avatar.cli.repl.diff_view import render_edit
 
+    if args[:1] == ["--rewind"]:
+        if len(args) != 2 or not (args[1].isdigit() and int(args[1]) >= 1):
+            repl.say("usage: /diff --rewind N (what a rewind to before turn N would undo)")
+        else:
+            from avatar.cli.repl.rewind import diff
+
+            diff(repl, int(args[1]))
+        return False
     edits = repl.screen.edits.edits
     if len(args) > 1 or (args and not (args[0].isdigit() and int(args[0]) >= 1)):
-        repl.say("usage: /diff [N] (N: one edit, as numbered on the screen)")
+        repl.say("usage: /diff [N | --rewind N] (N: one edit, as numbered on the screen)")
     elif not edits:
         repl.say("no edit in this session yet")
     elif args and int(args[0]) > len(edits):
@@ -130,13 +138,19 @@ async def _diff(repl: ReplHost, args: list[str]) -> bool:
     return False
 
 
+async def _rewind(repl: ReplHost, args: list[str]) -> bool:
+    from avatar.cli.repl.rewind import rewind
+
+    return await rewind(repl, args)
+
+
 async def _continue(repl: ReplHost, args: list[str]) -> bool:
-    await repl.engine.continue_last()
+    await repl.engine.agent.continue_last()
     return False
 
 
 async def _new(repl: ReplHost, args: list[str]) -> bool:
-    await repl.engine.new()
+    await repl.engine.agent.new()
     return False
 
 
@@ -146,7 +160,7 @@ async def _worktree(repl: ReplHost, args: list[str]) -> bool:
         return False
     provider = repl.engine.chosen_provider()  # (entering closes the open session)
     repl.say((await repl.engine.enter_worktree(args[0] if args else None)).describe())
-    await repl.engine.new(provider)
+    await repl.engine.agent.new(provider)
     return False
 
 
@@ -196,10 +210,10 @@ async def _preset(repl: ReplHost, args: list[str]) -> bool:
 async def _fork(repl: ReplHost, args: list[str]) -> bool:
     if len(args) > 1 or (args and not (args[0].isdigit() and int(args[0]) >= 1)):
         repl.say("usage: /fork [N] (N: the message to fork after, as `session show` numbers)")
-    elif repl.engine.session is None:
+    elif repl.engine.status().session_id is None:
         repl.say("no session to fork")
     else:
-        await repl.engine.fork(at=int(args[0]) if args else None)
+        await repl.engine.agent.fork(at=int(args[0]) if args else None)
     return False
 
 
@@ -214,7 +228,7 @@ async def _compact(repl: ReplHost, args: list[str]) -> bool:
 async def _clear(repl: ReplHost, args: list[str]) -> bool:
     # As in Claude Code: a new conversation (Ctrl-L clears the screen alone).
     sys.stdout.write("\x1b[2J\x1b[H")
-    await repl.engine.new()
+    await repl.engine.agent.new()
     return False
 
 
@@ -283,7 +297,18 @@ COMMANDS: tuple[SlashCommand, ...] = (
         activity="compacting",
     ),
     SlashCommand(
-        "/diff", "[N]", "every edit of this session (N: edit N alone)", _diff, while_busy=True
+        "/rewind",
+        "[N [--files | --conversation]]",
+        "files and conversation back to before turn N (no N: the turns, and pick one); Esc Esc too",
+        _rewind,
+        activity="rewinding",
+    ),
+    SlashCommand(
+        "/diff",
+        "[N | --rewind N]",
+        "every edit of this session (N: edit N alone; --rewind N: what rewinding undoes)",
+        _diff,
+        while_busy=True,
     ),
     SlashCommand(
         "/clear",

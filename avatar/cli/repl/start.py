@@ -91,8 +91,8 @@ async def _attached(engine: Engine, ref: str) -> int:
     try:
         messages = await engine.attach(ref)
         repl = Repl(engine)
-        if engine.session is not None:
-            repl.screen.on_event(engine.session)
+        if engine.started is not None:
+            repl.screen.on_event(engine.started)
         repl.screen.history(messages)
         engine.listen()
         await _interact(repl, False)

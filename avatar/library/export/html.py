@@ -1,22 +1,22 @@
 """The HTML export: one self-contained page (inline CSS, no script, nothing fetched), readable
-offline. Fenced code blocks and tool arguments are highlighted on this side with pygments
-(which `rich` already brings); each tool call is a `<details>` holding its arguments and the
-result that answered it."""
+offline. Answers are markdown rendered as the terminal draws them (`markdown`: tables, lists,
+headings, code highlighted; what the model wrote escaped); the user's words are kept as
+written, their fenced code highlighted (`highlight`, pygments); each tool call is a `<details>`
+holding its arguments and the result that answered it."""
 
 from __future__ import annotations
 
 import json
 import re
 from datetime import UTC, datetime
-from functools import cache
 from html import escape
 from typing import TYPE_CHECKING
 
 from avatar.library.export.doc import LABELS, call_args, facts
+from avatar.library.export.highlight import css, highlight
+from avatar.library.export.markdown import markdown_html
 
 if TYPE_CHECKING:
-    from pygments.formatters import HtmlFormatter
-
     from avatar.library.export.doc import ExportCall, ExportDoc, ExportMessage
 
 # ```lang … ``` blocks, as models write them.
@@ -45,29 +45,20 @@ details{margin:.4rem 0}summary{cursor:pointer;font-family:ui-monospace,monospace
 .note{color:#57606a;font-size:.8rem}.args{color:#57606a}
 code{font:13px ui-monospace,monospace;background:#eff1f3;border-radius:3px;padding:0 .2rem}
 pre code{background:none;padding:0}
+.md>:first-child{margin-top:.2rem}.md>:last-child{margin-bottom:.2rem}
+.md h1,.md h2,.md h3,.md h4,.md h5,.md h6{margin:.8rem 0 .3rem;line-height:1.25}
+.md h1{font-size:1.3rem}.md h2{font-size:1.15rem}.md h3{font-size:1.05rem}
+.md h4,.md h5,.md h6{font-size:1rem}
+.md p,.md ul,.md ol,.md blockquote,.md pre{margin:.5rem 0}.md ul,.md ol{padding-left:1.6rem}
+.md blockquote{border-left:3px solid #d0d7de;color:#57606a;padding-left:.8rem;margin-left:0}
+.md hr{border:0;border-top:1px solid #d0d7de}
+.md .table{overflow-x:auto;max-width:100%;margin:.5rem 0}
+.md table{border-collapse:collapse;font-size:.9rem}
+.md th,.md td{border:1px solid #d0d7de;padding:.25rem .6rem;text-align:left;vertical-align:top}
+.md th{background:#f6f8fa;font-weight:600}
+.md .align-right{text-align:right}.md .align-center{text-align:center}
+.md .href,.md .image{color:#57606a}.md .href{font-size:.85rem;overflow-wrap:anywhere}
 """
-
-
-@cache
-def _formatter() -> HtmlFormatter[str]:
-    from pygments.formatters import HtmlFormatter
-
-    return HtmlFormatter(cssclass="hl", nowrap=True)
-
-
-def highlight(code: str, lang: str) -> str:
-    """`code` as highlighted HTML (plain, escaped text for an unknown language)."""
-    from pygments import highlight as pyg
-    from pygments.lexers import get_lexer_by_name
-    from pygments.util import ClassNotFound
-
-    try:
-        lexer = get_lexer_by_name(lang) if lang else None
-    except ClassNotFound:
-        lexer = None
-    if lexer is None:
-        return escape(code)
-    return str(pyg(code, lexer, _formatter()))
 
 
 def _inline(text: str) -> str:
@@ -78,8 +69,8 @@ def _inline(text: str) -> str:
 
 
 def message_text(text: str) -> str:
-    """Message text: prose kept as written (inline code and bold shown), fenced code
-    highlighted (the web page renders a streamed answer with it too)."""
+    """A user's (or the system's) message: prose kept as written (inline code and bold shown),
+    fenced code highlighted."""
     parts, at = [], 0
     for m in _FENCE.finditer(text):
         if m.start() > at:
@@ -134,14 +125,16 @@ def _message(m: ExportMessage) -> str:
     elif m.role == "tool":
         body = f"<details><summary>output of {escape(m.tool_call_id or 'a tool')}</summary>"
         body += _result(m) + "</details>"
+    elif m.role == "assistant":
+        body = f'<div class="md">{markdown_html(m.text)}</div>' + "".join(map(_call, m.calls))
     else:
-        body = message_text(m.text) + "".join(_call(c) for c in m.calls)
+        body = message_text(m.text) + "".join(map(_call, m.calls))
     return f'<section class="{classes}" id="m{m.n}">{head}{body}</section>'
 
 
 def style() -> str:
     """The page's CSS, the highlighting's included."""
-    return CSS + str(_formatter().get_style_defs(".hl"))
+    return CSS + css()
 
 
 def body(doc: ExportDoc) -> str:

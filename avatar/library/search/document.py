@@ -10,7 +10,7 @@ from avatar.core.errors import AvatarError, SessionNotFoundError
 from avatar.sessions.types import SessionInfo, Transcript
 
 if TYPE_CHECKING:
-    from avatar.library.catalog import SessionLibrary
+    from avatar.library.catalog import Catalog
 
 # Tool-call arguments that say what a call does (its title, as agents show it).
 _TITLE_ARGS = ("description", "command", "file_path", "path", "pattern", "query", "url", "title")
@@ -43,16 +43,16 @@ def document(transcript: Transcript, redact: Callable[[str], str] = str) -> str:
     return "\n".join(parts)
 
 
-def read_document(library: SessionLibrary, info: SessionInfo, redact: Callable[[str], str]) -> str:
+def read_document(catalog: Catalog, info: SessionInfo, redact: Callable[[str], str]) -> str:
     """The searchable text of listed session `info` ("" when it cannot be read now: it is
     still found by its title, and read again when it changes)."""
-    store = library.store(info.provider)
+    store = catalog.store(info.provider)
     try:
         # Straight from the listed file: `transcript(id)` would look the id up in the store
         # again, once per session.
         if store is not None and info.path:
             with contextlib.suppress(SessionNotFoundError):  # then avatar's copy, if any
                 return document(store.read_transcript(info), redact)
-        return document(library.transcript(info), redact)
+        return document(catalog.transcript(info), redact)
     except (AvatarError, OSError, ValueError):
         return ""

@@ -35,7 +35,7 @@ from avatar.library.search.stamps import Stamp, session_stamp, snapshot, stamp_r
 from avatar.sessions.types import SessionInfo
 
 if TYPE_CHECKING:
-    from avatar.library.catalog import SessionLibrary
+    from avatar.library.catalog import Catalog
 
 #: Bump when what is stored changes: an index of another version is rebuilt (its file is
 #: deleted first). 3: every secret shape masked, not only keys and a few token shapes.
@@ -136,13 +136,13 @@ class SearchIndex:
 
     # -- keeping it up to date ----------------------------------------------------------
 
-    def update(self, library: SessionLibrary, progress: Progress | None = None) -> int:
+    def update(self, catalog: Catalog, progress: Progress | None = None) -> int:
         """Bring the index up to date with every store; how many sessions were (re)indexed.
         An update running longer than `PROGRESS_AFTER` seconds (a first build) calls
         `progress(done, total)` every `PROGRESS_AFTER` seconds, and once done."""
         self._progress = progress
         try:
-            return self._update(library)
+            return self._update(catalog)
         except sqlite3.DatabaseError as e:
             if isinstance(e, sqlite3.OperationalError) and "locked" in str(e):
                 return 0  # another avatar is updating it: search what is there
@@ -150,22 +150,22 @@ class SearchIndex:
         self.close()
         self._discard()
         try:
-            return self._update(library)
-        except sqlite3.DatabaseError:  # a read-only file or disk
+            return self._update(catalog)
+        except sqlite3.DatabaseError:  # a read-only file or disk (inside an agent's walls)
             self.close()
-            self._db = _in_memory()
-            return self._update(library)
+            self._db = _in_memory(self.path)
+            return self._update(catalog)
 
-    def _update(self, library: SessionLibrary) -> int:
+    def _update(self, catalog: Catalog) -> int:
         with collector_paused():
-            return self._update_now(library)
+            return self._update_now(catalog)
 
-    def _update_now(self, library: SessionLibrary) -> int:
+    def _update_now(self, catalog: Catalog) -> int:
         db = self._connect()
-        files, light = snapshot(library)
+        files, light = snapshot(catalog)
         if self._fresh(db, files, light):
             return 0
-        sessions = library.sessions(None, None)
+        sessions = catalog.sessions(None, None)
         now = {f"{s.provider}/{s.id}": s for s in sessions}
         light_keys = {f"{s.provider}/{s.id}" for s in light}
         count = 0
@@ -192,7 +192,7 @@ class SearchIndex:
                 todo.append((key, info, stamp))
             pace = _Pace(self._progress, len(todo))
             for key, info, stamp in todo:
-                self._add(db, key, info, stamp, key in light_keys, library)
+                self._add(db, key, info, stamp, key in light_keys, catalog)
                 count += 1
                 pace.step(count)
             pace.done()
@@ -243,7 +243,7 @@ class SearchIndex:
         info: SessionInfo,
         stamp: Stamp,
         light: bool,
-        library: SessionLibrary,
+        catalog: Catalog,
     ) -> None:
         title, name = self._names(info)
         when = info.updated or info.created
@@ -264,7 +264,7 @@ class SearchIndex:
                 when.timestamp() if when else 0.0,
             ),
         )
-        body = _utf8(read_document(library, info, self.redact))
+        body = _utf8(read_document(catalog, info, self.redact))
         heading = _heading(title, name)
         row = (cur.lastrowid, heading, body)
         db.execute("INSERT INTO text (rowid, title, body) VALUES (?, ?, ?)", row)
@@ -395,8 +395,21 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _in_memory() -> sqlite3.Connection:
-    """An index for this run alone, where none can be written: searches still answer."""
+def _in_memory(copy_of: Path | None = None) -> sqlite3.Connection:
+    """An index for this run alone, where none can be written: searches still answer. It
+    starts as a copy of `copy_of`, the index on disk that cannot be written (`avatar mcp`
+    inside an agent's walls reads it), so that only what changed since is read again."""
     db = sqlite3.connect(":memory:", isolation_level=None)
+    if copy_of is not None and copy_of.is_file():
+        try:
+            source = sqlite3.connect(f"{copy_of.as_uri()}?mode=ro", uri=True)
+            try:
+                if source.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+                    source.backup(db)
+                    return db
+            finally:
+                source.close()
+        except sqlite3.Error:
+            pass  # (unreadable too: built from the stores)
     db.executescript(_SCHEMA)
     return db

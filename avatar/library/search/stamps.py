@@ -11,7 +11,7 @@ from avatar.core.fileio import regular_file
 from avatar.sessions.types import SessionInfo
 
 if TYPE_CHECKING:
-    from avatar.library.catalog import SessionLibrary
+    from avatar.library.catalog import Catalog
 
 Stamp = tuple[int, int]
 
@@ -37,14 +37,14 @@ def session_stamp(info: SessionInfo) -> Stamp:
     return (info.messages, int(when.timestamp() * 1e9) if when else 0)
 
 
-def snapshot(library: SessionLibrary) -> tuple[dict[str, Stamp], list[SessionInfo]]:
+def snapshot(catalog: Catalog) -> tuple[dict[str, Stamp], list[SessionInfo]]:
     """The stamp of every file of the stores that name their session files (found without
     reading any: native sessions too, whose index is cheap to read but needs pydantic), and
     the sessions of the other stores (whose listing is cheap)."""
     files: dict[str, Stamp] = {}
     light: list[SessionInfo] = []
-    for name in library.listing_providers():
-        store = library.store(name)
+    for name in catalog.listing_providers():
+        store = catalog.store(name)
         if store is None:
             continue
         paths = store.session_files(None)

@@ -53,7 +53,7 @@ from avatar.policy import sandbox
 from avatar.policy.permissions import Refusal, allows
 
 if TYPE_CHECKING:
-    from avatar.core.prompts import Attachment
+    from avatar.core.prompts import Image
     from avatar.native.llm.base import LLMClient
     from avatar.native.models import ModelInfo
     from avatar.native.store.writer import SessionWriter
@@ -166,7 +166,7 @@ class AgentSession:
         return self._turn is not None and not self._turn.done()
 
     async def send_message(
-        self, text: str, images: tuple[Attachment, ...] = ()
+        self, text: str, images: tuple[Image, ...] = ()
     ) -> AsyncIterator[BaseEvent]:
         """Run one turn; yields avatar events, the last one `TurnFinished`. `images` go to the
         model with the message; the session file has only their `[image: name]` in `text`."""
@@ -189,7 +189,7 @@ class AgentSession:
                 await self.abort()
             self._emit_to = None
 
-    async def _run_turn(self, text: str, images: tuple[Attachment, ...], emit: Emit) -> None:
+    async def _run_turn(self, text: str, images: tuple[Image, ...], emit: Emit) -> None:
         assert self.agent is not None
         assert self.state is not None
         self._turn_base = (self.state.input_tokens, self.state.output_tokens)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from avatar.core.prompts import Attachment
+    from avatar.core.prompts import Image
 
 Role = Literal["user", "assistant", "tool"]
 
@@ -45,7 +45,7 @@ class Message:
     name: str | None = None
     is_error: bool = False
     entry_id: str | None = None
-    images: tuple[Attachment, ...] = ()
+    images: tuple[Image, ...] = ()
 
     def chars(self) -> int:
         """Characters the message occupies (for chars/4 token estimates)."""

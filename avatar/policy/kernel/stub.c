@@ -1,4 +1,4 @@
-/* avatar's sandbox stub: enter the walls, then exec (DESIGN §10).
+/* avatar's sandbox stub: enter the walls, then exec (docs/design.md §10).
 
    avatar starts every walled process as `avatar-stub SPECFD PROGRAM ARGS...`: this program reads
    the walls from the inherited descriptor SPECFD, raises them, and execs PROGRAM. Nothing of

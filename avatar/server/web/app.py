@@ -1,5 +1,6 @@
 """The web server's routes (Starlette), behind the token gate (`auth`): no CORS middleware,
-so no `Access-Control-*` header is ever sent and another site's script cannot read a page."""
+so no `Access-Control-*` header is ever sent and another site's script cannot read a page;
+every answer forbids framing (`headers`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from avatar.library.export.html import style
 from avatar.server.web import library_pages, live_api, live_pages
 from avatar.server.web.auth import TokenGate
 from avatar.server.web.context import Web
+from avatar.server.web.headers import Guarded
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -70,4 +72,4 @@ def make_app(hub: Hub, token: str, project: Path, hosts: set[str]) -> ASGIApp:
     ]
     app = Starlette(routes=routes)
     app.state.web = Web(hub, project)
-    return TokenGate(InUse(app, hub), token, hosts)
+    return Guarded(TokenGate(InUse(app, hub), token, hosts))

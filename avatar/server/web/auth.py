@@ -1,4 +1,4 @@
-"""The token every request must carry (DESIGN §11): the page is on 127.0.0.1, but any local
+"""The token every request must carry (docs/design.md §11): the page is on 127.0.0.1, but any local
 process, and any web page the user opens, can reach 127.0.0.1.
 
 The printed URL holds the token once (`/?token=…`). The first request answers with a redirect

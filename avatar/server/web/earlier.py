@@ -40,10 +40,10 @@ def before_live(live: LiveSession) -> Transcript | None:
 def _transcript(engine: Engine, provider: str, session_id: str) -> Transcript | None:
     """The session's conversation: the open one's as the engine reads it (its store, else
     what the agent replayed), another's (one left by a switch) from its store."""
-    opened = engine.session
+    opened = engine.current
     try:
         if opened is not None and (opened.provider, opened.session_id) == (provider, session_id):
-            return engine.history()
+            return opened.history()
         return engine.library.transcript(engine.library.find(session_id, provider))
     except AvatarError:
         return None

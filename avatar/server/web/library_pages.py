@@ -15,6 +15,7 @@ from avatar.core.errors import AvatarError
 from avatar.library.export.doc import prepare
 from avatar.library.export.html import body, time_tag
 from avatar.server.web.layout import attr, page, table
+from avatar.server.web.sidebar import sidebar
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -61,7 +62,8 @@ async def index(request: Request) -> Response:
         return _error(str(e), 400)
     providers = [s.name for s in library.catalog.registry.specs()]
     shown = _form(q, provider, every, project, providers) + rows
-    return HTMLResponse(page("Library", shown, here="/library"))
+    side = await sidebar(_web(request), project)
+    return HTMLResponse(page("Library", shown, here="/library", sidebar=side))
 
 
 def _form(q: str, provider: str | None, every: bool, project: Path, providers: list[str]) -> str:
@@ -87,7 +89,8 @@ def _rows(sessions: list[SessionInfo]) -> str:
     if not sessions:
         return '<p class="empty">No sessions.</p>'
     rows = "".join(
-        f'<tr class="session"><td>{escape(s.provider)}</td><td class="id">{_link(s)}</td>'
+        f'<tr class="session"><td class="provider">{escape(s.provider)}</td>'
+        f'<td class="id">{_link(s)}</td>'
         f"<td>{escape(s.name or s.title or '')}</td><td class=cwd>{escape(s.cwd or '')}</td>"
         f"<td>{time_tag(s.updated or s.created)}</td><td class=n>{s.messages}</td></tr>"
         for s in sessions
@@ -142,7 +145,9 @@ async def show(request: Request) -> Response:
         "<button>Open live</button></form>"
     )
     head = f'<h1>{escape(doc.title)}</h1><p class="actions">export: {links} {resume}</p>'
-    return HTMLResponse(page(doc.title, head + body(doc), here="/library"))
+    web = _web(request)
+    side = await sidebar(web, Path(info.cwd) if info.cwd else web.project, info.id)
+    return HTMLResponse(page(doc.title, head + body(doc), here="/library", sidebar=side))
 
 
 async def export(request: Request) -> Response:

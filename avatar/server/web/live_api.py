@@ -1,17 +1,21 @@
 """The live chat's API, which `static/chat.js` calls: the event stream of a live session
-(server-sent events, `stream`), and a prompt, a permission answer, a provider switch, a stop,
-a close. Each takes and gives JSON; a session that is no longer live is a 404."""
+(server-sent events, `stream`), and a prompt (with images attached), a permission answer, a
+provider switch, a stop, a close. Each takes and gives JSON; a session that is no longer live
+is a 404."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import TYPE_CHECKING, Any
 
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from avatar.core.errors import AvatarError
+from avatar.core.errors import AvatarError, UsageError
+from avatar.core.prompts import MAX_IMAGE_BYTES, Image, Prompt, image_mime
 from avatar.core.tasks import BackgroundTasks
 from avatar.policy.permissions import Refusal
-from avatar.server.web.live_pages import HOLDER
+from avatar.server.web.holder import HELD, HOLDER
 from avatar.server.web.stream import frames
 
 if TYPE_CHECKING:
@@ -26,6 +30,8 @@ if TYPE_CHECKING:
 #: Prompts sent from a page run on; the page follows them on its event stream.
 _PROMPTS = BackgroundTasks()
 ANSWERS = ("allow", "always", "deny")
+#: Images one prompt may carry.
+MAX_IMAGES = 8
 
 
 def _live(request: Request) -> tuple[Web, LiveSession | None]:
@@ -52,29 +58,61 @@ async def events(request: Request) -> Response:
         return _gone(request)
     client = web.client()
     subscription = live.subscribe(client, replay=True, answers=True)
+    # With `replay`, the subscription starts with every event so far: the stream says where
+    # they end, so that the page notifies only of what happens after.
+    past = len(live.history)
 
     async def stream() -> AsyncIterator[str]:
         try:  # (while it is open the server is in use: `app.InUse`)
-            async for chunk in frames(subscription, live.engine.cwd):
+            async for chunk in frames(subscription, live.engine.cwd, past):
                 yield chunk
         finally:
             live.detach(client)
+            HELD.left(live)
 
     headers = {"cache-control": "no-store", "x-accel-buffering": "no"}
     return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
 
 
+def _image(given: Any) -> Image:
+    """An image the page attached (`{name, data}`, the bytes as base64), checked as the
+    REPL's `@image` is: by its first bytes, and its size."""
+    if not isinstance(given, dict):
+        raise UsageError("an image is {name, data}")
+    name = str(given.get("name") or "image")[:200]
+    try:
+        data = base64.b64decode(str(given.get("data", "")), validate=True)
+    except (binascii.Error, ValueError):
+        raise UsageError(f"{name}: not base64") from None
+    if len(data) > MAX_IMAGE_BYTES:
+        raise UsageError(f"{name}: image too large to attach (at most {MAX_IMAGE_BYTES:,} bytes)")
+    mime = image_mime(data)
+    if mime is None:
+        raise UsageError(f"{name}: not an image avatar can attach (png, jpeg, gif or webp)")
+    return Image(name, mime, data)
+
+
 async def prompt(request: Request) -> Response:
-    """`POST /chat/{handle}/prompt {text}`: queue a prompt (202; it streams on the events)."""
+    """`POST /chat/{handle}/prompt {text, images}`: queue a prompt (202; it streams on the
+    events); `images`: `[{name, data}]`, each png, jpeg, gif or webp, base64."""
     _, live = _live(request)
     if live is None:
         return _gone(request)
-    text = str((await _body(request)).get("text", "")).strip()
-    if not text:
+    data = await _body(request)
+    text = str(data.get("text", "")).strip()
+    given = data.get("images") or []
+    try:
+        if not isinstance(given, list) or len(given) > MAX_IMAGES:
+            raise UsageError(f"at most {MAX_IMAGES} images to a prompt")
+        images = tuple(_image(i) for i in given)
+    except UsageError as e:
+        return JSONResponse({"error": str(e)}, 400)
+    if not text and not images:
         return JSONResponse({"error": "an empty prompt"}, 400)
+    sent: str | Prompt = Prompt(text, images) if images else text
 
     async def run() -> None:
-        await live.prompt(text, HOLDER)
+        await live.prompt(sent, HOLDER)
 
     _PROMPTS(run())
     return JSONResponse({"queued": True}, 202)

@@ -13,12 +13,13 @@ from urllib.parse import parse_qsl
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from avatar.core.errors import AvatarError
-from avatar.core.tasks import BackgroundTasks
 from avatar.library.export.doc import prepare
 from avatar.library.export.html import body
 from avatar.server.hub import OpenOptions
 from avatar.server.web.earlier import before_live
+from avatar.server.web.holder import HELD, HOLDER
 from avatar.server.web.layout import attr, page, table
+from avatar.server.web.sidebar import sidebar
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -28,11 +29,6 @@ if TYPE_CHECKING:
     from avatar.server.hub import Event, LiveInfo, LiveSession
     from avatar.server.web.context import Web
 
-#: The client name the web server holds every session it opened with: the session stays
-#: live, and its permission questions wait for a page to answer them, while no page is open.
-HOLDER = "web"
-#: The holder's subscriptions, read while their sessions live.
-_HOLDING = BackgroundTasks()
 STATES = {"idle": "idle", "turn": "in a turn", "permission": "waiting on a permission"}
 
 
@@ -85,7 +81,9 @@ async def index(request: Request) -> Response:
         f'<input type="text" name="cwd" value="{attr(web.project)}" title="project" class="cwd">'
         "<button>Open</button></form>"
     )
-    return HTMLResponse(page("Live sessions", f"<h1>Live sessions</h1>{shown}{form}", here="/live"))
+    side = await sidebar(web, web.project)
+    shown = f"<h1>Live sessions</h1>{shown}{form}"
+    return HTMLResponse(page("Live sessions", shown, here="/live", sidebar=side))
 
 
 async def open_live(request: Request) -> Response:
@@ -97,13 +95,16 @@ async def open_live(request: Request) -> Response:
     cwd = Path(str(form.get("cwd") or web.project)).expanduser()
     resume = str(form.get("resume") or "") or None
     options = OpenOptions(cwd=cwd, provider=str(form.get("provider") or "") or None)
+    held: list[AsyncIterator[Event]] = []  # (the holder subscribes before the session opens)
     try:
         live = await web.hub.open(
-            options, client=HOLDER, resume=resume, replay=False, answers=True, on_events=_drop
+            options, client=HOLDER, resume=resume, replay=False, answers=True, on_events=held.append
         )
     except AvatarError as e:
         said = f'<p class="error">{escape(str(e))}</p><p><a href="/live">back</a></p>'
         return HTMLResponse(page("Error", said), status_code=400)
+    for events in held:
+        HELD.hold(live, events)
     return RedirectResponse(f"/chat/{web.handles.name(live)}", status_code=303)
 
 
@@ -113,20 +114,10 @@ def _earlier(live: LiveSession) -> str:
     transcript = before_live(live)
     if transcript is None:
         return ""
-    html = body(prepare(transcript, live.engine.secrets()))
+    html = body(prepare(transcript, live.engine.registry.secrets()))
     return (
         f'<details class="earlier" open><summary>Earlier in this session</summary>{html}</details>'
     )
-
-
-def _drop(events: AsyncIterator[Event]) -> None:
-    """The holder's own subscription: read and dropped (the pages subscribe themselves)."""
-
-    async def drain() -> None:
-        async for _ in events:
-            pass
-
-    _HOLDING(drain())
 
 
 async def chat(request: Request) -> Response:
@@ -141,24 +132,30 @@ async def chat(request: Request) -> Response:
         )
         return HTMLResponse(page("Not live", said), status_code=404)
     info = live.info()
-    providers = [s.name for s in live.engine.providers()]
+    providers = [s.name for s in live.engine.registry.specs()]
     options = "".join(
         f"<option{' selected' if p == info.provider else ''}>{escape(p)}</option>"
         for p in providers
     )
     config = json.dumps({"handle": handle}).replace("<", "\\u003c")
     shown = (
+        '<header class="chat-head">'
         f'<h1>Chat <span id="provider">{escape(info.provider)}</span> '
         f'<span id="session" class="id">{escape(info.session_id)}</span></h1>'
         f'<p class="bar"><span id="state">{STATES[info.state]}</span>'
         f'<label>provider <select id="switch">{options}</select></label>'
         '<button id="cancel" type="button">Stop</button>'
         '<button id="close" type="button">Close session</button>'
-        f'<a href="/live">all live sessions</a></p>'
+        '<button id="notify" type="button" hidden>Notify me</button></p></header>'
         f"{_earlier(live)}"
-        '<div id="log" aria-live="polite"></div><div id="asks"></div>'
-        '<form id="prompt"><textarea name="text" rows="3" placeholder="Ask…"></textarea>'
-        "<button>Send</button></form>"
+        '<div id="log" aria-live="polite"></div>'
+        '<div class="composer"><div id="asks"></div><div id="attached"></div>'
+        '<form id="prompt"><textarea name="text" rows="2" placeholder="Ask…" title="Enter sends,'
+        ' Shift-Enter starts a new line; paste or drop an image to attach it"></textarea>'
+        '<label class="attach" title="attach an image">+ image<input type="file" name="image"'
+        ' accept="image/png,image/jpeg,image/gif,image/webp" multiple></label>'
+        '<button class="send">Send</button></form></div>'
         f'<script type="application/json" id="config">{config}</script>'
     )
-    return HTMLResponse(page("Chat", shown, scripts=("chat.js",), here="/live"))
+    side = await sidebar(web, live.engine.cwd, info.session_id)
+    return HTMLResponse(page("Chat", shown, scripts=("chat.js",), here="/live", sidebar=side))

@@ -32,7 +32,11 @@ class WebServer:
     _task: asyncio.Task[None]
 
     async def stop(self) -> None:
-        """Stop serving (open event streams are cut)."""
+        """Stop serving (open event streams are cut), once the sessions the hub closed have
+        had what they leave removed (`holder`)."""
+        from avatar.server.web.holder import HELD
+
+        await HELD.settle()
         self._server.should_exit = True
         self._server.force_exit = True
         await self._task

@@ -1,24 +1,27 @@
 """A live session's events as the page's event stream (server-sent events): the hub's event
-dicts as they are, plus what the page cannot make itself. A run of streamed text is followed
-by the same text rendered as the HTML export renders a message (`rendered`: code fenced in
-it highlighted), so the page streams plain text and then shows it finished; a tool call that
-writes or edits a file carries its change as a diff (`diff_html`, from `avatar.core.diffs`,
-the REPL's reading of it: numbered by the file's lines, named relative to the project).
-History an agent re-sends while a session reopens (events marked `replay`) is left out: the
-page shows the session's conversation before it went live from its store, once."""
+dicts as they are, plus what the page cannot make itself.
+
+An answer is drawn as the terminal draws it, block by block as it streams
+(`avatar.core.markdown_blocks`): after each piece of text that completes a paragraph, list,
+table, quote, heading or code block, a `blocks` event carries those blocks rendered
+(`avatar.library.export.markdown`: what the model wrote escaped, code highlighted) and the
+text of the block in progress (`tail`), which the page shows as plain text until its block
+is complete; at the end of the run of text, one with `end` carries the rest. A tool call that
+writes or edits a file carries its change as a diff (`diff_html`, `diffs`). History an agent
+re-sends while a session reopens (events marked `replay`) is left out: the page shows the
+session's conversation before it went live from its store, once."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from html import escape
 from pathlib import Path
 from typing import Any
 
-from avatar.core.diffs import FileChange, changes_of, changes_reported, locate, shown_from
-from avatar.core.events import FileDiff, ToolCallStarted
-from avatar.library.export.html import message_text
+from avatar.core.markdown_blocks import Block, BlockSplitter
+from avatar.library.export.markdown import block_html
+from avatar.server.web.diffs import diff_html
 
 Event = dict[str, Any]
 
@@ -29,64 +32,40 @@ KEEPALIVE = 15.0
 
 
 class Renderer:
-    """The events of one stream, with `rendered` and `diff_html` added (module docstring)."""
+    """The events of one stream, with `blocks` events and diffs added (module docstring)."""
 
     def __init__(self, cwd: Path) -> None:
         self.cwd = cwd  #: the session's project: diffs name its files relative to it
-        self._text: list[str] = []
+        self._blocks = BlockSplitter()
+        self._streaming = False  # text came since the last `end`
 
     def feed(self, event: Event) -> list[Event]:
-        """What the page gets for `event`: a `rendered` event first when it ends a run of
-        text, then the event (with its diff, for a file change); nothing for a replayed one."""
+        """What the page gets for `event`: the event (with its diff, for a file change),
+        after the end of a run of text it closes, and before the blocks it completes;
+        nothing for a replayed one."""
         if event.get("replay"):
             return []
         kind = event.get("type")
-        out: list[Event] = []
         if kind == "text":
-            self._text.append(str(event.get("text", "")))
-        elif kind not in _INSIDE_TEXT:
-            out += self.flush()
-        diff = _diff_html(event, self.cwd)
+            self._streaming = True
+            done = self._blocks.feed(str(event.get("text", "")))
+            return [event, self._shown(done, end=False)] if done else [event]
+        out = [] if kind in _INSIDE_TEXT else self.flush()
+        diff = diff_html(event, self.cwd)
         out.append({**event, "diff_html": diff} if diff else event)
         return out
 
     def flush(self) -> list[Event]:
-        """The `rendered` event of the text streamed since the last one, if any."""
-        text, self._text = "".join(self._text), []
-        return [{"type": "rendered", "html": message_text(text)}] if text.strip() else []
+        """The end of the run of text streamed since the last one, if any: its last blocks."""
+        if not self._streaming:
+            return []
+        self._streaming = False
+        return [self._shown(self._blocks.flush(), end=True)]
 
-
-def _changes(event: Event) -> list[FileChange]:
-    kind = event.get("type")
-    reported = [FileDiff(**d) for d in event.get("diffs") or []]
-    if reported:
-        return changes_reported(reported)
-    if kind == "tool_call_started" and isinstance(event.get("input"), dict):
-        return changes_of(ToolCallStarted(id="", name="", input=event["input"]))
-    return []
-
-
-def _diff_html(event: Event, cwd: Path) -> str:
-    if event.get("type") not in ("tool_call_started", "tool_call_updated", "tool_call_finished"):
-        return ""
-    parts = []
-    for change in (shown_from(locate(c, cwd), cwd) for c in _changes(event)):
-        added = removed = 0
-        lines = []
-        for hunk in change.hunks():
-            for row in hunk:
-                added, removed = added + (row.sign == "+"), removed + (row.sign == "-")
-                number = change.number(row)
-                cls = {"+": "add", "-": "del", " ": "ctx"}[row.sign]
-                lines.append(
-                    f'<span class="{cls}"><i>{number if number is not None else ""}</i>'
-                    f"{row.sign} {escape(row.text)}</span>"
-                )
-            lines.append('<span class="gap">⋯</span>')
-        head = f"{escape(change.path)}  +{added} -{removed}"
-        body = "".join(lines[:-1])
-        parts.append(f'<div class="diff"><div class="path">{head}</div><pre>{body}</pre></div>')
-    return "".join(parts)
+    def _shown(self, blocks: list[Block], *, end: bool) -> Event:
+        html = "".join(block_html(b) for b in blocks)
+        tail = "" if end else self._blocks.tail
+        return {"type": "blocks", "html": html, "tail": tail, "end": end}
 
 
 def frame(event: Event) -> str:
@@ -94,10 +73,14 @@ def frame(event: Event) -> str:
     return f"data: {json.dumps(event, ensure_ascii=False, default=str)}\n\n"
 
 
-async def frames(events: AsyncIterator[Event], cwd: Path) -> AsyncIterator[str]:
-    """The event stream of a subscription to a session in `cwd`: each event as `Renderer`
-    gives it, with a comment line when nothing happened for `KEEPALIVE` seconds."""
+async def frames(events: AsyncIterator[Event], cwd: Path, past: int = 0) -> AsyncIterator[str]:
+    """The event stream of a subscription to a session in `cwd` whose first `past` events
+    happened before it: each event as `Renderer` gives it, a `caught_up` event once the past
+    ones are out (the page notifies only of what happens after), and a comment line when
+    nothing happened for `KEEPALIVE` seconds."""
     renderer = Renderer(cwd)
+    if not past:
+        yield frame({"type": "caught_up"})
     pending = asyncio.ensure_future(anext(events))
     try:
         while True:
@@ -113,6 +96,9 @@ async def frames(events: AsyncIterator[Event], cwd: Path) -> AsyncIterator[str]:
                 return
             for shown in renderer.feed(event):
                 yield frame(shown)
+            past -= 1
+            if past == 0:
+                yield frame({"type": "caught_up"})
             pending = asyncio.ensure_future(anext(events))
     finally:
         pending.cancel()

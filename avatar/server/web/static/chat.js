@@ -1,6 +1,9 @@
 // The live chat: the session's events from the server (server-sent events), drawn as they
-// come; a prompt, a permission answer, a provider switch and a stop are posted as JSON.
-// The server renders what needs rendering (a finished answer, a diff): this only places it.
+// come; a prompt (with images), a permission answer, a provider switch and a stop are posted
+// as JSON. The server renders what needs rendering (an answer's markdown block by block, a
+// diff) and escapes it: this only places it. When a turn ends or a permission waits while the
+// page is not looked at, it says so in the tab's title ("(1) Chat · avatar") and, where the
+// user allowed it, as a notification; both go once the user looks.
 "use strict";
 (function () {
   const config = JSON.parse(document.getElementById("config").textContent);
@@ -8,8 +11,12 @@
   const log = document.getElementById("log");
   const asks = document.getElementById("asks");
   const state = document.getElementById("state");
+  const form = document.getElementById("prompt");
+  const attached = document.getElementById("attached");
   const tools = new Map();
-  let streaming = null;
+  let answer = null; // the answer streaming: {node, tail}
+  let images = []; // attached to the next prompt: {name, data (base64), url}
+  const sent = []; // this page's prompts {text, images}: their images show when they start
 
   function el(tag, cls, text) {
     const node = document.createElement(tag);
@@ -17,9 +24,14 @@
     if (text !== undefined) node.textContent = text;
     return node;
   }
+  function near() { // the reader is at the end: keep following what comes
+    return window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
+  }
+  function follow(was) { if (was) window.scrollTo(0, document.body.scrollHeight); }
   function add(node) {
+    const was = near();
     log.appendChild(node);
-    node.scrollIntoView({ block: "end" });
+    follow(was);
     return node;
   }
   function post(path, body) {
@@ -35,14 +47,70 @@
   }
   function withDiff(node, html) {
     if (!html) return;
-    const old = node.querySelector(".diffs");
+    const old = node.querySelector(":scope > .diffs");
     if (old) old.remove();
     const box = el("div", "diffs");
     box.innerHTML = html; // made and escaped by the server
     node.appendChild(box);
   }
 
+  // ----- notifications --------------------------------------------------------------------
+  const title = document.title;
+  const bell = document.getElementById("notify");
+  let caughtUp = false; // the events so far are replayed when the page opens: not news
+  let unseen = 0;
+  let shown = [];
+  function looking() { return document.visibilityState === "visible" && document.hasFocus(); }
+  function tell(what, body) {
+    if (!caughtUp || looking()) return;
+    unseen += 1;
+    document.title = "(" + unseen + ") " + title;
+    if (window.Notification && Notification.permission === "granted") {
+      const note = new Notification("avatar: " + what, { body: body || "", tag: base });
+      note.onclick = () => { window.focus(); note.close(); };
+      shown.push(note);
+    }
+  }
+  function seen() {
+    if (!looking()) return;
+    unseen = 0;
+    document.title = title;
+    for (const note of shown) note.close();
+    shown = [];
+  }
+  window.addEventListener("focus", seen);
+  document.addEventListener("visibilitychange", seen);
+  if (window.Notification && Notification.permission === "default") {
+    bell.hidden = false;
+    bell.onclick = () => Notification.requestPermission().then(() => { bell.hidden = true; });
+  }
+
+  // ----- the answer, block by block -------------------------------------------------------
+  function answering() {
+    if (!answer) {
+      const node = add(el("div", "answer md streaming"));
+      answer = { node: node, tail: node.appendChild(el("div", "tail")) };
+    }
+    return answer;
+  }
+
+  // ----- tool calls: one line each, its input, output and diff inside ----------------------
+  function toolLine(e) {
+    const node = add(el("div", "tool"));
+    const box = node.appendChild(el("details"));
+    const line = box.appendChild(el("summary"));
+    line.append(el("span", "mark", "→"), " ", el("span", "name", e.title || e.name || "tool"),
+                " ", el("span", "status", ""), el("span", "summary", ""));
+    if (e.input !== undefined && e.input !== null && Object.keys(e.input).length) {
+      const args = typeof e.input === "string" ? e.input : JSON.stringify(e.input, null, 2);
+      box.append(el("div", "label", "input"), el("pre", "input", args));
+    }
+    tools.set(e.id, node);
+    return node;
+  }
+
   const on = {
+    caught_up() { caughtUp = true; },
     session(e) {
       heading(e);
       add(el("div", "line", "session " + e.session_id + " (" + e.provider + ", " + e.how + ")"));
@@ -57,46 +125,70 @@
     },
     user_message(e) { add(el("div", "user", e.text)); },
     turn_started(e) {
-      add(el("div", "user", e.prompt));
+      const node = add(el("div", "user", e.prompt));
+      const ours = sent.length && e.client === "web" && caughtUp &&
+        e.prompt.startsWith(sent[0].text.trim());
+      const mine = ours ? sent.shift().images : [];
+      if (mine.length) {
+        node.textContent = e.prompt.replace(/\n*(\[image: [^\]\n]*\]\n?)+$/, "");
+        const row = node.appendChild(el("div", "images"));
+        for (const image of mine) {
+          const img = row.appendChild(el("img"));
+          img.src = image.url;
+          img.alt = image.name;
+          img.title = image.name;
+        }
+      }
       setState("in a turn", true);
     },
     text(e) {
-      if (!streaming) streaming = add(el("div", "answer streaming", ""));
-      streaming.textContent += e.text;
-      streaming.scrollIntoView({ block: "end" });
+      const a = answering();
+      a.tail.textContent += e.text;
+      follow(near());
     },
-    rendered(e) {
-      const node = streaming || add(el("div", "answer"));
-      node.className = "answer";
-      node.innerHTML = e.html; // the HTML export's rendering, escaped by the server
-      streaming = null;
+    blocks(e) {
+      const was = near();
+      const a = answering();
+      a.tail.insertAdjacentHTML("beforebegin", e.html); // rendered and escaped by the server
+      a.tail.textContent = e.tail;
+      if (e.end) {
+        a.tail.remove();
+        a.node.classList.remove("streaming");
+        answer = null;
+      }
+      follow(was);
     },
     thinking(e) { add(el("div", "thinking", e.text)); },
     tool_call_started(e) {
-      const node = add(el("div", "tool"));
-      node.append(el("span", "name", "→ " + (e.title || e.name) + " "), el("span", "status", ""));
+      const node = toolLine(e);
       withDiff(node, e.diff_html);
-      tools.set(e.id, node);
     },
     tool_call_updated(e) {
       const node = tools.get(e.id);
       if (!node) return;
+      if (e.title) node.querySelector(".name").textContent = e.title;
       if (e.status) node.querySelector(".status").textContent = e.status;
       withDiff(node, e.diff_html);
     },
     tool_call_finished(e) {
-      const node = tools.get(e.id);
-      if (!node) return;
-      node.querySelector(".status").textContent = e.is_error ? "failed" : "done";
-      if (e.is_error) node.classList.add("failed");
+      const node = tools.get(e.id) || toolLine(e);
+      const failed = !!e.is_error;
+      node.classList.add(failed ? "failed" : "done");
+      node.querySelector(".mark").textContent = failed ? "✗" : "✓";
+      node.querySelector(".status").textContent = "";
+      const first = (e.output || "").split("\n").map((s) => s.trim()).find((s) => s) || "";
+      node.querySelector(".summary").textContent = first ? " — " + first : "";
       withDiff(node, e.diff_html);
       if (e.output) {
-        const out = el("details", "output");
-        out.append(el("summary", "", "output"), el("pre", "", e.output));
-        node.appendChild(out);
+        const box = node.querySelector("details");
+        box.append(el("div", "label", "output"), el("pre", "output", e.output));
       }
     },
-    permission_asked(e) { ask(e); setState("waiting on a permission", true); },
+    permission_asked(e) {
+      ask(e);
+      setState("waiting on a permission", true);
+      tell("a permission waits", e.title);
+    },
     permission_answered(e) {
       const node = document.getElementById("ask-" + e.id);
       if (node) node.remove();
@@ -108,6 +200,10 @@
     turn_ended(e) {
       if (e.error) add(el("div", "line err", e.error));
       setState("idle", false);
+      const all = log.querySelectorAll(".answer");
+      const last = all[all.length - 1];
+      tell(e.error ? "the turn failed" : "the turn ended",
+           e.error || (last ? last.textContent.trim().slice(0, 160) : ""));
     },
     closed() {
       add(el("div", "line", "the session was closed"));
@@ -145,7 +241,6 @@
     tell.onsubmit = (ev) => { ev.preventDefault(); answer("tell", words.value); };
     box.appendChild(tell);
     asks.appendChild(box);
-    box.scrollIntoView({ block: "end" });
   }
 
   const source = new EventSource(base + "/events");
@@ -154,18 +249,65 @@
     const draw = on[e.type];
     if (draw) draw(e);
   };
+  source.onerror = () => { // (a dropped stream is retried; one refused is over)
+    if (source.readyState !== EventSource.CLOSED || state.textContent === "closed") return;
+    add(el("div", "line err", "this session is no longer live: open it again from the library"));
+    setState("closed", false);
+  };
 
-  document.getElementById("prompt").addEventListener("submit", (ev) => {
+  // ----- the prompt -----------------------------------------------------------------------
+  function attach(files) {
+    for (const file of files) {
+      if (!/^image\/(png|jpeg|gif|webp)$/.test(file.type)) continue;
+      const reader = new FileReader();
+      reader.onload = () => {
+        const data = String(reader.result).split(",", 2)[1];
+        const image = { name: file.name || "pasted.png", data: data, url: reader.result };
+        images.push(image);
+        const chip = attached.appendChild(el("span", "chip"));
+        const img = chip.appendChild(el("img"));
+        img.src = image.url;
+        img.alt = image.name;
+        const drop = chip.appendChild(el("button", "remove", "×"));
+        drop.type = "button";
+        drop.title = "remove " + image.name;
+        drop.onclick = () => { images = images.filter((i) => i !== image); chip.remove(); };
+      };
+      reader.readAsDataURL(file);
+    }
+  }
+  form.elements.image.addEventListener("change", (ev) => {
+    attach(ev.target.files);
+    ev.target.value = "";
+  });
+  form.elements.text.addEventListener("paste", (ev) => {
+    const files = [...(ev.clipboardData || {}).files || []];
+    if (files.length) { ev.preventDefault(); attach(files); }
+  });
+  const composer = form.parentNode;
+  composer.addEventListener("dragover", (ev) => ev.preventDefault());
+  composer.addEventListener("drop", (ev) => {
     ev.preventDefault();
-    const text = ev.target.elements.text;
-    if (!text.value.trim()) return;
-    post("/prompt", { text: text.value });
+    attach(ev.dataTransfer.files);
+  });
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const text = form.elements.text;
+    if (!text.value.trim() && !images.length) return;
+    const body = { text: text.value, images: images.map((i) => ({ name: i.name, data: i.data })) };
+    const mine = images;
+    post("/prompt", body).then((r) => {
+      if (!r.ok) add(el("div", "line err", r.data.error));
+    });
+    sent.push({ text: text.value, images: mine });
+    images = [];
+    attached.textContent = "";
     text.value = "";
   });
-  document.getElementById("prompt").elements.text.addEventListener("keydown", (ev) => {
-    if (ev.key === "Enter" && !ev.shiftKey) {
+  form.elements.text.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
       ev.preventDefault();
-      ev.target.form.requestSubmit();
+      form.requestSubmit();
     }
   });
   document.getElementById("cancel").onclick = () => post("/cancel");

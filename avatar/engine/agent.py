@@ -1,11 +1,12 @@
-"""The running half of the engine: the agent that runs, the session open on it, and what moves
-between them (opening, reopening after a death, switching, forking, deleting through an agent,
-the status line's numbers).
+"""`engine.agent` (docs/design.md §8): the one agent an engine runs at a time, the session open
+on it, and what moves between them — opening (new, resume, continue, fork, or as a request
+says), reopening after a death, switching, deleting through an agent, the agent's own list of
+sessions, the status line's numbers.
 
-`Engine` builds one `Agents` when a session first needs an agent; a listing never does, so
-none of this (bridges, the conversation and handoff, the switcher, the permission gate) is
-imported to list sessions (docs/startup.md). It reaches the engine only through `EngineCore`
-and the `EngineHooks` it was given.
+`Engine` builds its `Agent` when a session first needs one; a listing never does, so none of
+this (bridges, the conversation and handoff, the switcher, the permission gate) is imported to
+list sessions (docs/startup.md). It reaches the engine only through `EngineCore` and the
+`EngineHooks` it was given.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Literal, Unpack
 
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
 from avatar.core.loading import load_class
+from avatar.core.prompts import Prompt
 from avatar.engine.conversation import Conversation
 from avatar.engine.numbers import Meter
 from avatar.engine.open_session import OpenSession
@@ -29,10 +31,8 @@ from avatar.sessions.types import SessionInfo
 
 if TYPE_CHECKING:
     from avatar.core.events import BaseEvent, OpenHow
-    from avatar.core.prompts import Prompt
     from avatar.engine.host import EngineCore
     from avatar.engine.switching import Switcher, SwitchHow
-    from avatar.library.catalog import SessionLibrary
     from avatar.library.library import Deleted, DeleteHow
     from avatar.providers.registry import ProviderSpec
 
@@ -53,8 +53,9 @@ class EngineHooks:
     move_to: Callable[[Path], Awaitable[None]]
 
 
-class Agents:
-    """The agent that runs (`bridge`) and the session open on it (`current`), for one engine."""
+class Agent:
+    """The agent an engine runs (`bridge`, one at a time: starting another provider's stops
+    it) and the session open on it (`current`); see the module docstring."""
 
     def __init__(
         self, host: EngineCore, hooks: EngineHooks, handler: PermissionHandler | None
@@ -83,13 +84,15 @@ class Agents:
         continue_last: bool = False,
         session_id: str | None = None,
     ) -> OpenSession:
-        """Resolve what to open (`avatar.engine.opening.plan_open`) and open it."""
+        """`Engine.open`: resolve what to open (`avatar.engine.opening.plan_open`) and open
+        it; `name`: a provider's canonical name, or None (the one owning `resume`, else the
+        default)."""
         host = self.host
         plan = plan_open(
             host.catalog,
             host.settings,
             name,
-            host.default_provider,
+            lambda: host.registry.default(host.settings),
             resume=resume,
             continue_last=continue_last,
             session_id=session_id,
@@ -104,9 +107,24 @@ class Agents:
                 )
         return await self.open_on(plan.provider, plan.request)
 
-    async def open_as(self, provider: str, mode: Literal["new", "continue"]) -> OpenSession:
-        """A new session on `provider`, or its newest one reopened."""
-        return await self.open_on(provider, OpenRequest(mode))
+    async def new(self, provider: str | None = None) -> OpenSession:
+        """A fresh session on `provider` (default: the current or chosen one), whatever its
+        config's `session:` block says."""
+        return await self._open_as(provider, "new")
+
+    async def resume(self, ref: str, provider: str | None = None) -> OpenSession:
+        """Resume a session by id or unique prefix, on whichever provider owns it (or on
+        `provider`, when given: then another provider's session is a usage error)."""
+        name = self.host.registry.spec(provider).name if provider else None
+        return await self.open(name, resume=ref)
+
+    async def continue_last(self, provider: str | None = None) -> OpenSession:
+        """Open the newest session of `provider` (default: the current or chosen one) in this
+        project."""
+        return await self._open_as(provider, "continue")
+
+    async def _open_as(self, provider: str | None, mode: Literal["new", "continue"]) -> OpenSession:
+        return await self.open_on(provider or self.host.chosen_provider(), OpenRequest(mode))
 
     async def open_from(self, source: str, provider: str, imported: bool) -> OpenSession:
         """A new session on `provider` seeded with a handoff of session `source`."""
@@ -115,10 +133,13 @@ class Agents:
     async def open_on(
         self, provider: str, request: OpenRequest, how: OpenHow | None = None
     ) -> OpenSession:
-        """`Engine.open_on`: start `provider` and open a session on it as `request` says."""
+        """Start `provider` and open a session on it as `request` says (a resumed or forked
+        session with the settings it was started with, docs/design.md §4). An unsupported
+        reopen opens a new session, with a notice. `new`, `resume`, `continue_last` and
+        `fork` resolve what to open; the switcher, forks and adopting call this."""
         host = self.host
-        name = host.spec(provider).name
-        host.claim_model(name)
+        name = host.registry.spec(provider).name
+        host.models.claim(name)
         reopen = request.mode in ("resume", "continue", "fork")
         if reopen and self.hooks.adopt_settings(name, request.session_id):
             self.gate.policy = host.settings.permission
@@ -140,7 +161,7 @@ class Agents:
         if how and started.session_id == request.session_id:  # e.g. a fork opened as a resume
             started.how = how
         thread, self._next = self._next, self._conversation()
-        self.current = OpenSession(started, bridge, thread, host.model_for(name))
+        self.current = OpenSession(started, bridge, thread, host.models.of(name))
         self.gate.session_id = started.session_id
         host.catalog.opened(name, started.session_id, str(host.cwd), started.model)
         if host.worktree is not None:
@@ -154,11 +175,15 @@ class Agents:
         self.hooks.emit(started)
         return self.current
 
-    async def fork(self, ref: str | None, at: int | None, from_copy: bool) -> OpenSession:
-        """`Engine.fork` (`avatar.engine.forking`)."""
+    async def fork(
+        self, ref: str | None = None, at: int | None = None, *, from_copy: bool = False
+    ) -> OpenSession:
+        """Fork a session (default: the open one), whole or to message `at`; `from_copy`:
+        where the agent cannot fork, a new session seeded with the whole history
+        (`avatar.engine.forking`)."""
         from avatar.engine.forking import fork_session
 
-        return await fork_session(self.host, ref, at, from_copy, self.hooks.notice)
+        return await fork_session(self.host, self, ref, at, from_copy, self.hooks.notice)
 
     async def switch(self, name: str, **how: Unpack[SwitchHow]) -> OpenSession:
         """`Engine.switch_provider` (`avatar.engine.switching`)."""
@@ -170,12 +195,12 @@ class Agents:
         if self._switcher is None:
             from avatar.engine.switching import Switcher
 
-            self._switcher = Switcher(self.host, self.hooks.notice)
+            self._switcher = Switcher(self.host, self, self.hooks.notice)
         return self._switcher
 
     def _conversation(self) -> Conversation:
         thread = Conversation(self.host.catalog)
-        thread.redact = lambda text: self.host.secrets().mask(text)  # no secret in copies
+        thread.redact = lambda text: self.host.registry.secrets().mask(text)  # no secret in copies
         return thread
 
     # ----- the agent ----------------------------------------------------------------------
@@ -183,9 +208,9 @@ class Agents:
     async def start(
         self, provider: str, *, one_shot: bool = False, replace: bool = True
     ) -> BaseBridge:
-        """`provider`'s agent, started unless it runs (`one_shot`: its one-shot bridge).
-        Unless `replace`, another provider's agent that runs is not stopped: the caller puts
-        this one in its place when of use."""
+        """`provider`'s agent, started unless it runs (`one_shot`: for a one-shot's new
+        session, `bridge_for`). Unless `replace`, another provider's agent that runs is not
+        stopped: the caller puts this one in its place when of use."""
         old = self.bridge
         if old is not None and old.name == provider and old.alive:
             return old
@@ -209,10 +234,12 @@ class Agents:
         return bridge
 
     def bridge_for(self, provider: str, *, one_shot: bool = False) -> BaseBridge:
-        """`Engine.bridge_for`: a bridge to `provider`, not started."""
+        """A bridge to `provider`, not started (`start` starts one and keeps it); `one_shot`:
+        for a one-shot's new session, which adopts the agent `Engine.launch_ahead` started
+        (any other open stops that one: it was started for a new session)."""
         host = self.host
         spec = host.registry.spec(provider)
-        ahead = host.take_ahead(provider)
+        ahead = host.ahead.take(provider)
         if ahead is not None and not one_shot:  # (it opens otherwise: not on that agent)
             ahead.stop()
             ahead = None
@@ -224,26 +251,28 @@ class Agents:
             env=host.registry.env_for(spec),
             additional_dirs=list(host.add_dirs),
             store=host.catalog.store(provider),
-            model=host.model_for(provider) or spec.model,
+            model=host.models.of(provider) or spec.model,
             system_prompt=host.settings.system_prompt,
             permission=self.gate.decide,
             emit=self.hooks.emit,
             wait_busy=host.wait_busy,
-            booting=host.secrets,  # (what the session's first record is masked with)
+            booting=host.registry.secrets,  # (what the session's first record is masked with)
             ahead=ahead,
             pool=host.agent_pool,
             trust=host.trust,
         )
-        path = spec.one_shot_bridge if one_shot else spec.bridge
-        return load_class(path, BaseBridge)(ctx)  # type: ignore[type-abstract]
+        return load_class(spec.bridge, BaseBridge)(ctx)  # type: ignore[type-abstract]
 
     async def refresh(self, provider: str) -> list[SessionInfo]:
-        """`Engine.refresh`: the agent's own list; sessions new to avatar adopted."""
+        """`engine.sessions(provider)`, after asking the agent itself (`session/list`, where
+        it has it): sessions avatar did not open join its records, with what the agent
+        replays of them as avatar's copy (`avatar.engine.adopting`)."""
         host = self.host
         from avatar.engine.adopting import copy_replayed
 
+        provider = host.registry.spec(provider).name
         listed = await (await self.start(provider)).agent_sessions() or []
-        await copy_replayed(host, provider, host.catalog.adopt(provider, listed))
+        await copy_replayed(self, host.catalog, provider, host.catalog.adopt(provider, listed))
         known = host.catalog.sessions(provider, host.cwd)
         ids = {s.id for s in known}
         return known + [s for s in listed if s.id not in ids]
@@ -252,30 +281,28 @@ class Agents:
         """Delete `info` through its agent or store (`avatar.engine.deleting`)."""
         from avatar.engine.deleting import delete_session
 
-        return await delete_session(self, info, how)
-
-    @property
-    def catalog(self) -> SessionLibrary:
-        """The engine's stores and records."""
-        return self.host.catalog
-
-    async def running(self, provider: str) -> BaseBridge:
-        """The bridge to `provider`, started when it is not running."""
-        return await self.start(provider)
+        return await delete_session(self, self.host.catalog, info, how)
 
     # ----- turns --------------------------------------------------------------------------
 
     async def send(self, prompt: str | Prompt) -> AsyncIterator[BaseEvent]:
         """`Engine.send`: one turn on the open session, opening or reopening it first."""
         if self.current is None:
-            await self.open_as(self.host.chosen_provider(), "new")
+            await self.new()
         elif self.bridge is not self.current.bridge or not self.current.alive:
             await self._reopen_after_death()  # (listing another agent's sessions replaces it)
         assert self.current is not None
         self.meter.begin_turn()
-        async for event in self.current.send(prompt):
-            self.meter.observe(event)
-            yield event
+        checkpoints = self.host.checkpoints  # (the files before and after: for rewind)
+        await checkpoints.before_turn(self.current, Prompt.of(prompt).text)
+        try:
+            async for event in self.current.send(prompt):
+                self.meter.observe(event)
+                yield event
+        except BaseException:
+            checkpoints.abandon()  # (stopped from outside: avatar is leaving, not waiting)
+            raise
+        await checkpoints.after_turn()
 
     async def _reopen_after_death(self) -> None:
         assert self.current is not None
@@ -299,9 +326,9 @@ class Agents:
         walls = host.walls(spec.name) if spec is not None and bridge is not None else None
         current = self.current
         pending = current.conversation.pending if current is not None else None
-        model = host.model_for(spec.name) if spec is not None else None
+        model = host.models.of(spec.name) if spec is not None else None
         if model is None and spec is not None and bridge is None:
-            model = host.default_model(spec.name)  # what the first prompt will run
+            model = host.models.default(spec.name)  # what the first prompt will run
         started = current.started if current is not None else None
         return describe(spec, model, bridge, started, pending, walls, self.meter.numbers)
 

@@ -6,7 +6,8 @@ is looked at once (no re-parse of the answer per token), and a block is complete
 follows cannot belong to it — a blank line after a paragraph, a closing fence, a line that is
 not a table row after a table, text at the margin after a list and a blank line. Blank lines
 between the items of a list are dropped, so a loose list is drawn as tight as a tight one.
-Rendering a block is `avatar.cli.output.markdown`'s job; this module does not import rich.
+Rendering a block is the caller's job: the terminal's `avatar.cli.output.markdown` (rich), the
+web page's `avatar.library.export.markdown` (HTML). Pure, and imports nothing.
 """
 
 from __future__ import annotations

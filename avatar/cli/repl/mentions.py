@@ -1,4 +1,5 @@
-"""`@path` in a prompt: the named file is attached to the message (REPL and `avatar chat`).
+"""`@path` mentions in a prompt (REPL and `avatar chat`): the file a mention names goes with the
+message. (`attach` names one thing in avatar: joining a live session, `avatar attach`.)
 
 Providers differ in how they take files (ACP resource blocks, Claude's own `@` syntax, plain
 text for the native agent); the text form reaches all of them the same way, so each `@path`
@@ -15,7 +16,7 @@ import re
 import shlex
 from pathlib import Path
 
-from avatar.core.prompts import IMAGE_SUFFIXES, Attachment, Prompt, image_mime, read_image
+from avatar.core.prompts import IMAGE_SUFFIXES, Image, Prompt, image_mime, read_image
 
 MAX_BYTES = 200_000  # a larger file is named, not inlined
 _REF = re.compile(r"(?:^|(?<=\s))@([\w./-]+)")
@@ -25,11 +26,11 @@ _PASTED = re.compile(
 )
 
 
-def attach(prompt: str, cwd: Path) -> Prompt:
+def read_mentions(prompt: str, cwd: Path) -> Prompt:
     """`prompt` with its images attached (each `@image` and pasted image path, once) and the
     content of every other `@path` appended; a `UsageError` for an image too large or not
     png/jpeg/gif/webp."""
-    images: dict[Path, Attachment] = {}
+    images: dict[Path, Image] = {}
     root = cwd.resolve()
     for match in _REF.finditer(prompt):
         path = (root / match.group(1)).resolve()
@@ -46,7 +47,7 @@ def attach(prompt: str, cwd: Path) -> Prompt:
         path = Path(words[0]).expanduser().resolve()
         if path not in images and path.is_file():
             images[path] = read_image(path, pasted=True)
-    text = attach_files(prompt, cwd, skip=set(images))
+    text = inline_files(prompt, cwd, skip=set(images))
     return Prompt(text, tuple(images.values()))
 
 
@@ -63,7 +64,7 @@ def _is_image(path: Path) -> bool:
         return False
 
 
-def attach_files(prompt: str, cwd: Path, skip: set[Path] | None = None) -> str:
+def inline_files(prompt: str, cwd: Path, skip: set[Path] | None = None) -> str:
     """`prompt` with the content of every `@path` it names appended (once each; not the
     files in `skip`, attached otherwise)."""
     root = cwd.resolve()
@@ -91,6 +92,6 @@ _ATTACHED = re.compile(
 )
 
 
-def detach_files(text: str) -> str:
-    """A prompt as the user typed it: without the files `attach_files` appended."""
+def strip_inlined(text: str) -> str:
+    """A prompt as the user typed it: without the files `inline_files` appended."""
     return _ATTACHED.sub("", text) if "<file path=" in text or "too large" in text else text
