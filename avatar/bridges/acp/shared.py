@@ -27,7 +27,6 @@ from avatar.bridges.acp.jsonrpc import INVALID_PARAMS, RpcError
 from avatar.providers.variables import agent_environment
 
 if TYPE_CHECKING:
-    from avatar.bridges.acp.client import AgentCalls
     from avatar.bridges.acp.connection import AgentConnection
     from avatar.bridges.acp.launch import AgentLaunch
     from avatar.core.events import BaseEvent
@@ -38,6 +37,18 @@ SHARED_PROCESS = "shared_process"
 #: what a session held even after `session/close`, and one without it keeps all of it.
 MOST_SESSIONS = 200
 MOST_SESSIONS_UNCLOSED = 32
+
+
+class AgentCalls(Protocol):
+    """What a bridge answers the agent's calls about its sessions with
+    (`avatar.bridges.acp.client.AgentCalls`: its updates' router, its permission questions,
+    the scope of its files, its terminals)."""
+
+    def notification(self, method: str, params: dict[str, Any]) -> None:
+        """A notification of the agent's about a session of the bridge."""
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        """The answer to a request of the agent's about a session of the bridge."""
 
 
 class Routes:
