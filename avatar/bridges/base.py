@@ -96,7 +96,7 @@ class BridgeContext:
     #: Called once the agent's process is spawned, while it boots: the engine makes there
     #: what the session needs first (a cold one-shot waits for neither then).
     booting: Callable[[], object] = _nothing
-    #: The agent the engine started ahead of the event loop, for the one-shot bridge to
+    #: The agent the engine started ahead of the event loop, for a one-shot's bridge to
     #: adopt (`Engine.launch_ahead`): an ACP agent, or claude on a new session of its own;
     #: None: the bridge starts its own.
     ahead: Ahead | ClaudeAhead | None = None
