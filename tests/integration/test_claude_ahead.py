@@ -56,7 +56,8 @@ def test_a_cold_claude_one_shot_starts_claude_first_and_runs_on_it(
         for p in tmp_path.glob("order.*")
         if bridge_bin("claude") in p.read_text()  # (avatar's own log: it started claude)
     ]
-    claudes = [i for i, line in enumerate(ours) if line.startswith("start") and "claude" in line]
+    claude = bridge_bin("claude")  # (not "claude": rewind's git commands name the test's path)
+    claudes = [i for i, line in enumerate(ours) if line.startswith("start") and claude in line]
     assert len(claudes) == 1  # one claude, started once,
     assert claudes[0] < ours.index("import asyncio"), ours  # before the event loop loaded,
     assert f"--session-id {found.group(1)}" in ours[claudes[0]]  # on the session that ran
