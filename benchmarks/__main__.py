@@ -26,6 +26,7 @@ SUITES = (
     "checkpoints",
     "linear",
     "mcp",
+    "acp_face",
 )
 #: The whole run must finish within these many seconds (issue 14).
 BUDGET = {True: 120.0, False: 600.0}

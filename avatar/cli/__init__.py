@@ -34,6 +34,12 @@ def main(argv: list[str] | None = None) -> None:
     code = served(args)
     if code is not None:
         raise SystemExit(code)
+    if _acp(args):
+        # An editor asks `initialize` the moment it starts its agent: the answer is given
+        # while the rest loads (`avatar.cli.acp.stdio`).
+        from avatar.cli.acp.stdio import listen
+
+        listen()
     import gc
 
     from avatar.cli.startup import settled, without_pydantic_plugins
@@ -52,3 +58,11 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         # And what is alive now dies with the process: no last walk over it at exit.
         settled(enable=enabled)
+
+
+def _acp(args: list[str]) -> bool:
+    """True for `avatar [global options] acp [options]`, not asking for help."""
+    from avatar.server.client import command_words
+
+    words = command_words(args)
+    return words[:1] == ["acp"] and not {"-h", "--help"} & set(words)

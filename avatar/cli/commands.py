@@ -432,4 +432,5 @@ cli.lazy = {
     "ps": "avatar.cli.serve_command:ps_command",
     "attach": "avatar.cli.serve_command:attach_command",
     "mcp": "avatar.cli.mcp.command:mcp_command",
+    "acp": "avatar.cli.acp.command:acp_command",
 }

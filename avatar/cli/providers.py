@@ -124,4 +124,14 @@ def show_providers(state: AppState, *, json_out: bool) -> int:
         sys.stdout.write("\nto enable:\n")
         for r in todo:
             sys.stdout.write(f"  {r['name']}: {r['hint']}\n")
+    sys.stdout.write(FACES)
     return 0
+
+
+#: avatar itself for other clients (docs/design.md §12), under the same config, walls and
+#: secret rules as these providers; the table's readers would not find them otherwise.
+FACES = (
+    "\navatar for other clients:\n"
+    "  avatar acp: an ACP agent for editors (Zed, JetBrains, Neovim), every provider above\n"
+    "  avatar mcp: the session library as MCP tools (avatar mcp --install claude|codex|gemini)\n"
+)

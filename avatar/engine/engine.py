@@ -26,9 +26,9 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
-from avatar.core.config import Settings, avatar_home
+from avatar.core.config import McpServer, Settings, avatar_home
 from avatar.core.errors import AvatarError
 from avatar.engine.ahead import StartedAhead
 from avatar.engine.config_layers import project_config
@@ -323,6 +323,22 @@ class Engine:
     async def _move_to(self, path: Path) -> None:
         await self.close()  # (its agent runs in the directory left)
         self.cwd = self.library.cwd = self.worktree = path.resolve()
+
+    def add_mcp_servers(self, servers: Mapping[str, Mapping[str, Any]]) -> None:
+        """Hand these stdio MCP servers (name → `command`, `args`, `env`), besides the
+        config's `mcp_servers`, to the agents started from now on: those an ACP client gives
+        `avatar acp` for its session (the user's own, as the user config's are)."""
+        from dataclasses import replace
+
+        added = {
+            name: McpServer(
+                command=str(given["command"]),
+                args=[str(a) for a in given.get("args") or []],
+                env={str(k): str(v) for k, v in (given.get("env") or {}).items()},
+            )
+            for name, given in servers.items()
+        }
+        self.settings = replace(self.settings, mcp_servers={**self.settings.mcp_servers, **added})
 
     # ----- per-session settings (docs/design.md §4) -----------------------------------------------
 

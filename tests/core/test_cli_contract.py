@@ -166,6 +166,17 @@ def test_providers_json_shape(env: dict[str, str]) -> None:
     assert [r["sandbox"] for r in rows[:5]] == ["commands", "agent", "agent", "agent", "agent"]
 
 
+def test_providers_name_the_faces_for_other_clients(env: dict[str, str]) -> None:
+    """`avatar providers` names avatar acp and avatar mcp after the table; `--json` stays
+    the array of providers."""
+    out = avatar(env, "providers")
+    assert out.returncode == 0, out.stderr
+    listed = out.stdout.split("avatar for other clients:\n")[1].splitlines()
+    assert [line.split(":")[0].strip() for line in listed] == ["avatar acp", "avatar mcp"]
+    rows = json.loads(avatar(env, "providers", "--json").stdout)
+    assert "acp" not in {r["name"] for r in rows}
+
+
 def test_providers_say_when_the_sandbox_is_off(env: dict[str, str], tmp_path: Path) -> None:
     cfg = tmp_path / "c.yaml"
     cfg.write_text("scope:\n  sandbox: off\n")

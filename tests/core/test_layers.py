@@ -22,6 +22,8 @@ CLI_MAY_IMPORT = (
     "avatar.core.events",
     "avatar.core.version",
     "avatar.core.errors",
+    "avatar.core.jsonrpc",  # pure: JSON-RPC lines (avatar acp speaks it as an agent)
+    "avatar.core.fileio",  # pure: one whole line appended (avatar acp's record of its sessions)
     "avatar.core.prompts",  # what `Engine.send` takes: a prompt and its images
     "avatar.policy.permissions",
     "avatar.policy.terminal_text",  # a pure function: what text may reach a terminal

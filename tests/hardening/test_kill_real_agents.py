@@ -62,11 +62,23 @@ def _kill_group(pid: int) -> float:
     return time.monotonic()
 
 
-async def _kill_after(engine: Engine, delay: float) -> float | None:
-    """Kill the engine's agent after `delay` s (None when no agent process is running)."""
+async def _kill_after(
+    engine: Engine, delay: float, killed: set[int], aimed: asyncio.Event
+) -> float | None:
+    """Kill the engine's agent `delay` s after it runs; the kill's time.
+
+    The delay counts from the agent's start, not the call's: an agent restarted after the last
+    kill may take longer than any delay to start on a loaded machine, and a kill with no
+    process to land on proves nothing. `killed` holds the pids killed before (the engine may
+    still name the dead one until it restarts the agent); `aimed` is set once a live one is
+    found (the caller cancels a killer that found none by the end of its turn).
+    """
+    while not (pid := engine.status().facts.get("pid")) or int(pid) in killed:
+        await asyncio.sleep(0.01)
+    aimed.set()
     await asyncio.sleep(delay)
-    pid = engine.status().facts.get("pid")
-    return _kill_group(int(pid)) if pid else None
+    killed.add(int(pid))
+    return _kill_group(int(pid))
 
 
 async def _turn(engine: Engine, text: str) -> list[BaseEvent]:
@@ -96,11 +108,16 @@ def test_sigkill_the_real_agent_at_random_points(
             assert sid is not None
             reported = 0
             listed = 0
+            killed_pids: set[int] = set()
+            unreported = 0  # kills not yet reported (one landing after its turn is told later)
             for i in range(KILLS):
                 # A third of the kills land while the agent is asked for its sessions (it was
                 # most likely killed just before, so it is started again for the listing).
                 listing = provider in LISTS and rng.random() < 1 / 3
-                killer = asyncio.ensure_future(_kill_after(engine, rng.uniform(0.0, 1.0)))
+                aimed = asyncio.Event()
+                killer = asyncio.ensure_future(
+                    _kill_after(engine, rng.uniform(0.0, 1.0), killed_pids, aimed)
+                )
                 failure = ""
                 try:
                     if listing:
@@ -114,11 +131,16 @@ def test_sigkill_the_real_agent_at_random_points(
                     failure = errors[-1].message if errors else ""
                 except AvatarError as e:  # a death while reopening or listing is raised
                     failure = str(e)
-                killed = await killer
+                if not aimed.is_set():  # no agent ran (a death told at once): no kill now
+                    killer.cancel()
+                elif await killer is not None:
+                    unreported += 1
                 if failure:
-                    # Also a kill landing just as a turn starts, before the bridge saw it.
+                    # Also a kill landing just as a turn starts, before the bridge saw it, or
+                    # just after the last one ended, told by the next.
                     assert "killed by SIGKILL" in failure, (SEED, i, failure)
-                    assert killed is not None, (SEED, i, failure)
+                    assert unreported > 0, (SEED, i, failure)
+                    unreported -= 1
                     reported += 1
                 if provider in WAITS_FOR_THE_MINUTE:
                     # Reopening now would wait for the clock minute to turn: go on in a new

@@ -33,7 +33,7 @@ def test_a_handoff_whose_prompt_failed_goes_with_the_next(
         try:
             await first.open()
             [e async for e in first.send("GOAL: a zebra parser")]
-            source = first.session
+            source = first.current
             assert source is not None
         finally:
             await first.close()
