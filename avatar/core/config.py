@@ -277,6 +277,9 @@ class Settings:
     #: The share of the target model's context window a handoff may fill (estimated tokens).
     handoff_share: Annotated[float, Bounds(0, 1)] = 0.25
     server: ServerSettings = field(default_factory=ServerSettings)
+    #: How the REPL rings when a turn ends or a permission waits in an unfocused terminal
+    #: (`avatar.cli.repl.notify`): auto, bell, osc9, osc777 or off.
+    notify: Annotated[Literal["auto", "bell", "osc9", "osc777", "off"], OffIsFalse()] = "auto"
 
     def provider_config(self, name: str) -> ProviderConfig | None:
         """The `providers.<name>` entry, if configured."""

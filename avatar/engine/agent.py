@@ -167,13 +167,25 @@ class Agent:
         if host.worktree is not None:
             host.catalog.worktree(name, started.session_id, host.worktree)
         resolved = request.opened(name, started.session_id)  # (its path, not a lookup)
-        thread.opened(resolved or SessionInfo(started.session_id, name, cwd=str(host.cwd)))
+        thread.opened(
+            resolved or SessionInfo(started.session_id, name, cwd=str(host.cwd)),
+            self._cost_counted(name, started.session_id, started.how),
+        )
         if request.mode == "resume" and request.session_id not in (None, started.session_id):
             self._switch().recover(name, str(request.session_id), started, thread, request.info)
         if started.how in ("new", "forked"):
             self.hooks.remember(True)
         self.hooks.emit(started)
         return self.current
+
+    def _cost_counted(self, provider: str, session_id: str, how: OpenHow) -> float:
+        """Where the agent's count of the session's cost stands as it opens: only the native
+        agent counts from the session's creation (the others from their own start)."""
+        if how == "new" or self.host.registry.spec(provider).transport != "native":
+            return 0.0
+        from avatar.sessions.spending import last_cost
+
+        return last_cost(self.host.catalog.records().root, provider, session_id)
 
     async def fork(
         self, ref: str | None = None, at: int | None = None, *, from_copy: bool = False
@@ -327,8 +339,8 @@ class Agent:
         current = self.current
         pending = current.conversation.pending if current is not None else None
         model = host.models.of(spec.name) if spec is not None else None
-        if model is None and spec is not None and bridge is None:
-            model = host.models.default(spec.name)  # what the first prompt will run
+        if model is None and spec is not None:  # what the agent runs, until it says itself
+            model = host.models.default(spec.name)  # (claude says only with its first turn)
         started = current.started if current is not None else None
         return describe(spec, model, bridge, started, pending, walls, self.meter.numbers)
 

@@ -23,21 +23,35 @@ if TYPE_CHECKING:
 
 
 class LiveTranscript:
-    """What this run saw of the open session: the handoff's source when no store has it."""
+    """What this run saw of the open session: the handoff's source when no store has it.
 
-    def __init__(self, info: SessionInfo, replayed: list[TranscriptMessage] | None = None) -> None:
+    Each turn's usage goes into avatar's copy with the turn's own figures (`/cost` adds
+    them up): its tokens (`Usage.turn_tokens`, the count every screen shows) and its cost,
+    the growth of the cost the agent reports during the turn. Agents count that cost from
+    their own start (Claude Code's `total_cost_usd`, an ACP agent's `usage_update`), the
+    native agent from the session's creation: `cost_before` is where the count stands
+    before the first turn of this open (0, or the native session's last recorded cost)."""
+
+    def __init__(
+        self,
+        info: SessionInfo,
+        replayed: list[TranscriptMessage] | None = None,
+        cost_before: float = 0.0,
+    ) -> None:
         self.info = info
         #: The history the agent replayed when the session was reopened, then this run's.
         self.messages: list[TranscriptMessage] = list(replayed or [])
         self._answer: list[str] = []
         self._tools: dict[str, ToolCall] = {}  # by call id; `input` holds its status
         self._usage: dict[str, float] = {}
+        self._tokens: int | None = None  # the running turn's, as last reported
+        self._cost_before = cost_before  # the agent's count of the cost before this turn
         self._last: tuple[str, list[str], dict[str, Any]] = ("", [], {})
 
     def prompt(self, text: str) -> None:
         """The user sent `text`."""
         self.messages.append(TranscriptMessage(role="user", text=text))
-        self._answer, self._tools, self._usage = [], {}, {}
+        self._answer, self._tools, self._usage, self._tokens = [], {}, {}, None
 
     def observe(self, event: BaseEvent) -> None:
         """An event of the running turn: answer text, tool calls with their status and the
@@ -68,6 +82,7 @@ class LiveTranscript:
         elif isinstance(event, Usage):
             fields = ("input_tokens", "output_tokens", "cost_usd")
             self._usage |= {k: v for k in fields if (v := getattr(event, k)) is not None}
+            self._tokens = event.turn_tokens if event.turn_tokens is not None else self._tokens
         elif isinstance(event, TurnFinished):
             self._close()
 
@@ -83,12 +98,17 @@ class LiveTranscript:
             self.messages.append(TranscriptMessage(role="assistant", text=answer, tool_calls=calls))
         status = [c.input.get("status") for c in calls if isinstance(c.input, dict)]
         extra = {"tool_status": status} if calls else {}
-        self._last = (
-            answer,
-            [c.name for c in calls],
-            extra | ({"usage": self._usage} if self._usage else {}),
-        )
-        self._answer, self._tools, self._usage = [], {}, {}
+        usage: dict[str, float] = dict(self._usage)
+        if self._tokens is not None:
+            usage["tokens"] = self._tokens
+        cost = self._usage.get("cost_usd")
+        if cost is not None:  # (a drop: the agent started counting again)
+            usage["turn_cost_usd"] = round(cost - self._cost_before, 6)
+            if cost < self._cost_before:
+                usage["turn_cost_usd"] = cost
+            self._cost_before = cost
+        self._last = (answer, [c.name for c in calls], extra | ({"usage": usage} if usage else {}))
+        self._answer, self._tools, self._usage, self._tokens = [], {}, {}, None
 
     def last_turn(self) -> tuple[str, list[str], dict[str, Any]]:
         """The answer text, tool titles and what else avatar's copy keeps of the turn that
@@ -134,12 +154,13 @@ class Conversation:
             else:
                 self._replayed.append(TranscriptMessage(role="assistant", text=event.text))
 
-    def opened(self, info: SessionInfo) -> None:
-        """Another session is open now."""
+    def opened(self, info: SessionInfo, cost_before: float = 0.0) -> None:
+        """Another session is open now (`cost_before`: where the agent's count of its cost
+        stands, `LiveTranscript`)."""
         for msg in self._replayed:
             if msg.role == "assistant":
                 msg.text = said_in_answer(msg.text)
-        self.live = LiveTranscript(info, self._replayed)
+        self.live = LiveTranscript(info, self._replayed, cost_before)
         self._replayed = []
         self.entered = 0
         # (an import made in an earlier run: its record says from where and how much)

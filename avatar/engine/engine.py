@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from avatar.engine.config_layers import ProjectConfig
     from avatar.engine.open_session import OpenSession
     from avatar.engine.project_trust import ProjectTrust
+    from avatar.engine.shell import ShellResult
     from avatar.engine.status import EngineStatus
     from avatar.engine.switching import SwitchHow
     from avatar.library.checkpoints.turns import Turn as Turn  # (a turn and its checkpoints)
@@ -432,6 +433,25 @@ class Engine:
         if self.current is None:
             raise AvatarError("no session is open")
         return await self.current.compact()
+
+    async def shell(self, command: str, show: Callable[[str], None]) -> ShellResult:
+        """Run the user's own `command` (`!command` in the REPL) in the project, inside the
+        commands' walls, passing its output to `show` as it comes (`avatar.engine.shell`)."""
+        from avatar.engine.shell import run_shell  # the walls: not for a listing
+
+        scope, add_dirs = self.settings.scope, self.add_dirs
+        return await run_shell(
+            command, scope=scope, cwd=self.cwd, add_dirs=add_dirs, env=self.env, show=show
+        )
+
+    def user_program(self, name: str) -> str | None:
+        """`name` as the user's `PATH` finds it outside every directory the walls let agents
+        write (the project, the added directories): a program avatar runs for the user
+        outside the walls, such as the REPL's editor and pager (`avatar.policy.own_programs`)."""
+        from avatar.policy.own_programs import program_outside
+
+        search = self.env.get("PATH", os.defpath)
+        return program_outside(name, search, [self.cwd, *self.add_dirs])
 
     def status(self) -> EngineStatus:
         """Provider, model, session and capabilities, as they are now."""

@@ -5,8 +5,8 @@ another kind (a session total for a turn's count, a process's cost for the sessi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import asdict, dataclass, fields, replace
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from avatar.core.events import BaseEvent, Usage
@@ -29,6 +29,18 @@ class Numbers:
         if self.context_used is None or not self.context_size:
             return None
         return 100.0 * self.context_used / self.context_size
+
+    def to_dict(self) -> dict[str, Any]:
+        """As the server sends them to another client (`avatar attach`, `ps --json`)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Numbers:
+        """Numbers another process sent (`to_dict`); what it does not say is unknown."""
+        if not isinstance(data, dict):
+            return cls()
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 class Meter:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from avatar.library.lineage import Links
     from avatar.library.search.hits import SearchHit
     from avatar.library.search.index import Progress, SearchIndex
+    from avatar.sessions.spending import TurnCost
     from avatar.sessions.types import SessionInfo, Transcript
 
 
@@ -133,6 +134,15 @@ class Library:
     def transcript(self, session: SessionInfo | str) -> Transcript:
         """The canonical transcript of a session (a listed one, or an id or prefix)."""
         return self.catalog.transcript(self.catalog.info(session))
+
+    def turn_costs(
+        self, *, since: datetime | None = None, session: tuple[str, str] | None = None
+    ) -> list[TurnCost]:
+        """Each turn's tokens and cost as avatar's records keep them, of `session` (provider,
+        id) or of every session with a turn `since` then (`avatar.sessions.spending`)."""
+        from avatar.sessions.spending import turn_costs
+
+        return turn_costs(self.catalog.records().root, since=since, session=session)
 
     def lineage(self) -> dict[str, Links]:
         """Each session's parent and children, by session id (`avatar.library.lineage`)."""

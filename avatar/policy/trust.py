@@ -44,12 +44,13 @@ Keys ignored in a file not trusted, and why:
   untrusted file until it is classified here).
 
 Harmless, applied at once: `provider`, `model`, `default_model`, `preset` (choosing one),
-`system_prompt`, `handoff_share`, `server` (how long the server keeps a session loaded); a
-provider's `model`, `session`, `transport`, `auth_method`, `package`, `login_env`,
-`login_files` and the native compaction keys; a preset's `provider`, `model`,
-`system_prompt`; a model's id, api, context window and cost. None of them starts a program or
-widens what an agent may touch: a provider or preset chosen by name is one the shipped table
-or the trusted file defines, or one whose commands were ignored.
+`system_prompt`, `handoff_share`, `notify` (how the REPL rings: avatar's own words), `server`
+(how long the server keeps a session loaded); a provider's `model`, `session`, `transport`,
+`auth_method`, `package`, `login_env`, `login_files` and the native compaction keys; a
+preset's `provider`, `model`, `system_prompt`; a model's id, api, context window and cost.
+None of them starts a program or widens what an agent may touch: a provider or preset chosen
+by name is one the shipped table or the trusted file defines, or one whose commands were
+ignored.
 
 This module works on the plain mappings a config file holds; `avatar.engine.config_layers` applies
 it. The store of trusted files is `trust.json` in avatar's data dir: each file's absolute
@@ -70,7 +71,16 @@ from avatar.policy.patterns import is_whole_project, pattern_matches
 
 #: Top-level keys that neither run nor widen anything.
 HARMLESS = frozenset(
-    {"provider", "model", "default_model", "preset", "system_prompt", "handoff_share", "server"}
+    {
+        "provider",
+        "model",
+        "default_model",
+        "preset",
+        "system_prompt",
+        "handoff_share",
+        "notify",
+        "server",
+    }
 )
 #: `providers.<name>` keys that neither run nor widen anything.
 PROVIDER_HARMLESS = frozenset(

@@ -269,6 +269,16 @@ class ProviderRegistry:
         """Every provider, in order."""
         return list(self._specs.values())
 
+    def installed(self) -> list[ProviderSpec]:
+        """The providers that can start here, in order: the native agent, and every agent
+        whose program is found (`find_executable`)."""
+        return [
+            spec
+            for spec in self.specs()
+            if spec.transport == "native"
+            or find_executable(spec.executable or "", self.env_for(spec).get("PATH"))
+        ]
+
     def add(self, spec: ProviderSpec) -> None:
         """Register (or replace) a provider."""
         self._specs[spec.name] = spec

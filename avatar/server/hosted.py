@@ -93,6 +93,7 @@ class HostedSession:
             since=self.since,
             clients=[self.owner, *self.broadcast.clients],
             queued=int(info.get("queued") or 0),
+            numbers=dict(info.get("numbers") or {}),
         )
 
     def started(self) -> dict[str, Any] | None:

@@ -35,6 +35,7 @@ from avatar.server.shared import (
     State,
     answer_of,
     conversation_of,
+    figures_of,
     said_of,
     turn_ended,
     turn_exit,
@@ -251,7 +252,8 @@ class Hosting:
         self.changed()
 
     def _ended(self, turn: Event, error: str | None, code: int) -> None:
-        self._send({"event": turn_ended(turn["turn"], turn["client"], error, code)})
+        figures = figures_of(self.engine.status())
+        self._send({"event": turn_ended(turn["turn"], turn["client"], error, code, figures)})
 
     def dropped(self, prompt: str, client: str) -> None:
         """`client`'s queued prompt was dropped (the REPL's turn was interrupted): it ends
@@ -311,6 +313,7 @@ class Hosting:
             "state": state,
             "model": status.model,
             "tokens": status.numbers.turn_tokens,
+            "numbers": status.numbers.to_dict(),
             "queued": self._queued(),
         }
 

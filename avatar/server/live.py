@@ -35,6 +35,7 @@ from avatar.server.shared import (
     LiveInfo,
     State,
     conversation_of,
+    figures_of,
     said_of,
     turn_ended,
     turn_exit,
@@ -137,6 +138,7 @@ class LiveSession:
             state=self.state,
             model=status.model,
             tokens=numbers.turn_tokens,
+            numbers=numbers.to_dict(),
             since=self.since,
             clients=self.clients,
             queued=self._turns.qsize(),
@@ -307,7 +309,7 @@ class LiveSession:
         return self._ended(turn, None, turn_exit(stop, failed))
 
     def _ended(self, turn: _Turn, error: str | None, code: int) -> Event:
-        event = turn_ended(turn.number, turn.client, error, code)
+        event = turn_ended(turn.number, turn.client, error, code, figures_of(self.engine.status()))
         self._publish(event)
         return event
 

@@ -23,11 +23,12 @@ from avatar.core.events import (
     Notice,
     PermissionRequested,
     SessionStarted,
+    TurnFinished,
     UserMessage,
     event_from_dict,
 )
 from avatar.engine.engine import Engine
-from avatar.engine.numbers import Meter
+from avatar.engine.numbers import Numbers
 from avatar.engine.status import EngineStatus
 from avatar.server.protocol import decode, encode, socket_path
 from avatar.sessions.types import ToolCall, TranscriptMessage
@@ -61,7 +62,11 @@ class RemoteEngine(Engine):
     started: SessionStarted | None = None  #: how the live session was opened
     _writer: asyncio.StreamWriter | None = None
     _others = False  # the running turn is another client's
-    _meter: Meter | None = None
+    #: The model and the numbers of the process that runs the session, as it last sent them
+    #: (at the attach, then at each turn's end): one source for every client and `ps`.
+    _model: str | None = None
+    _numbers: Numbers = Numbers()
+    _finished: TurnFinished | None = None  # a turn's end, held until its figures come
 
     async def attach(self, ref: str, client: str | None = None) -> list[TranscriptMessage]:
         """Attach to the live session `ref` (id or prefix) as `client`; the conversation so
@@ -81,6 +86,7 @@ class RemoteEngine(Engine):
             assert isinstance(started, SessionStarted)
             self.started = started
         self.cwd = self.library.cwd = type(self.cwd)(first["ok"]["project"])
+        self._figures(first["ok"])
         self._handler: PermissionHandler | None = None
         self._turn: asyncio.Queue[Any] = asyncio.Queue()
         self._mine = False  # the running turn is this client's
@@ -111,6 +117,7 @@ class RemoteEngine(Engine):
             data = decode(line).get("event")
             if isinstance(data, dict):
                 self._dispatch(data)
+        self._deliver_finished()
         if not self._ended:
             self._emit(Notice(message="the server ended this session", level="warning"))
         self._turn.put_nowait(_END)
@@ -123,6 +130,8 @@ class RemoteEngine(Engine):
             if not self._mine:
                 self._emit(UserMessage(text=f"({data['client']}) {data['prompt']}"))
         elif kind == "turn_ended":
+            self._figures(data.get("figures"))
+            self._deliver_finished()  # (its end line shows the figures just come)
             if self._mine:
                 self._turn.put_nowait(data)
             self._mine = self._others = False
@@ -147,10 +156,27 @@ class RemoteEngine(Engine):
                 return
             if isinstance(event, SessionStarted):
                 self.started = event
-            if self._mine:
-                self._turn.put_nowait(event)
-            else:
-                self._emit(event)
+            if isinstance(event, TurnFinished) and not event.replay:
+                self._finished = event  # until its `turn_ended` brings the figures
+                return
+            self._deliver(event)
+
+    def _deliver(self, event: BaseEvent) -> None:
+        if self._mine:
+            self._turn.put_nowait(event)
+        else:
+            self._emit(event)
+
+    def _deliver_finished(self) -> None:
+        finished, self._finished = self._finished, None
+        if finished is not None:
+            self._deliver(finished)
+
+    def _figures(self, data: Any) -> None:
+        """The model and numbers another process sent (`figures_of`, or a `ps` row)."""
+        if isinstance(data, dict) and isinstance(data.get("numbers"), dict):
+            self._numbers = Numbers.from_dict(data["numbers"])
+            self._model = data.get("model") if isinstance(data.get("model"), str) else None
 
     def _ask(self, data: dict[str, Any]) -> None:
         handler = self._handler
@@ -173,13 +199,6 @@ class RemoteEngine(Engine):
     # ----- the open session, on the server ------------------------------------------------
 
     @property
-    def meter(self) -> Meter:
-        """This client's view of the live session's numbers (`status().numbers`)."""
-        if self._meter is None:
-            self._meter = Meter()
-        return self._meter
-
-    @property
     def agent(self) -> NoReturn:
         """Refused: the live session's agent is the server's; opening another session (new,
         resume, continue, fork) is the business of the process that opened it."""
@@ -194,14 +213,15 @@ class RemoteEngine(Engine):
         return self.started.provider if self.started else super().chosen_provider()
 
     def status(self) -> EngineStatus:
-        """Provider, model, session and this client's view of the numbers."""
+        """Provider, model, session and numbers, as the process that runs the session has
+        them (sent at the attach and at each turn's end)."""
         started = self.started
         return EngineStatus(
             provider=started.provider if started else None,
-            model=started.model if started else None,
+            model=self._model or (started.model if started else None),
             session_id=started.session_id if started else None,
             how=started.how if started else None,
-            numbers=self.meter.numbers,
+            numbers=self._numbers,
         )
 
     async def send(self, prompt: str | Prompt) -> AsyncIterator[BaseEvent]:
@@ -211,7 +231,6 @@ class RemoteEngine(Engine):
             if prompt.images:
                 raise UsageError("images go to a live session from the process that opened it")
             prompt = prompt.text
-        self.meter.begin_turn()
         self._send({"op": "prompt", "text": prompt})
         while True:
             item = await self._turn.get()
@@ -221,7 +240,6 @@ class RemoteEngine(Engine):
                 if item.get("error"):
                     raise _error(item["error"], int(item.get("exit", 1)))
                 return
-            self.meter.observe(item)
             yield item
 
     async def steer(self, text: str) -> bool:

@@ -8,12 +8,13 @@ attach frame carries it.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from avatar.policy.permissions import Refusal
 
 if TYPE_CHECKING:
+    from avatar.engine.status import EngineStatus
     from avatar.policy.permissions import Answer
     from avatar.sessions.types import Transcript
 
@@ -38,6 +39,9 @@ class LiveInfo:
     since: float  #: when it went live (epoch seconds)
     clients: list[str]
     queued: int = 0  #: prompts waiting for the running turn
+    #: The status line's numbers of the process running the session (`Numbers.to_dict`):
+    #: every client shows these, so a client, the REPL and `ps` never disagree.
+    numbers: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (`ps --json`)."""
@@ -96,9 +100,19 @@ def turn_exit(stop: str, failed: bool) -> int:
     return 130 if stop == "cancelled" else 1 if failed or stop == "error" else 0
 
 
-def turn_ended(turn: int, client: str, error: str | None, code: int) -> Event:
-    """The `turn_ended` event (`error`: the one line an AvatarError said, else None)."""
-    return {"type": "turn_ended", "turn": turn, "client": client, "error": error, "exit": code}
+def turn_ended(
+    turn: int, client: str, error: str | None, code: int, figures: Event | None = None
+) -> Event:
+    """The `turn_ended` event (`error`: the one line an AvatarError said, else None), with
+    the model and the numbers as the process running the session has them at the turn's end
+    (`figures_of`: what every client's status line shows)."""
+    ended = {"type": "turn_ended", "turn": turn, "client": client, "error": error, "exit": code}
+    return ended | ({"figures": figures} if figures is not None else {})
+
+
+def figures_of(status: EngineStatus) -> Event:
+    """The model and the numbers of an engine's status, as a frame carries them."""
+    return {"model": status.model, "numbers": status.numbers.to_dict()}
 
 
 def answer_of(text: str) -> Answer | Refusal:

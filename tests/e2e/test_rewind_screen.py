@@ -40,7 +40,8 @@ def _three_turns(term: Terminal) -> None:
 
 def _pick(term: Terminal, turn: str) -> str:
     """Answer the picker: turn `turn`, both; the screen once the rewound session is open."""
-    screen = term.wait_for(r"rewind to before turn ›")
+    # (the list is written above the question's prompt, which prompt-toolkit may draw first)
+    screen = term.wait_for(r"^turns of this session(?s:.*)rewind to before turn ›")
     lines = [line.strip() for line in body(screen)]
     assert any(line.startswith("2") and "make add subtract" in line and "a.txt +1 -1" in line
                for line in lines), screen  # fmt: skip

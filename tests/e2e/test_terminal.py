@@ -363,16 +363,22 @@ def test_the_handoff_is_one_line_and_ctrl_o_shows_it_before_it_is_sent(
         assert re.search(r"handing the conversation to claude: ~\d+ tokens, the goal", screen)
         assert "## Goal" not in screen  # collapsed: one line until asked for
         term.wait_for(r"^claude · .*idle\s*$", timeout=90)
-        term.keys("C-o")
-        screen = term.wait_for(r"^## Goal$(?s:.*)" + PROMPT)
+        term.keys("C-o")  # the transcript, in a pager, ends with the handoff waiting
+        screen = term.wait_for(r"the handoff your next prompt sends(?s:.*)^## Goal$")
         assert "GOAL build the lexer with nom" in screen.split("## Goal", 1)[1]
-        assert body(screen)[-1].strip() == "›"  # the prompt is back, empty, below it
+        term.keys("G")  # (to the pager's end: the handoff is long)
+        term.keys("q")
+        screen = term.wait_for(PROMPT)
+        assert body(screen)[-1].strip() == "›"  # the prompt is back, empty
         term.type("carry on")
         term.wait_for("Carrying on.", timeout=90)
         term.wait_for(TURN_END, timeout=30)
-        term.keys("C-o")  # sent now: nothing is left to show
-        after = term.wait_for(r"(?s)Carrying on\..*no handoff is waiting to be sent")
-        assert "## Goal" not in after.split("Carrying on.", 1)[1]
+        term.keys("C-o")  # sent now: the transcript has it as the prompt, nothing waits
+        term.wait_for(r"^› carry on")
+        term.keys("G")
+        after = term.wait_for(r"^Carrying on\.(?s:.*)\(END\)")
+        assert "the handoff your next prompt sends" not in after
+        term.keys("q")
     sent = [
         text
         for r in model_server.requests_for("anthropic")

@@ -72,8 +72,11 @@ class Terminal:
             self._tmux("send-keys", "-t", "t", "Enter")
 
     def paste(self, text: str) -> None:
-        """Paste `text` as a terminal does when a file is dropped on it (bracketed paste)."""
-        self._tmux("set-buffer", "--", text)
+        """Paste `text` as a terminal does when a file is dropped on it or text is pasted
+        (bracketed paste). (Through a file: `set-buffer` refuses a long text.)"""
+        held = Path(self._dir.name) / "pasted"
+        held.write_text(text, encoding="utf-8")
+        self._tmux("load-buffer", str(held))
         self._tmux("paste-buffer", "-p", "-t", "t")
 
     def keys(self, *keys: str) -> None:
@@ -117,6 +120,22 @@ class Terminal:
         time.sleep(seconds)
         self._tmux("pipe-pane", "-t", "t")  # (no command: stop piping)
         return sink.read_bytes()
+
+    def focus(self, focused: bool) -> None:
+        """What a terminal sends a program that asked for focus reports when its window
+        gains (`CSI I`) or loses (`CSI O`) the focus."""
+        self._tmux("send-keys", "-t", "t", "-H", "1b", "5b", "49" if focused else "4f")
+
+    def record(self) -> None:
+        """From now on keep what the program writes to the terminal, bells and OSC sequences
+        included (`recorded`)."""
+        sink = Path(self._dir.name) / "recorded"
+        sink.write_bytes(b"")
+        self._tmux("pipe-pane", "-o", "-t", "t", f"cat >> {shlex.quote(str(sink))}")
+
+    def recorded(self) -> bytes:
+        """What the program wrote since `record`."""
+        return (Path(self._dir.name) / "recorded").read_bytes()
 
     def title(self) -> str:
         """The pane's title, as the program may have set it (OSC 0 / OSC 2)."""

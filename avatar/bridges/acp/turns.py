@@ -26,6 +26,7 @@ from avatar.core.events import (
 )
 from avatar.policy.permissions import PermissionHandler, Refusal, allows
 from avatar.policy.scope import ScopePolicy
+from avatar.sessions.handoff_marker import note
 
 CANCEL_GRACE = 2.0  # after session/cancel, end the turn ourselves if the agent stays silent
 
@@ -135,7 +136,8 @@ class Asker:
     `calls` remembers what announced tool calls touch (feed it every tool call update);
     `policy` is the scope the agent is held to (None: nothing to check yet). ACP's answer to a
     permission request is an option and carries no words, so a refusal's reason waits here
-    and goes with the next prompt (`with_refusals`).
+    and goes with the next prompt (`with_refusals`), as one of avatar's notes: the agent reads
+    it, and the user's turn read back (a recap, a handoff, a title) leaves it out.
     """
 
     def __init__(
@@ -151,7 +153,7 @@ class Asker:
     def with_refusals(self, prompt: str) -> str:
         """`prompt`, after what the user said when refusing since the last prompt."""
         said, self.refusals = self.refusals, []
-        return "\n".join([*said, "", prompt]) if said else prompt
+        return "".join([*said, "\n", prompt]) if said else prompt
 
     async def decide(self, tool_call: Any) -> bool | None:
         """Check the scope, then ask the permission policy; None when the turn is cancelled
@@ -187,7 +189,8 @@ class Asker:
             reason = None if allowed else "denied by the permission policy"
             if isinstance(answer, Refusal):
                 reason = answer.reason
-                self.refusals.append(f"(I refused {event.title!r} and said: {answer.reason})")
+                said = f"I refused {event.title!r} and said: {answer.reason}"
+                self.refusals.append(note("avatar_refusal", said))
         except Exception as e:
             allowed, reason = False, f"permission check failed: {e}"
         event.decision = "allow" if allowed else "deny"

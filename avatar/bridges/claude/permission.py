@@ -63,7 +63,7 @@ class PermissionDesk:
             tool_input = request.get("input")
             event = PermissionRequested(
                 id=str(request.get("tool_use_id") or request_id),
-                title=tool_title(name, tool_input),
+                title=tool_title(name, tool_input, proc.cwd),
                 kind=TOOL_KINDS.get(name, "other"),
             )
             allowed, reason = await self.decide(turn, proc.cwd, name, tool_input, event)

@@ -62,7 +62,7 @@ class ClaudeProcess:
         self.cwd = cwd
         self.model = model
         self.plan = False  # in plan mode (`set_permission_mode` sent); starts in the argv's
-        self.translator = StreamTranslator()
+        self.translator = StreamTranslator(cwd)
         self.turn: Turn | None = None
         self.turns_done = 0
         self.eof = False

@@ -12,7 +12,9 @@ It asks for permissions with `control_request` `can_use_tool` (with
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from avatar.bridges.mcp import server_kind, stdio_command
@@ -221,17 +223,33 @@ def permission_answer(allowed: bool, tool_input: Any, reason: str | None = None)
 
 
 _TITLE_KEYS = ("description", "command", "file_path", "notebook_path", "path", "pattern", "url")
+_PATH_KEYS = frozenset({"file_path", "notebook_path", "path"})
 
 
-def tool_title(name: str, tool_input: Any) -> str:
-    """A short human title for a tool call: the command, the file, or the tool name."""
+def tool_title(name: str, tool_input: Any, cwd: Path | None = None) -> str:
+    """A short human title for a tool call: the command, the file (relative to `cwd`, the
+    project, when it is in it: Claude Code names files by their absolute path), or the tool
+    name."""
     if isinstance(tool_input, dict):
         for key in _TITLE_KEYS:
             value = tool_input.get(key)
             if isinstance(value, str) and value.strip():
                 line = value.strip().splitlines()[0]
+                if key in _PATH_KEYS and cwd is not None:
+                    line = _relative(line, cwd)
                 return f"{name}: {line[:120]}"
     return name
+
+
+def _relative(path: str, cwd: Path) -> str:
+    """`path` relative to `cwd` when it lies in it (as given, or with links resolved)."""
+    given = Path(path)
+    if not given.is_absolute():
+        return path
+    for root in dict.fromkeys((cwd, Path(os.path.realpath(cwd)))):
+        if given.is_relative_to(root):
+            return str(given.relative_to(root)) or "."
+    return path
 
 
 def result_text(content: Any) -> str:
@@ -253,7 +271,8 @@ def result_text(content: Any) -> str:
 class StreamTranslator:
     """Turns stdout messages into avatar events; one instance per process, reset per turn."""
 
-    def __init__(self) -> None:
+    def __init__(self, cwd: Path | None = None) -> None:
+        self.cwd = cwd  # the project: tool titles name its files relative to it
         self.session_id: str | None = None
         self.model: str | None = None
         self.commands_sent = False
@@ -370,7 +389,7 @@ class StreamTranslator:
                     ToolCallStarted(
                         id=str(block.get("id")),
                         name=name,
-                        title=tool_title(name, tool_input),
+                        title=tool_title(name, tool_input, self.cwd),
                         kind=TOOL_KINDS.get(name, "other"),
                         input=tool_input if isinstance(tool_input, dict) else None,
                     )

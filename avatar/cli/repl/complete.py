@@ -109,8 +109,8 @@ class ReplCompleter(Completer):
                 yield from self._arguments(command.name, word)
 
     def _arguments(self, command: str, word: str) -> Iterable[Completion]:
-        if command == "/provider":
-            names = [s.name for s in self.engine.registry.specs()]
+        if command == "/provider":  # (an agent not installed cannot be switched to)
+            names = [s.name for s in self.engine.registry.installed()]
             return self._words(word, names, {})
         if command == "/preset":
             return self._words(word, list(self.engine.settings.presets), {})

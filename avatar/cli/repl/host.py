@@ -9,7 +9,10 @@ if TYPE_CHECKING:
     import asyncio
     from typing import Any
 
+    from avatar.cli.repl.notify import Notifier
+    from avatar.cli.repl.paste import Pastes
     from avatar.cli.repl.screen import Screen
+    from avatar.cli.repl.shell_command import ShellCommands
     from avatar.engine.engine import Engine
     from avatar.policy.permissions import Answer, Refusal
 
@@ -21,6 +24,12 @@ class ReplHost(Protocol):
     screen: Screen
     #: The permission question waiting for an answer, if any.
     permission: asyncio.Future[Answer | Refusal] | None
+    #: What the folded pastes and pasted images in the input box stand for.
+    pastes: Pastes
+    #: The `!command`s, and the outputs kept for the next prompt.
+    shell: ShellCommands
+    #: Rings when something waits for the user in an unfocused terminal.
+    notifier: Notifier
 
     @property
     def busy(self) -> bool:
@@ -38,8 +47,8 @@ class ReplHost(Protocol):
     def offer_handoff(self) -> None:
         """Say that a handoff waits for the next prompt (Ctrl-O shows it)."""
 
-    def show_handoff(self) -> None:
-        """Print the waiting handoff in full."""
+    def show_transcript(self) -> None:
+        """Ctrl-O: the transcript in a pager (a waiting handoff at its end)."""
 
     def answer_permission(self, text: str) -> bool:
         """Answer the waiting permission question with `text`; False when it is no answer."""

@@ -1,6 +1,7 @@
 """The REPL's keys, as in the agents' own terminals: the permission menu's single keys, Esc to
 interrupt a turn, Esc Esc on an empty prompt for `/rewind`, `?` for this list, Shift-Tab for
-the permission mode, Ctrl-T for thinking in full, Ctrl-O for the handoff.
+the permission mode, Ctrl-T for thinking in full; the daily tools' keys (Ctrl-G, Ctrl-O, Ctrl-V,
+pastes) are `avatar.cli.repl.tool_keys`.
 
 Ctrl-R (history search; Enter sends the line found, as in a shell), Ctrl-L (clear the screen),
 Ctrl-C and Ctrl-D are prompt-toolkit's own (Ctrl-C and Ctrl-D reach the REPL as its
@@ -13,7 +14,12 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from prompt_toolkit.filters import Condition, is_searching
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding import (
+    KeyBindings,
+    KeyBindingsBase,
+    KeyPressEvent,
+    merge_key_bindings,
+)
 
 from avatar.cli.repl import menu
 
@@ -29,13 +35,19 @@ SHORTCUTS = """\
   Ctrl-R        search prompt history;  ↑ / ↓  walk it
   Shift-Tab     permission mode: ask / accept edits / plan
   Ctrl-T        thinking in full / folded to one line
-  Ctrl-O        the handoff the next prompt sends, in full
+  Ctrl-O        the transcript in a pager: full tool output, thinking, a waiting handoff
+  Ctrl-G        edit the prompt in $VISUAL / $EDITOR (pastes in full)
+  Ctrl-V        attach the image on the clipboard (wl-paste, xclip or pngpaste)
+  paste         over 10 lines shows as [pasted N lines], sent whole (Ctrl-G shows it;
+                Backspace after it removes it); a dropped image file attaches the image
+  !command      run a shell command inside the walls; then y / n: add its output to
+                your next prompt
   Ctrl-L        clear the screen
   Ctrl-D        leave (asks first while a turn runs)
   /help         the commands;  @path attaches a file (@shot.png an image)"""
 
 
-def key_bindings(repl: ReplHost) -> KeyBindings:
+def key_bindings(repl: ReplHost) -> KeyBindingsBase:
     """The REPL's own keys (see the module docstring)."""
     bindings = KeyBindings()
     asking = Condition(lambda: repl.permission is not None)
@@ -64,12 +76,6 @@ def key_bindings(repl: ReplHost) -> KeyBindings:
 
         accept_search()
         event.app.current_buffer.validate_and_handle()
-
-    @bindings.add("c-o")
-    def _show_handoff(event: KeyPressEvent) -> None:
-        from prompt_toolkit.application import run_in_terminal
-
-        run_in_terminal(repl.show_handoff)
 
     @bindings.add("?", filter=empty & ~asking)
     def _shortcuts(event: KeyPressEvent) -> None:
@@ -106,7 +112,9 @@ def key_bindings(repl: ReplHost) -> KeyBindings:
 
             asyncio.get_running_loop().call_later(menu.SETTLE, settle)
 
-    return bindings
+    from avatar.cli.repl.tool_keys import tool_bindings  # Ctrl-G, pastes, Ctrl-V, Ctrl-O, `!`
+
+    return merge_key_bindings([bindings, tool_bindings(repl), repl.notifier.bindings()])
 
 
 def _buffer_text() -> str:

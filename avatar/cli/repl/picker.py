@@ -4,7 +4,7 @@ Enter resumes the best match, Ctrl-C or an empty line cancels."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
@@ -15,7 +15,9 @@ from avatar.cli.repl.complete import pick
 from avatar.core.times import ago
 
 if TYPE_CHECKING:
-    from avatar.sessions.types import SessionInfo
+    from prompt_toolkit import PromptSession
+
+    from avatar.sessions.types import SessionInfo, Transcript
 
 
 def row(s: SessionInfo) -> str:
@@ -37,8 +39,14 @@ class _Sessions(Completer):
             yield Completion(s.id, -len(text), display=row(s))
 
 
-async def pick_session(sessions: list[SessionInfo]) -> SessionInfo | None:
-    """Ask which session to resume; None when cancelled or nothing matches."""
+HINT = "type to filter · Tab/arrows choose · Enter resumes · Ctrl-C cancels"
+
+
+async def pick_session(
+    sessions: list[SessionInfo], read: Callable[[SessionInfo], Transcript] | None = None
+) -> SessionInfo | None:
+    """Ask which session to resume (`read`: its transcript, for a preview of the highlighted
+    session's last turns under the list); None when cancelled or nothing matches."""
     from prompt_toolkit import PromptSession
 
     if not sessions:
@@ -47,8 +55,10 @@ async def pick_session(sessions: list[SessionInfo]) -> SessionInfo | None:
         message="resume › ",
         completer=_Sessions(sessions),
         complete_while_typing=True,
-        bottom_toolbar="type to filter · Tab/arrows choose · Enter resumes · Ctrl-C cancels",
+        bottom_toolbar=HINT,
     )
+    if read is not None:
+        picker.bottom_toolbar = _with_preview(picker, sessions, read)
     try:
         text = await picker.prompt_async(pre_run=lambda: picker.default_buffer.start_completion())
     except (KeyboardInterrupt, EOFError):
@@ -57,3 +67,34 @@ async def pick_session(sessions: list[SessionInfo]) -> SessionInfo | None:
         return None
     found = pick(text, sessions)
     return found[0] if found else None
+
+
+def _with_preview(
+    picker: PromptSession[str],
+    sessions: list[SessionInfo],
+    read: Callable[[SessionInfo], Transcript],
+) -> Callable[[], str]:
+    """The picker's bottom toolbar: the hint, then the last turns of the highlighted session
+    (else of the best match of what is typed)."""
+    from avatar.cli.repl.preview import Previews
+
+    by_id = {s.id: s for s in sessions}
+    previews = Previews(read, lambda: picker.app.invalidate())
+
+    def toolbar() -> str:
+        buffer = picker.default_buffer
+        state = buffer.complete_state
+        chosen = state.current_completion if state is not None else None
+        if chosen is not None:
+            shown: SessionInfo | None = by_id.get(chosen.text)
+        else:
+            found = pick(buffer.text, sessions)
+            shown = found[0] if found else None
+        if shown is None:
+            return HINT
+        width = picker.app.output.get_size().columns - 1
+        lines = previews.get(shown, width)
+        head = f"── {label(shown)}"[:width]
+        return "\n".join([HINT, head, *(lines if lines is not None else ["…"])])
+
+    return toolbar

@@ -41,8 +41,8 @@ def make_prompt(repl: ReplHost) -> PromptSession[str]:
     history = repl.engine.home / "history"
     history.parent.mkdir(parents=True, exist_ok=True)
     session: PromptSession[str] = PromptSession(
-        message=lambda: _with_live_tail(repl, menu.PROMPT if repl.permission is not None else "› "),
-        history=MaskedHistory(str(history), lambda text: repl.engine.registry.secrets().mask(text)),
+        message=lambda: _with_live_tail(repl, _prompt_text(repl)),
+        history=MaskedHistory(str(history), lambda text: _recorded(repl, text)),
         completer=ReplCompleter(repl.engine, lambda: repl.engine.sessions(), repl.agent_commands),
         complete_while_typing=False,
         key_bindings=key_bindings(repl),
@@ -51,6 +51,18 @@ def make_prompt(repl: ReplHost) -> PromptSession[str]:
         enable_history_search=False,  # Ctrl-R searches; up-arrow walks history
     )
     return session
+
+
+def _prompt_text(repl: ReplHost) -> str:
+    """What the input line starts with: the question waiting for an answer, if any."""
+    if repl.permission is not None:
+        return menu.PROMPT
+    return repl.shell.question or "› "
+
+
+def _recorded(repl: ReplHost, text: str) -> str:
+    """A line as its history file keeps it: folded pastes in full, secrets masked."""
+    return repl.engine.registry.secrets().mask(repl.pastes.expand(text))
 
 
 def _with_live_tail(repl: ReplHost, prompt: str) -> AnyFormattedText:

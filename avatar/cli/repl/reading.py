@@ -29,7 +29,7 @@ async def read_terminal(repl: Repl) -> None:
     ticker = asyncio.create_task(keep_moving(repl, prompt.app))
     leaving = 0.0  # when Ctrl-D was pressed mid-turn (a second one soon after leaves)
     try:
-        with patch_stdout(raw=True):
+        with repl.notifier.reporting(), patch_stdout(raw=True):
             while True:
                 try:
                     line = await prompt.prompt_async()

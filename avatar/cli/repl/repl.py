@@ -24,7 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from avatar.cli.repl import menu
 from avatar.cli.repl.mentions import read_mentions
+from avatar.cli.repl.notify import Notifier, channel_for
+from avatar.cli.repl.paste import Pastes
 from avatar.cli.repl.screen import Screen
+from avatar.cli.repl.shell_command import ShellCommands
 from avatar.cli.repl.slash import lookup
 from avatar.cli.repl.status_line import (
     ACTIVITY,
@@ -37,6 +40,7 @@ from avatar.cli.repl.status_line import (
     figures,
     fit,
 )
+from avatar.cli.repl.transcript_view import TranscriptLog, page, render
 from avatar.core.errors import AvatarError
 from avatar.core.events import (
     BaseEvent,
@@ -46,6 +50,7 @@ from avatar.core.events import (
     SessionStarted,
     UserMessage,
 )
+from avatar.core.prompts import Prompt
 
 if TYPE_CHECKING:
     from avatar.engine.engine import Engine
@@ -62,6 +67,8 @@ class Repl:
     def __init__(self, engine: Engine, screen: Screen | None = None) -> None:
         self.engine = engine
         self.screen = screen or Screen()
+        # The turn's end line says the engine's count (what the status line and `ps` say).
+        self.screen.turn_tokens = lambda: self.engine.status().numbers.turn_tokens
         self.engine.set_permission_handler(self.ask_permission)
         self.engine.subscribe(self._on_event)
         self.work: asyncio.Task[None] | None = None  # the running turn or slow command
@@ -75,6 +82,12 @@ class Repl:
         self._reopened = False  # a session was resumed: show where it was, once opened
         self._commands: dict[str, list[str]] = {}  # each provider's own slash commands
         self.hosting: Hosting | None = None  # the session as listed with the server
+        # The daily tools: folded pastes, `!command`s, the transcript (Ctrl-O).
+        self.pastes = Pastes()
+        self.log = TranscriptLog()
+        self.shell = ShellCommands(self, self.log)
+        #: Rings when a turn ends or a permission waits and the terminal is not focused.
+        self.notifier = Notifier(channel_for(engine.settings.notify, os.environ))
 
     def host_on_server(self) -> None:
         """List the open session with the running server (now, or once one is open), so
@@ -111,6 +124,7 @@ class Repl:
             if provider is not None:
                 self._commands[provider] = [c.lstrip("/") for c in event.commands if c]
         self.screen.on_event(event)
+        self.log.observe(event)
         if self.hosting is not None:
             self.hosting.event(event)
 
@@ -137,10 +151,13 @@ class Repl:
         if self.engine.status().handoff is not None:
             self.say("Ctrl-O shows the handoff in full before your next prompt sends it", "dim")
 
-    def show_handoff(self) -> None:
-        """The handoff that will open the next prompt, in full."""
-        text = self.engine.status().handoff
-        self.screen.line(text or "no handoff is waiting to be sent", None if text else "dim")
+    def show_transcript(self) -> None:
+        """Ctrl-O: the transcript in a pager (`avatar.cli.repl.transcript_view`)."""
+        text = render(self.log, self.engine.status().handoff)
+        with self.notifier.handed_over():
+            shown = page(text, self.engine.user_program)
+        if not shown:
+            self.screen.line(text.rstrip("\n"))
 
     def show_where_we_were(self) -> None:
         """After a resume, continue or fork: the last turns of the session, once."""
@@ -150,6 +167,7 @@ class Repl:
         current = self.engine.current
         history = current.history() if current is not None else None
         if history is not None:
+            self.log.earlier(history.messages)
             self.screen.history(history.messages)
 
     async def ask_permission(self, request: PermissionRequested) -> Answer | Refusal:
@@ -176,6 +194,7 @@ class Repl:
             self.screen.print(render_edit(edit, limit=20))
         self.say(menu.OPTIONS, "yellow")
         self.permission = asyncio.get_running_loop().create_future()
+        self.notifier.ring(f"{self._provider()} asks for permission")
         try:
             answer = await self.permission
         finally:
@@ -248,6 +267,8 @@ class Repl:
             parts.append(Part(f"{self.mode} mode", HINT))
         if self.permission is not None:
             parts.append(Part("answer: y / a / n", HINT))
+        elif self.shell.offered is not None:
+            parts.append(Part("add the output? y / n", HINT))
         elif self.busy:
             if self.turn_running:
                 hint = "busy: typing steers" if status.steers else "busy: typing queues"
@@ -278,7 +299,10 @@ class Repl:
             if self.hosting is not None:
                 self.hosting.turn_started(prompt, client)
             try:
-                asked = read_mentions(prompt, self.engine.cwd)
+                text, pasted = self.pastes.take(prompt)  # (pastes in full, images attached)
+                asked = read_mentions(text, self.engine.cwd)
+                asked = Prompt(self.shell.opening(asked.text), asked.images + pasted)
+                self.log.prompt(asked.text)
                 await self._apply_mode()
                 for image in asked.images:
                     self.say(f"(attached image {image.summary})", "dim")
@@ -294,7 +318,13 @@ class Repl:
             self.turn_running = False
             if self.hosting is not None:
                 self.hosting.turn_ended(failed)
+            self.notifier.ring(
+                f"{self._provider()} " + ("stopped: an error" if failed else "is done")
+            )
         await self._next()
+
+    def _provider(self) -> str:
+        return self.engine.status().provider or "avatar"
 
     def queue(self, line: str, client: str | None = None) -> None:
         """Keep `line` (`client`'s prompt, if another client sent it) for when the running
@@ -329,7 +359,7 @@ class Repl:
 
     async def submit(self, text: str) -> None:
         """Start a turn, or steer/queue when one is running."""
-        if self.busy and self.turn_running and await self.engine.steer(text):
+        if self.busy and self.turn_running and await self.engine.steer(self.pastes.expand(text)):
             self.say("(steering the running turn)", "dim")
         elif self.busy:
             self.queue(text)
@@ -355,6 +385,7 @@ class Repl:
             self.queued.clear()
             if self.permission is not None and not self.permission.done():
                 self.permission.set_result("deny")
+            self.shell.stop()  # (a `!command` running: it and all it started)
             await self.engine.cancel()
             self.say("(interrupted)", "dim")
             if dropped:
@@ -392,6 +423,16 @@ class Repl:
         self.work = asyncio.create_task(self._run_command(cmd.handler(self, words[1:])))
         return False
 
+    def run_shell(self, line: str) -> None:
+        """`!command`: run it (`avatar.cli.repl.shell_command`) as the running work, or
+        queue it after the running work."""
+        if self.busy:
+            self.queue(line)
+            return
+        self.screen.activity = "running the command"
+        self.screen.last_output = time.monotonic()
+        self.work = asyncio.create_task(self._run_command(self.shell.run(line[1:].strip())))
+
     async def _pick(self, name: str) -> list[str] | None:
         """At a terminal, `/resume` or `/rewind` alone asks for what it is given (None:
         cancelled)."""
@@ -401,7 +442,7 @@ class Repl:
             return await pick(self)
         from avatar.cli.repl.picker import pick_session
 
-        chosen = await pick_session(self.engine.sessions())
+        chosen = await pick_session(self.engine.sessions(), self.engine.transcript)
         return [chosen.id] if chosen is not None else None
 
     async def _guarded(self, call: Awaitable[bool]) -> bool:
@@ -432,6 +473,13 @@ class Repl:
             return False  # `yes⏎` typed after `y` had answered: the rest of that answer
         text = line.strip()
         if not text:
+            return False
+        if self.shell.offered is not None and text.lower() in ("y", "yes", "n", "no"):
+            self.shell.answer(text.lower().startswith("y"))  # (typed, not taken as one key)
+            return False
+        self.shell.withdraw()  # (a `!command`'s output not added: something else was typed)
+        if text.startswith("!"):
+            self.run_shell(text)
             return False
         if text.startswith("/"):
             return await self.command(text)

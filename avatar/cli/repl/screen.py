@@ -41,7 +41,7 @@ from avatar.core.markdown_blocks import Block, BlockSplitter
 from avatar.policy.terminal_text import inert
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from rich.console import (
         Console,
@@ -144,6 +144,10 @@ class Screen:
         self.last_output = time.monotonic()
         self.activity = ""  # what is happening now, for the spinner
         self.tokens = 0
+        #: This turn's tokens as the engine counts them (`status().numbers.turn_tokens`), for
+        #: the line that ends a turn: one count on every screen and in `ps`. None: the
+        #: screen's own count (no engine behind it).
+        self.turn_tokens: Callable[[], int | None] | None = None
         self._answered = False
 
     # -- output primitives ------------------------------------------------------------------
@@ -342,8 +346,9 @@ class Screen:
         parts: list[str] = []
         if self.turn_started is not None:
             parts.append(f"{time.monotonic() - self.turn_started:.1f}s")
-        if self.tokens:
-            parts.append(f"{self.tokens:,} tokens")
+        tokens = self.turn_tokens() if self.turn_tokens is not None else self.tokens
+        if tokens:
+            parts.append(f"{tokens:,} tokens")
         if stop_reason not in ("end_turn",):
             parts.append(stop_reason.replace("_", " "))
         elif not self._answered and not self.tokens:

@@ -246,6 +246,12 @@ async def _status(repl: ReplHost, args: list[str]) -> bool:
     return False
 
 
+async def _cost(repl: ReplHost, args: list[str]) -> bool:
+    from avatar.cli.repl.cost import show_cost
+
+    return await show_cost(repl, args)
+
+
 COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("/help", "", "this list", _help, while_busy=True),
     SlashCommand(
@@ -322,6 +328,13 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "",
         "provider, model, session, context use, tokens and cost",
         _status,
+        while_busy=True,
+    ),
+    SlashCommand(
+        "/cost",
+        "",
+        "tokens and cost of this session and of today, per provider (avatar's records)",
+        _cost,
         while_busy=True,
     ),
     SlashCommand(
