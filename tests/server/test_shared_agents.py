@@ -93,6 +93,26 @@ async def test_sessions_side_by_side_on_one_agent_keep_answers_and_questions_apa
         await hub.close()
 
 
+async def test_a_call_about_no_session_of_ours_is_refused(tmp_path: Path) -> None:
+    # The agent reads a file in its session's project, naming its own session, then another.
+    for about, said in ((None, "read ok: the notes"), ("not-ours", "no session not-ours here")):
+        root = tmp_path / str(about)
+        (root / "work").mkdir(parents=True)
+        (root / "work" / "notes.txt").write_text("the notes\n")
+        hub = _hub(root, SHARED, fs_read="notes.txt", fs_read_as=about)
+        seen: list[Event] = []
+        try:
+            live = await hub.open(OpenOptions(cwd=root / "work", provider="fake"), client="a")
+            collect(live.subscribe("a", answers=True), seen)
+            assert (await live.prompt("read it", "a"))["exit"] == 0
+            await asyncio.sleep(0.05)
+            [answer] = _answers(seen)
+            assert said in answer, answer
+            assert ("read refused" in answer) is (about is not None)
+        finally:
+            await hub.close()
+
+
 async def test_an_agents_death_ends_the_turn_of_every_session_on_it(tmp_path: Path) -> None:
     hub = _hub(tmp_path, SHARED, chunk_delay=0.2, chunks=20)
     seen: dict[str, list[Event]] = {"a": [], "b": []}
