@@ -270,7 +270,8 @@ def test_the_copy_keeps_tool_status_and_usage(tmp_path: Path) -> None:
         live.observe(event)
     answer, tools, extra = live.last_turn()
     assert (answer, tools) == ("", ["Edit src/app.py"])
-    assert extra == {"tool_status": ["failed"], "usage": {"input_tokens": 12, "output_tokens": 3}}
+    usage = {"input_tokens": 12, "output_tokens": 3, "tokens": 15}  # (tokens: the turn's count)
+    assert extra == {"tool_status": ["failed"], "usage": usage}
 
     records = SessionRecords(tmp_path)
     records.turn("codex", "s-1", "fix the app", answer, tools, extra)
