@@ -78,8 +78,10 @@ async def served_chat(served: Served, engine: Engine, prompt: Prompt, **how: Any
         live = opening.result()
         joined = live.engine.current
         if live.opener != me and joined is not None:
-            # joined a live session: its `session:` line, as a resume prints it
-            renderer.on_event(replace(joined.started, how="resumed"))
+            # joined a live session: its `session:` line, as a resume alone prints it (an
+            # agent that loads sessions says loaded)
+            loads = "load" in live.engine.status().capabilities
+            renderer.on_event(replace(joined.started, how="loaded" if loads else "resumed"))
         return await _turn(live, me, prompt, renderer, ended, interrupted)
     finally:
         listening.cancel()

@@ -52,6 +52,9 @@ class ProviderSpec:
     # models): finding none is no proof it is not logged in (`logged_in` says unknown).
     login_optional: bool = False
     model_from: tuple[str, ...] = ()  # where its configured model is read (`configured_model`)
+    # Further variables the agent reads that change what it does (`NAME`, or `PREFIX*`):
+    # with the others it declares, what the server's warm agents are keyed on.
+    env_read: tuple[str, ...] = ()
     bridge: str = ACP_BRIDGE  # "module:Class", imported lazily
     store: str | None = None  # "module:Class" reading the provider's on-disk sessions
     quirks: frozenset[str] = frozenset()
@@ -109,6 +112,7 @@ _LIST_KEYS = (
     "login_env",
     "login_files",
     "model_from",
+    "env_read",
     "capabilities",
     "state_dirs",
     "state_protected",
@@ -207,6 +211,7 @@ def resolve_spec(name: str, cfg: ProviderConfig | None) -> ProviderSpec | None:
         login_env=tuple(cfg.login_env) if cfg.login_env is not None else base.login_env,
         login_files=tuple(cfg.login_files) if cfg.login_files is not None else base.login_files,
         model_from=tuple(cfg.model_from) if cfg.model_from is not None else base.model_from,
+        env_read=_given(cfg.env_read, base.env_read),
         quirks=frozenset(cfg.quirks) if cfg.quirks is not None else base.quirks,
         permission_mode=cfg.permission_mode or base.permission_mode,
         state_dirs=state_dirs,
