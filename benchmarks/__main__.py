@@ -27,6 +27,7 @@ SUITES = (
     "checkpoints",
     "linear",
     "mcp",
+    "esc",
     "acp_face",
 )
 #: The whole run must finish within these many seconds (issue 14).

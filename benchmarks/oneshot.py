@@ -2,9 +2,10 @@
 
 - `avatar -p codex|claude-acp|gemini chat hello` vs a plain ACP client (`plain_acp`: spawn,
   initialize, new, prompt, with the standard library only: no SDK, whose import alone costs
-  about a second) over the same agent and fake model server (target ≤ 1.3×);
-- `avatar -p claude chat hello` vs `claude -p hello` (target ≤ 1.1×), with the floor any Python
-  wrapper of claude's stream-json process pays reported beside it (`plain_stream_json`).
+  about a second) over the same agent and fake model server (target ≤ 1.2× for codex, ≤ 1.3×
+  for the others);
+- `avatar -p claude chat hello` vs `claude -p hello` (target ≤ 1.15×), with the floor any
+  Python wrapper of claude's stream-json process pays reported beside it (`plain_stream_json`).
 
 Runs are interleaved (avatar, baseline, avatar, …) so a slow stretch of the machine hits
 both; medians are reported.
@@ -19,6 +20,8 @@ from pathlib import Path
 from benchmarks.common import ROOT, Command, avatar_exe, interleaved, row
 
 ACP = ("codex", "claude-acp", "gemini")
+#: Each cold one-shot's target, × its baseline (issue 32: codex 1.2, Claude 1.15).
+TARGETS = {"codex": 1.2, "claude-acp": 1.3, "gemini": 1.3, "claude": 1.15}
 
 
 def run(quick: bool) -> list[dict[str, object]]:
@@ -53,13 +56,14 @@ def run(quick: bool) -> list[dict[str, object]]:
             )
             ours, base = t["ours"], t["base"]
             rows.append(row(f"plain ACP client on {provider} (baseline)", base, None, "-", True))
+            target = TARGETS[provider]
             rows.append(
                 row(
                     f"avatar -p {provider} chat hello",
                     ours,
                     base,
-                    "≤ 1.3× baseline",
-                    ours <= 1.3 * base,
+                    f"≤ {target}× baseline",
+                    ours <= target * base,
                 )
             )
         if bridges_installed("claude"):
@@ -84,9 +88,14 @@ def run(quick: bool) -> list[dict[str, object]]:
                     True,
                 )
             )
+            target = TARGETS["claude"]
             rows.append(
                 row(
-                    "avatar -p claude chat hello", ours, base, "≤ 1.1× baseline", ours <= 1.1 * base
+                    "avatar -p claude chat hello",
+                    ours,
+                    base,
+                    f"≤ {target}× baseline",
+                    ours <= target * base,
                 )
             )
     return rows

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks import resume, search, sessions
+from benchmarks import resume, search, server, sessions
 
 
 def test_growth_rows_judge_linear_and_sub_linear() -> None:
@@ -51,6 +51,25 @@ def test_resume_measures_time_and_memory() -> None:
     sizes = {"time": 1.0, "fresh_time": 0.5, "fresh_rss": 40 * mb, "size": 1 * mb}
     assert resume.rows_of(40, {**sizes, "rss": 45 * mb})[-1]["ok"] is True  # 5× the file
     assert resume.rows_of(40, {**sizes, "rss": 52 * mb})[-1]["ok"] is False  # 12×
+
+
+def test_server_rows_judge_each_figure_against_its_floor() -> None:
+    s = server.Samples()
+    s.add("pass", 0.02)
+    s.add("floor codex", 0.10)  # the warm floor: 0.02 + 0.10
+    s.add("codex", 0.15)  # 1.25×: met
+    s.add("codex widths", 0.16)  # 1.33×: missed
+    s.add("floor claude", 0.30)
+    s.add("claude", 0.30)
+    s.add("list", 0.05)
+    follow = [[0.13], [0.14], [0.20]]  # the worst, 1.67×: missed
+    rows = {str(r["name"]): r for r in server.rows_of(s, ["codex"], True, follow)}
+    assert rows["10 back-to-back avatar -p codex chat (server)"]["ok"] is True
+    assert rows["10 back-to-back avatar -p codex chat (server)"]["baseline"] == pytest.approx(0.12)
+    assert rows["10 back to back, terminal widths alternating"]["ok"] is False
+    assert rows["7 back-to-back chat --resume ID follow-ups, worst"]["ok"] is False
+    assert rows["warm avatar -p claude chat (server)"]["ok"] is True
+    assert rows["avatar session list (server)"]["ok"] is True
 
 
 @pytest.mark.timeout(120)

@@ -16,6 +16,8 @@ from avatar.providers.capabilities import SessionCapabilities
 
 if TYPE_CHECKING:
     from avatar.bridges.acp.launch import Ahead
+    from avatar.bridges.acp.shared import AgentPool
+    from avatar.bridges.claude.launch import ClaudeAhead
     from avatar.bridges.held_back import Holding
     from avatar.core.config import Settings
     from avatar.core.events import BaseEvent, SessionStarted
@@ -94,9 +96,14 @@ class BridgeContext:
     #: Called once the agent's process is spawned, while it boots: the engine makes there
     #: what the session needs first (a cold one-shot waits for neither then).
     booting: Callable[[], object] = _nothing
-    #: The agent the engine started ahead of the event loop, for the one-shot bridge to
-    #: adopt (`Engine.launch_ahead`); None: the bridge starts its own.
-    ahead: Ahead | None = None
+    #: The agent the engine started ahead of the event loop, for a one-shot's bridge to
+    #: adopt (`Engine.launch_ahead`): an ACP agent, or claude on a new session of its own;
+    #: None: the bridge starts its own.
+    ahead: Ahead | ClaudeAhead | None = None
+    #: Running agents this bridge may open its session on, and leaves its own agent to, for
+    #: the sessions of other bridges (the server's: `avatar.bridges.acp.shared`); None: the
+    #: bridge's agent is its own.
+    pool: AgentPool | None = None
     #: `--trust`: the project's files are trusted for this run (its agent config included).
     trust: bool = False
 

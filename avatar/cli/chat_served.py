@@ -100,9 +100,11 @@ async def served_chat(served: Served, engine: Engine, prompt: Prompt, **how: Any
             for data in early:
                 render(data)
         elif joined is not None:
-            # joined a live session: its `session:` line, as a resume prints it (what the
-            # other clients' turns said is theirs)
-            renderer.on_event(replace(joined.started, how="resumed"))
+            # joined a live session: its `session:` line, as a resume alone prints it (an
+            # agent that loads sessions says loaded; what the other clients' turns said is
+            # theirs)
+            loads = "load" in live.engine.status().capabilities
+            renderer.on_event(replace(joined.started, how="loaded" if loads else "resumed"))
         early.clear()
         rule = engine.settings.permission
         return await _turn(live, me, prompt, rule, renderer, ended, interrupted)

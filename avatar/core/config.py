@@ -166,7 +166,7 @@ class ProviderConfig:
     login_env: list[str] | None = None
     login_files: list[str] | None = None
     model_from: list[str] | None = None  # where the agent's configured model is read
-    env_read: list[str] | None = None  # the other variables it reads (`NAME`, `PREFIX_*`)
+    env_read: list[str] | None = None  # further variables it reads (`NAME` or `PREFIX*`)
     quirks: list[str] | None = None
     state_dirs: list[str] | None = None  # where the agent writes its own state (its sandbox)
     state_protected: list[str] | None = None  # what of it stays read-only for the agent
@@ -250,6 +250,16 @@ class Preset:
 
 @_strict
 @dataclass
+class ServerSettings:
+    """`avatar serve`'s own keys (docs/design.md §11)."""
+
+    #: Seconds a session stays loaded in the server after its last client left, so that the
+    #: next `chat --resume` of it runs at once (0 or less: it closes with its last client).
+    keep_sessions: float = 300.0
+
+
+@_strict
+@dataclass
 class Settings:
     """The whole, merged configuration."""
 
@@ -266,6 +276,7 @@ class Settings:
     preset: str | None = None  # the preset in force, if any
     #: The share of the target model's context window a handoff may fill (estimated tokens).
     handoff_share: Annotated[float, Bounds(0, 1)] = 0.25
+    server: ServerSettings = field(default_factory=ServerSettings)
     #: How the REPL rings when a turn ends or a permission waits in an unfocused terminal
     #: (`avatar.cli.repl.notify`): auto, bell, osc9, osc777 or off.
     notify: Annotated[Literal["auto", "bell", "osc9", "osc777", "off"], OffIsFalse()] = "auto"

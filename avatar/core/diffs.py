@@ -10,7 +10,8 @@ Two sources name a change, and the screen takes the better one:
   `MultiEdit {file_path, edits: [...]}`.
 A snippet whose line the agent does not give is found in the file (`locate`): after the edit
 its new text is there, before it (the permission menu) its old text; found, it grows to whole
-lines with a little context, so the numbers are the file's.
+lines with a little context, so the numbers are the file's. A write asked about before it is
+made is shown against the file on disk (`against_disk`): what it would replace.
 
 Every edit of the REPL run is kept in order (`EditLog`): `/diff` shows them all, `/diff N` one.
 The web page (`avatar.server.web.stream`) shows the same changes.
@@ -19,9 +20,12 @@ The web page (`avatar.server.web.stream`) shows the same changes.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+from avatar.core.fileio import open_regular
 
 if TYPE_CHECKING:
     from avatar.core.events import FileDiff, ToolCallStarted
@@ -122,7 +126,12 @@ def _text(value: Any) -> str | None:
 
 def changes_of(call: ToolCallStarted) -> list[FileChange]:
     """The changes a write or edit tool call makes, when its input says."""
-    data = call.input or {}
+    return changes_in(call.input or {})
+
+
+def changes_in(data: Mapping[str, Any]) -> list[FileChange]:
+    """The changes a write or edit tool's input `data` names (see the module docstring); a
+    write is its whole new content, with no old text and no line."""
     path = _text(data.get("path")) or _text(data.get("file_path"))
     if path is None:
         return []
@@ -144,6 +153,40 @@ def changes_of(call: ToolCallStarted) -> list[FileChange]:
         if isinstance(edits, list)
         else []
     )
+
+
+def diffs_in(data: Any) -> list[FileDiff]:
+    """The changes a write or edit tool's input names, as an agent would report them (a
+    write's old text unknown: None)."""
+    from avatar.core.events import FileDiff
+
+    if not isinstance(data, Mapping):
+        return []
+    return [FileDiff(c.path, c.old if c.old or c.line else None, c.new) for c in changes_in(data)]
+
+
+def against_disk(change: FileChange, cwd: Path) -> FileChange:
+    """A whole file's new content (no old text, no line) as a change of the file as it is on
+    disk now, before the change is made: what a write would replace. Unchanged when the file
+    is not there (a new file), is too big, or is not a whole content."""
+    if change.old or change.line is not None:
+        return change
+    path = Path(change.path) if Path(change.path).is_absolute() else cwd / change.path
+    before = _read_shown(path)
+    return change if before is None else replace(change, old=before, line=1)
+
+
+def _read_shown(path: Path) -> str | None:
+    """The text of the file at `path`, to draw a diff; None when it is not a regular file of
+    at most `_READ_LIMIT` bytes. The agent may swap the file for a FIFO or a device while the
+    REPL reads it (avatar reads outside the walls): neither is opened in a way that blocks or
+    acts (`open_regular`)."""
+    try:
+        with open_regular(path) as f:
+            data = f.read(_READ_LIMIT + 1)
+    except OSError:
+        return None
+    return None if len(data) > _READ_LIMIT else data.decode("utf-8", errors="replace")
 
 
 def changes_reported(diffs: list[FileDiff]) -> list[FileChange]:
@@ -171,11 +214,8 @@ def locate(change: FileChange, cwd: Path) -> FileChange:
     if old.endswith("\n") and new.endswith("\n"):  # whole lines (codex's hunks): search them
         old, new = old[:-1], new[:-1]
     path = Path(change.path) if Path(change.path).is_absolute() else cwd / change.path
-    try:
-        if path.stat().st_size > _READ_LIMIT:
-            return change
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    text = _read_shown(path)
+    if text is None:
         return change
     for found in (new, old):
         at = text.find(found) if found else -1

@@ -151,6 +151,9 @@ class PermissionRequested(BaseEvent):
     kind: str | None = None
     decision: Literal["allow", "deny", "pending"] = "pending"
     reason: str | None = None
+    #: The changes the action would make, as the request states them (an ACP agent's `diff`
+    #: content; Claude Code's edit or write input), so that the question can show them.
+    diffs: list[FileDiff] = field(default_factory=list)
 
 
 @dataclass

@@ -270,6 +270,7 @@ class Agent:
             wait_busy=host.wait_busy,
             booting=host.registry.secrets,  # (what the session's first record is masked with)
             ahead=ahead,
+            pool=host.agent_pool,
             trust=host.trust,
         )
         return load_class(spec.bridge, BaseBridge)(ctx)  # type: ignore[type-abstract]

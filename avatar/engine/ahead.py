@@ -1,6 +1,7 @@
 """The agent a one-shot starts before the rest of avatar loads (`Engine.launch_ahead`): started
 from the config alone, without the event loop, and handed to the session that opens on it, or
-stopped."""
+stopped. An ACP agent (its bridge adopts it), or claude on a new session of its own
+(`avatar.bridges.claude.launch`)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from avatar.core.errors import AvatarError
-from avatar.providers.registry import ACP_BRIDGE
+from avatar.providers.registry import ACP_BRIDGE, find_executable
 
 if TYPE_CHECKING:
     from avatar.bridges.acp.launch import Ahead
+    from avatar.bridges.claude.launch import ClaudeAhead
     from avatar.bridges.held_back import Holding
     from avatar.core.config import Settings
     from avatar.providers.registry import ProviderSpec
@@ -22,7 +24,7 @@ class StartedAhead:
     """At most one agent started ahead, and for which provider."""
 
     def __init__(self) -> None:
-        self._started: tuple[str, Ahead] | None = None
+        self._started: tuple[str, Ahead | ClaudeAhead] | None = None
 
     def start(
         self,
@@ -33,20 +35,28 @@ class StartedAhead:
         env: Mapping[str, str],
         holding: Callable[[Path], Holding],
     ) -> None:
-        """Start `spec`'s agent now, where its bridge can adopt it (an ACP agent's),
-        without what `holding(cwd)` holds back of the project's config; nothing when one was
-        started already, or it cannot start (the open then says why)."""
-        if self._started is not None or spec.bridge != ACP_BRIDGE:
+        """Start `spec`'s agent now, where its bridge can adopt it (an ACP agent's, or
+        claude), without what `holding(cwd)` holds back of the project's config; nothing when
+        one was started already, or it cannot start (the open then says why)."""
+        if self._started is not None:
             return
-        from avatar.bridges.acp.launch import AgentLaunch, Ahead
-
+        started: Ahead | ClaudeAhead | None
         try:
-            launch = AgentLaunch.of(spec, settings, cwd, additional_dirs, env, holding(cwd))
-            self._started = (spec.name, Ahead(launch, launch.spawn(cwd)))
+            if spec.transport == "stream-json":
+                started = _claude(spec, settings, cwd, additional_dirs, env, holding(cwd))
+            elif spec.bridge == ACP_BRIDGE:
+                from avatar.bridges.acp.launch import AgentLaunch, Ahead
+
+                launch = AgentLaunch.of(spec, settings, cwd, additional_dirs, env, holding(cwd))
+                started = Ahead(launch, launch.spawn(cwd))
+            else:
+                return
         except AvatarError:  # (the open says why)
             return
+        if started is not None:
+            self._started = (spec.name, started)
 
-    def take(self, provider: str) -> Ahead | None:
+    def take(self, provider: str) -> Ahead | ClaudeAhead | None:
         """The agent started for `provider`, once; one started for another is stopped."""
         started, self._started = self._started, None
         if started is None:
@@ -61,3 +71,33 @@ class StartedAhead:
         started, self._started = self._started, None
         if started is not None:
             started[1].stop()
+
+
+def _claude(
+    spec: ProviderSpec,
+    settings: Settings,
+    cwd: Path,
+    additional_dirs: Sequence[Path],
+    env: Mapping[str, str],
+    held: Holding,
+) -> ClaudeAhead | None:
+    """Claude started on a new session of its own, with the model the session will ask for
+    (the flag's, else the provider's): the bridge adopts it only if it would start the same."""
+    from avatar.bridges.claude.launch import ClaudeAhead, ClaudeLaunch, fresh_session
+
+    program = find_executable(spec.executable or "claude", env.get("PATH"))
+    if program is None:
+        return None
+    launch = ClaudeLaunch.of(
+        spec,
+        settings,
+        program,
+        cwd=cwd,
+        env=env,
+        model=settings.model or spec.model,
+        system_prompt=settings.system_prompt,
+        add_dirs=additional_dirs,
+        held=held,
+        session_args=fresh_session().argv(),
+    )
+    return ClaudeAhead.spawn(spec.name, launch, spec.install_hint)

@@ -43,6 +43,7 @@ from avatar.providers.registry import ProviderRegistry, shipped
 from avatar.sessions.types import SessionInfo, Transcript
 
 if TYPE_CHECKING:
+    from avatar.bridges.acp.shared import AgentPool
     from avatar.bridges.held_back import Holding
     from avatar.core.events import BaseEvent, Listener
     from avatar.core.prompts import Prompt
@@ -93,6 +94,9 @@ class Engine:
         #: Only one turn on a new session will run (`chat`): its agent may be started ahead
         #: (`launch_ahead`).
         self.one_shot = False
+        #: Running ACP agents this engine's sessions may run on beside other engines' (the
+        #: server gives its engines one: `avatar.bridges.acp.shared`); None: its own agents.
+        self.agent_pool: AgentPool | None = None
         self._listeners: list[Listener] = []
         #: The providers: their table, their environment, the secret detector.
         self.registry = ProviderRegistry(settings, self.env)
@@ -195,6 +199,7 @@ class Engine:
         made.add_dirs = list(self.add_dirs)  # (already resolved against this cwd)
         made.wait_busy = self.wait_busy
         made.trust = self.trust
+        made.agent_pool = self.agent_pool
         return made
 
     # ----- providers and models -----------------------------------------------------------
@@ -479,9 +484,10 @@ class Engine:
     def launch_ahead(self) -> None:
         """Start now, before the event loop runs, the agent the next `open()` of a new one-shot
         session (`one_shot`) will run on, so that it boots while the caller loads the rest of
-        what a turn needs (a cold `avatar chat`: benchmarks/oneshot.py). Only an ACP agent is
-        started ahead (`avatar.engine.ahead`); one no session took is stopped by the next open
-        or `close()`."""
+        what a turn needs (a cold `avatar chat`: benchmarks/oneshot.py). An ACP agent's bridge
+        adopts it, and Claude's bridge a claude started on a new session of its own
+        (`avatar.engine.ahead`); one no session took is stopped by the next open or
+        `close()`."""
         if self.one_shot:
             from avatar.bridges.held_back import holding
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from avatar.bridges.acp.shared import AgentPool
     from avatar.bridges.base import OpenRequest
     from avatar.core.config import Settings
     from avatar.core.events import BaseEvent, Listener, OpenHow
@@ -55,6 +56,8 @@ class EngineCore(Protocol):
     wait_busy: bool
     #: `--trust`: the project's files are trusted for this run.
     trust: bool
+    #: Running agents shared with other engines (the server's), or None.
+    agent_pool: AgentPool | None
 
     @property
     def checkpoints(self) -> TurnRecorder:

@@ -22,6 +22,8 @@ Keys ignored in a file not trusted, and why:
   command that fixes a provider; a repository must not choose what avatar tells you to run;
 - `providers.<name>.model_from`: files avatar reads (a key of one is shown as the model);
   a repository must not choose which of your files avatar reads;
+- `providers.<name>.env_read`: the variables the server's warm agents are keyed on; a
+  repository must not make an agent started with one environment's keys serve another's;
 - `providers.<name>.project_config`, `.untrusted_args`, `.untrusted_env`, `.untrusted_meta`:
   which of the repository's own agent config files are held back until trusted, and how the
   agent is told to start without them; a repository must not release its own files;
@@ -42,12 +44,13 @@ Keys ignored in a file not trusted, and why:
   untrusted file until it is classified here).
 
 Harmless, applied at once: `provider`, `model`, `default_model`, `preset` (choosing one),
-`system_prompt`, `handoff_share`, `notify` (how the REPL rings: avatar's own words); a
-provider's `model`, `session`, `transport`, `auth_method`, `package`, `login_env`,
-`login_files` and the native compaction keys; a preset's `provider`, `model`,
-`system_prompt`; a model's id, api, context window and cost. None of them starts a program or
-widens what an agent may touch: a provider or preset chosen by name is one the shipped table or
-the trusted file defines, or one whose commands were ignored.
+`system_prompt`, `handoff_share`, `notify` (how the REPL rings: avatar's own words), `server`
+(how long the server keeps a session loaded); a provider's `model`, `session`, `transport`,
+`auth_method`, `package`, `login_env`, `login_files` and the native compaction keys; a
+preset's `provider`, `model`, `system_prompt`; a model's id, api, context window and cost.
+None of them starts a program or widens what an agent may touch: a provider or preset chosen
+by name is one the shipped table or the trusted file defines, or one whose commands were
+ignored.
 
 This module works on the plain mappings a config file holds; `avatar.engine.config_layers` applies
 it. The store of trusted files is `trust.json` in avatar's data dir: each file's absolute
@@ -68,7 +71,16 @@ from avatar.policy.patterns import is_whole_project, pattern_matches
 
 #: Top-level keys that neither run nor widen anything.
 HARMLESS = frozenset(
-    {"provider", "model", "default_model", "preset", "system_prompt", "handoff_share", "notify"}
+    {
+        "provider",
+        "model",
+        "default_model",
+        "preset",
+        "system_prompt",
+        "handoff_share",
+        "notify",
+        "server",
+    }
 )
 #: `providers.<name>` keys that neither run nor widen anything.
 PROVIDER_HARMLESS = frozenset(
@@ -115,6 +127,7 @@ PROVIDER_GUARDED = frozenset(
         "state_projects",
         "walled_mode",
         "model_from",
+        "env_read",
         "project_config",
         "untrusted_args",
         "untrusted_env",

@@ -52,8 +52,9 @@ class ProviderSpec:
     # models): finding none is no proof it is not logged in (`logged_in` says unknown).
     login_optional: bool = False
     model_from: tuple[str, ...] = ()  # where its configured model is read (`configured_model`)
-    # The other variables it reads (names, or prefixes ending in `*`): with those named above,
-    # what a client carries to the server for it (`avatar.providers.environment`).
+    # Further variables the agent reads that change what it does (`NAME`, or `PREFIX*`):
+    # with the others it declares, what the server's warm agents are keyed on and what a
+    # client carries to the server for it (`avatar.providers.environment`).
     env_read: tuple[str, ...] = ()
     bridge: str = ACP_BRIDGE  # "module:Class", imported lazily
     store: str | None = None  # "module:Class" reading the provider's on-disk sessions

@@ -85,7 +85,9 @@ def connect(env: dict[str, str] | None = None) -> Connection | None:
 
 
 def live_ids(env: dict[str, str] | None = None) -> set[str]:
-    """The ids of the running server's live sessions (none when no server runs)."""
+    """The ids of the running server's live sessions that a client holds or that are in a
+    turn (none when no server runs). One kept loaded after its last client left is none of
+    them: the server lets it go, unjoined, once it changed (`avatar.server.kept`)."""
     conn = connect(env)
     if conn is None:
         return set()
@@ -95,7 +97,8 @@ def live_ids(env: dict[str, str] | None = None) -> set[str]:
         return set()
     finally:
         conn.close()
-    return {str(info.get("session_id")) for info in frame.get("live", [])}
+    live = frame.get("live", [])
+    return {str(i.get("session_id")) for i in live if i.get("clients") or i.get("state") != "idle"}
 
 
 def command_words(args: list[str]) -> list[str]:

@@ -25,6 +25,7 @@ import os
 import socket
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from avatar.core.events import SessionStarted
@@ -286,7 +287,12 @@ class Hosting:
             there: asyncio.Future[tuple[str, Answer | Refusal]]
             there = asyncio.get_running_loop().create_future()
             self._asked[request.id] = there
-            asked = {"id": request.id, "title": request.title, "kind": request.kind}
+            asked = {
+                "id": request.id,
+                "title": request.title,
+                "kind": request.kind,
+                "diffs": [asdict(d) for d in request.diffs],
+            }
             self._send({"event": {"type": "permission_asked", **asked}})
             self.changed()
             either: list[asyncio.Future[Any]] = [here, there]

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from avatar.bridges.acp.shared import AgentPool
 from avatar.core.errors import UsageError
+from avatar.server.kept import KeptSessions
 from avatar.server.live import LiveSession
 from avatar.server.shared import Event, LiveInfo, Shared, State
 from avatar.server.warm import WarmAgents
@@ -93,7 +95,12 @@ class Hub:
         #: Keep an agent started for the next session of each provider and project.
         self.keep_warm = keep_warm
         self.warm = WarmAgents()
+        #: The ACP agents its sessions share (`avatar.bridges.acp.shared`): the next session of
+        #: a project opens on the agent that runs.
+        self.agents = AgentPool()
         self._live: list[LiveSession] = []
+        #: Sessions kept loaded after their last client (`avatar.server.kept`).
+        self.kept = KeptSessions(self._close)
         self._hosted: list[Shared] = []  # sessions REPLs run in their own processes
         # Two clients resuming one session share it: their opens of it go one at a time
         # (`_one_open`); opens of other sessions, and new ones, never wait for each other.
@@ -133,11 +140,14 @@ class Hub:
         `entered`: told the worktree made for the session, before it opens."""
         ref = resume or session_id
         engine = engine or self.make_engine(options)
+        engine.agent_pool = self.agents
         if continue_last and not ref:  # the newest session here: it may be live already
             newest = engine.library.sessions(engine.chosen_provider())
             ref = newest[0].id if newest else None
         async with self._one_open(ref):
             live = self.get(ref) if ref else None
+            if live is not None and not self.kept.join(live, engine):
+                live = None  # (kept, and changed elsewhere since: closed; opened anew)
             if live is not None:
                 if on_events is not None:
                     on_events(live.subscribe(client, replay=replay, answers=answers))
@@ -190,7 +200,7 @@ class Hub:
 
     def live(self) -> list[LiveInfo]:
         """Every live session, the server's and those REPLs host, oldest first (`avatar
-        ps`)."""
+        ps`); the server's kept without clients too."""
         sessions: list[Shared] = [*self.sessions(), *self._hosted]
         return sorted((s.info() for s in sessions if not s.closed), key=lambda i: i.since)
 
@@ -220,6 +230,14 @@ class Hub:
         return engine.library
 
     def _forget(self, live: LiveSession, reason: str | None = None) -> None:
+        # Its last client left and nothing is queued: kept loaded a while, or closed (at
+        # once when it ended for a `reason`: its worker failed, say).
+        if reason is None and self.kept.keep(live):
+            return
+        self._close(live, reason)
+
+    def _close(self, live: LiveSession, reason: str | None = None) -> None:
+        self.kept.release(live)
         if live in self._live:
             self._live.remove(live)
         task = asyncio.ensure_future(live.close(reason))
@@ -230,6 +248,7 @@ class Hub:
         """Close every live session (their agents stop) and the engines kept for listing."""
         live, self._live = self._live, []
         for session in live:
+            self.kept.release(session)
             await session.close("the server stopped")
         for hosted in list(self._hosted):
             await hosted.close("the server stopped")
@@ -256,7 +275,9 @@ class Hub:
         return self._watching
 
     def sessions(self) -> Sequence[LiveSession]:
-        """The live sessions themselves, oldest first."""
+        """The live sessions themselves, oldest first (a kept one that a REPL runs now in its
+        own process is closed first)."""
+        self.kept.sweep(s.session_id for s in self._hosted if not s.closed)
         return [s for s in self._live if not s.closed]
 
 

@@ -10,7 +10,7 @@ whose `type` says what happened to the live session rather than in the agent:
 - `turn_started` {turn, client, prompt}: a queued prompt starts running;
 - `turn_ended` {turn, client, error, exit}: it ended (`error`: the one line an `AvatarError`
   said, else None; `exit`: the exit code `chat` would give it);
-- `permission_asked` {id, title, kind}: a question waits for an answer (`answer()`);
+- `permission_asked` {id, title, kind, diffs}: a question waits for an answer (`answer()`);
 - `permission_answered` {id, answer, client}: it was answered (or given up: `client` None);
 - `switched` {provider, session_id, model, handoff, client}: `client` switched it to another
   provider (`switch()`); `handoff`: what the next prompt opens with (None: nothing). The new
@@ -35,7 +35,7 @@ import sys
 import time
 import traceback
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from avatar.core.errors import AvatarError
@@ -406,6 +406,7 @@ class LiveSession:
                 "id": request.id,
                 "title": request.title,
                 "kind": request.kind,
+                "diffs": [asdict(d) for d in request.diffs],
             }
         )
         try:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from avatar.core.errors import AvatarError, UsageError
 from avatar.core.events import (
     BaseEvent,
+    FileDiff,
     Notice,
     PermissionRequested,
     SessionStarted,
@@ -209,7 +210,10 @@ class RemoteEngine(Engine):
         handler = self._handler
         if handler is None:
             return
-        request = PermissionRequested(id=data["id"], title=data["title"], kind=data["kind"])
+        diffs = [FileDiff(**d) for d in data.get("diffs") or []]
+        request = PermissionRequested(
+            id=data["id"], title=data["title"], kind=data["kind"], diffs=diffs
+        )
         asking = asyncio.ensure_future(handler(request))
         self._asking[request.id] = asking
 

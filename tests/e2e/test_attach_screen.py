@@ -20,7 +20,7 @@ from tests.support.tmux import Terminal
 
 pytestmark = [pytest.mark.timeout(180)]
 
-MENU = r"\[y\] allow once\s+\[a\] allow always"
+MENU = r"\[y\] yes\s+\[a\] always"
 
 
 def _client(path: object, ref: str) -> socket.socket:

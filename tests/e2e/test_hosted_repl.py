@@ -31,7 +31,7 @@ from tests.support.tmux import Terminal
 pytestmark = [pytest.mark.timeout(240)]
 
 ULID = r"[0-9A-HJKMNP-TV-Z]{26}"
-MENU = r"\[y\] allow once\s+\[a\] allow always"
+MENU = r"\[y\] yes\s+\[a\] always"
 TURN_END = r"─ \d+\.\ds"
 NOBODY = 65534
 

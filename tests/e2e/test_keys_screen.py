@@ -1,7 +1,7 @@
 """Keys as in the agents' own terminals, typed into the installed `avatar` in tmux (issue 23,
 items 2, 6 and 7): the permission menu takes `y`/`a`/`n` or what to do instead (which reaches
 the model), nothing typed while a command or a turn runs is lost, Esc stops a turn, and Ctrl-C
-says which queued lines it dropped."""
+puts the queued lines back in the box (issue 33)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from tests.support.tmux import Terminal
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
-MENU = r"\[y\] allow once\s+\[a\] allow always"
+MENU = r"\[y\] yes\s+\[a\] always"
 
 
 def _write(name: str) -> Reply:
@@ -116,7 +116,7 @@ def test_esc_stops_a_running_turn(agent_home: AgentHome, model_server: FakeModel
         term.wait_for("Next answer.")
 
 
-def test_ctrl_c_says_which_queued_lines_it_dropped(
+def test_ctrl_c_puts_a_queued_command_back_in_the_box_unrun(
     agent_home: AgentHome, model_server: FakeModelServer
 ) -> None:
     words = [f"word{i} " for i in range(60)]
@@ -129,9 +129,10 @@ def test_ctrl_c_says_which_queued_lines_it_dropped(
         term.type("/model openai/gpt-4o-mini")  # a command waits for the turn's end
         term.wait_for(r"queued for after this turn: /model openai/gpt-4o-mini")
         term.keys("C-c")
-        screen = term.wait_for(r"dropped 1 queued line: /model openai/gpt-4o-mini")
+        term.wait_for(r"\(1 queued line back in the box\)")
         term.wait_for(TURN_END)
-        assert "model: openai/gpt-4o-mini" not in screen  # dropped, not run
+        screen = term.wait_for(r"^› /model openai/gpt-4o-mini\s*$")  # in the box, not run
+        assert "model: openai/gpt-4o-mini" not in screen
 
 
 def _main_messages(server: FakeModelServer) -> list[Message]:

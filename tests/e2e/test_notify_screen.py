@@ -21,7 +21,7 @@ from tests.support.tmux import Terminal
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
-MENU = r"\[y\] allow once\s+\[a\] allow always"
+MENU = r"\[y\] yes\s+\[a\] always"
 OSC = re.compile(rb"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")  # (a title's OSC ends with a BEL too)
 
 

@@ -15,7 +15,7 @@ from tests.support.model_server import FakeModelServer, Reply
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
-MENU = r"\[y\] allow once\s+\[a\] allow always"
+MENU = r"\[y\] yes\s+\[a\] always"
 API = {"native": "chat", "claude": "anthropic", "claude-acp": "anthropic", "gemini": "gemini"}
 BINARY = {"claude": "claude", "claude-acp": "claude-agent-acp", "gemini": "gemini"}
 
@@ -46,7 +46,7 @@ def test_plan_mode_writes_nothing_and_ask_asks_again(
         term.wait_for(r"^\S+ · .* · plan mode · idle$")  # on the status line
         term.type("write plan.txt")
         screen = term.wait_for(r"Planned: write plan\.txt\.(?s:.*)" + TURN_DONE)
-        assert "allow once" not in screen  # nothing was asked: nothing was done
+        assert "[y] yes" not in screen  # nothing was asked: nothing was done
         assert not target.exists()
         planned = [r for r in model_server.requests_for(api) if r.is_main]
         # The agent's own plan mode was on: Claude Code's reminder; native's read-only tools.

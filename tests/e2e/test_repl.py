@@ -169,7 +169,7 @@ def test_repl_asks_before_a_write_and_honours_the_answer(
     child = spawn(agent_home, "-p", "native", "repl")
     child.sendline("write yes.txt")
     child.expect(r"permission: write yes.txt")
-    child.expect(r"\[y\] allow once\s+\[a\] allow always \(this session\)\s+\[n\] deny")
+    child.expect(r"\[y\] yes\s+\[a\] always\s+\[n\] no")
     child.sendline("y")
     child.expect("Wrote it.")
     child.sendline("write no.txt")

@@ -24,7 +24,7 @@ from tests.support.tmux import Terminal
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
-MENU = r"\[y\] allow once\s+\[a\] allow always"
+MENU = r"\[y\] yes\s+\[a\] always"
 
 
 def test_provider_completion_offers_the_installed_agents_only(

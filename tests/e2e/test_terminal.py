@@ -132,7 +132,7 @@ def test_permission_menu_once_always_deny_by_keyboard(
     work = agent_home.workdir
     with repl(agent_home, "-p", "native", "repl") as term:
         term.type("first")
-        screen = term.wait_for(r"\[y\] allow once\s+\[a\] allow always")
+        screen = term.wait_for(r"\[y\] yes\s+\[a\] always")
         assert "permission: write once.txt" in screen and "+once.txt" in screen  # the diff
         term.keys("y")
         term.wait_for("one done")

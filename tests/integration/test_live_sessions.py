@@ -117,7 +117,8 @@ def test_three_processes_on_one_live_session(
             term.keys("C-d")
             _wait(term.dead)
         watcher.close()
-        _wait(lambda: _ps(env, cwd) == [])  # its last client gone, the session closed
+        # Its last client gone, the session is kept loaded, without clients (server.kept).
+        _wait(lambda: [s["clients"] for s in _ps(env, cwd)] == [[]])
         # Each chat printed its own turn (after what opening the session said): the events the
         # watcher saw of it, in order.
         for proc, out in ((chat_a, out_a), (chat_b, out_b)):

@@ -1,7 +1,8 @@
 """A warm codex agent opens its next session ahead (`ACPBridge.warm_up`, quirk
 `lazy_session_files`): the next chat through the server takes it, so no `session/new` waits on
 the way to the answer, and a session opened ahead and never used leaves nothing behind: not in
-codex's own store, not in avatar's list, not after the server stops."""
+codex's own store, not in avatar's list, not after the server stops. Back to back, each chat
+runs on the codex-acp that ran the one before, its session opened while that one ran."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from tests.support.drive import SESSION_LINE, avatar
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
-from tests.support.served import serving
+from tests.support.served import descendants, processes_with, serving
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -60,3 +61,69 @@ def test_the_session_opened_ahead_is_the_next_one_and_leaves_nothing_unused(
     assert len(rollouts(home)) == 3  # nor written by codex, also after the server stopped
     after = avatar(env, home.workdir, "session", "list", "--json")
     assert {s["id"] for s in json.loads(after.stdout)} == set(said)
+
+
+def codex_agents(server: int) -> list[int]:
+    """The codex-acp processes the server runs (the top of each walled tree)."""
+    return [p for p in processes_with("codex-acp") if p in descendants(server)]
+
+
+def test_back_to_back_one_shots_run_on_the_agent_already_running(
+    model_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """One chat right after another: each runs on the codex-acp that ran the one before
+    (several sessions on one agent), its session opened while the one before ran."""
+    require_bridges("codex-acp")
+    home = AgentHome(tmp_path, model_server)
+    env = avatar_env(home)
+    env.pop("OPENAI_BASE_URL", None)
+    model_server.queue("responses").extend(Reply.text(f"answer {n}") for n in range(6))
+    with serving(env, home.workdir) as server:
+        for _ in range(2):  # the first starts an agent, the second runs on the warm one
+            run = avatar(env, home.workdir, "-p", "codex", "chat", "hi", timeout=120)
+            assert run.returncode == 0, run.stderr
+        running = set(codex_agents(server.pid))  # (the first chat's too: its session is kept)
+        asked, said = [], []
+        for n in range(2, 6):  # back to back
+            asked.append(time.time())
+            run = avatar(env, home.workdir, "-p", "codex", "chat", "hi", timeout=120)
+            assert run.returncode == 0 and run.stdout == f"answer {n}\n", run.stderr
+            found = SESSION_LINE.search(run.stderr)
+            assert found
+            said.append(found.group(1))
+            assert set(codex_agents(server.pid)) == running  # no agent started for it
+        for when, session in zip(asked, said, strict=True):
+            assert opened_at(session) < when  # open before it was asked for
+
+
+def test_a_gemini_session_opened_ahead_is_the_next_one_and_its_file_goes_unused(
+    model_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """Gemini CLI writes a session's file at session/new (quirk `empty_session_files`): the
+    warm agent opens the next session ahead all the same, the next chat runs on it, and the
+    one opened for a chat that never came leaves no file once the server stops."""
+    require_bridges("gemini")
+    home = AgentHome(tmp_path, model_server)
+    env = avatar_env(home)
+    said: list[str] = []
+    seen: list[set[str]] = []
+    with serving(env, home.workdir):
+        for turn in ("first", "second"):
+            model_server.script("gemini", Reply.text(f"answer to {turn}"))
+            run = avatar(env, home.workdir, "-p", "gemini", "chat", turn, timeout=120)
+            assert run.returncode == 0 and run.stdout == f"answer to {turn}\n", run.stderr
+            found = SESSION_LINE.search(run.stderr)
+            assert found
+            said.append(found.group(1)[:8])
+            time.sleep(4)  # a person between two commands: the server warms the next session
+            seen.append(set(gemini_files(home)))
+    assert said[1] in seen[0]  # the second chat ran on a session opened before it came
+    [ahead] = seen[1] - seen[0]  # (the agent runs: only the next session is new)
+    assert ahead not in set(gemini_files(home))  # unused, its file is gone
+    assert said[0] in gemini_files(home) and said[1] in gemini_files(home)
+
+
+def gemini_files(home: AgentHome) -> list[str]:
+    """The short ids of Gemini's session files in this home."""
+    files = (home.home / ".gemini" / "tmp").glob("*/chats/session-*.json*")
+    return [f.name.rsplit("-", 1)[1].split(".")[0] for f in files]

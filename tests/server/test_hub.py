@@ -16,23 +16,27 @@ import pytest
 from avatar.core.config import parse_settings
 from avatar.engine.engine import Engine
 from avatar.server.hub import Event, Hub, OpenOptions
+from avatar.server.warm import WarmAgents
 from tests.support.acp_agent import provider_entry
 from tests.support.served import collect, processes_with
 
 
-def _hub(tmp_path: Path, **agent: Any) -> Hub:
+def _hub(tmp_path: Path, entry: dict[str, Any] | None = None, keep: float = 0, **agent: Any) -> Hub:
+    """A hub on the fake agent (`agent`: its behaviours; `entry`: keys of its provider entry;
+    `keep`: `server.keep_sessions`, here 0 unless a test keeps sessions)."""
+    fake = {**provider_entry(tmp_path / "state", **agent), **(entry or {})}
     settings = parse_settings(
-        {"providers": {"fake": provider_entry(tmp_path / "state", **agent)}, "provider": "fake"}
+        {"providers": {"fake": fake}, "provider": "fake", "server": {"keep_sessions": keep}}
     )
     (tmp_path / "work").mkdir(exist_ok=True)
 
-    def make(options: OpenOptions) -> Engine:
+    def make(options: OpenOptions, **env: str) -> Engine:
         return Engine(
             settings,
             options.cwd,
             provider=options.provider,
             home=tmp_path / "home",
-            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **env},
         )
 
     return Hub(make)
@@ -167,10 +171,11 @@ async def _agents(state: Path, count: int, gone: int = 0) -> list[int]:
     raise AssertionError(f"{processes_with(str(state))} fake agents, not {count}")
 
 
-async def test_the_next_session_runs_on_an_agent_started_before_it_and_a_new_config_restarts_it(
+async def test_the_next_session_runs_on_an_agent_started_before_it_and_a_new_config_gets_its_own(
     tmp_path: Path,
 ) -> None:
     hub = _hub(tmp_path)
+    hub.warm = WarmAgents(others_kept=1.0)
     options = OpenOptions(cwd=tmp_path / "work", provider="fake")
     state = tmp_path / "state"
     try:
@@ -184,14 +189,17 @@ async def test_the_next_session_runs_on_an_agent_started_before_it_and_a_new_con
         assert (await second.prompt("two", "b"))["exit"] == 0
         second.detach("b")
         [next_warm] = await _agents(state, 1, gone=warm)
-        # Another config (here: the permission policy) is another key: a new agent, and the
-        # one kept warm for the old config stops.
+        # Another config (here: the permission policy) is another key: a new agent. The one
+        # kept warm for the old config is left alone, until it has gone unused for a while
+        # (here a second) while a newer key of its provider and project is kept.
         changed = hub.make_engine(options)
         changed.settings = replace(changed.settings, permission="allow")
         third = await hub.open(options, client="c", engine=changed)
         assert third.engine.status().facts["pid"] != next_warm
-        await _agents(state, 2, gone=next_warm)  # the third's own, and the next warm one
+        assert (await third.prompt("three", "c"))["exit"] == 0
         third.detach("c")
+        kept = await _agents(state, 1, gone=next_warm)  # the new config's next warm agent
+        assert len(kept) == 1
     finally:
         await hub.close()
     assert await _agents(state, 0) == []
@@ -263,3 +271,48 @@ async def test_an_attach_mid_turn_gets_the_running_turn_once(hub: Hub, tmp_path:
     await running
     assert said == ["first question"]
     assert (first["type"], first["prompt"]) == ("turn_started", "second question")
+
+
+def _client_engine(hub: Hub, tmp_path: Path, **env: str) -> Engine:
+    """The engine of a client whose environment is the hub's plus `env`."""
+    make: Any = hub.make_engine  # (`_hub`'s, which takes the client's variables)
+    made: Engine = make(OpenOptions(cwd=tmp_path / "work", provider="fake"), **env)
+    return made
+
+
+async def test_warm_agents_are_keyed_on_what_changes_the_agent_and_a_miss_stops_no_other(
+    tmp_path: Path,
+) -> None:
+    """A terminal of another width runs on the warm agent; a client with another value of a
+    variable the provider declares (its login key) gets an agent of its own, and the warm
+    agent of the first key runs on: the next client of that key gets it."""
+    hub = _hub(tmp_path, entry={"login_env": ["FAKE_KEY"]})
+    options = OpenOptions(cwd=tmp_path / "work", provider="fake")
+    state = tmp_path / "state"
+    try:
+        first = await hub.open(
+            options, client="a", engine=_client_engine(hub, tmp_path, COLUMNS="80", TERM="xterm")
+        )
+        assert (await first.prompt("one", "a"))["exit"] == 0
+        mine = first.engine.status().facts["pid"]
+        first.detach("a")
+        [warm] = await _agents(state, 1, gone=mine)
+        wide = _client_engine(hub, tmp_path, COLUMNS="211", TERM="tmux-256color", LINES="60")
+        second = await hub.open(options, client="b", engine=wide)
+        assert second.engine.status().facts["pid"] == warm  # the same agent, started before
+        assert (await second.prompt("two", "b"))["exit"] == 0
+        second.detach("b")
+        [kept] = await _agents(state, 1, gone=warm)
+        other = await hub.open(
+            options, client="c", engine=_client_engine(hub, tmp_path, FAKE_KEY="another")
+        )
+        assert other.engine.status().facts["pid"] not in (warm, kept)
+        assert (await other.prompt("three", "c"))["exit"] == 0
+        other.detach("c")
+        await asyncio.sleep(0.5)  # (what a miss once did to the other key's agent, it did now)
+        again = await hub.open(options, client="d", engine=_client_engine(hub, tmp_path))
+        assert again.engine.status().facts["pid"] == kept  # still running, still warm
+        again.detach("d")
+    finally:
+        await hub.close()
+    assert await _agents(state, 0) == []

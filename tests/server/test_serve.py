@@ -256,7 +256,15 @@ def test_ctrl_c_on_a_chat_through_the_server_cancels_its_turn(
         assert chat.returncode == 130, err  # as without a server
         log = (agent_home.root / "fake-state" / "requests.jsonl").read_text()
         assert '"session/cancel"' in log  # the agent was told to stop
-        _wait_for(lambda: json.loads(avatar(avatar_env, cwd, "ps", "--json").stdout) == [])
+        _wait_for(  # the chat has left it (it is kept loaded, without clients)
+            lambda: (
+                [
+                    (s["clients"], s["state"])
+                    for s in json.loads(avatar(avatar_env, cwd, "ps", "--json").stdout)
+                ]
+                == [([], "idle")]
+            )
+        )
         again = avatar(avatar_env, cwd, "-p", "fake", "chat", "still there?")
         assert again.returncode == 0 and "reply 1 to 'still there?'" in again.stdout
 
@@ -285,7 +293,7 @@ def test_a_live_session_is_not_deleted_under_its_clients(
         assert session in avatar(avatar_env, cwd, "session", "list", "--all").stdout
         chat.communicate(timeout=30)
         assert chat.returncode == 0
-        _wait_for(lambda: live() == [])
+        _wait_for(lambda: [s["clients"] for s in live()] == [[]])  # (kept, without clients)
         done = avatar(avatar_env, cwd, "session", "delete", "--yes", "--forget", session)
         assert done.returncode == 0, done.stderr
         assert session not in avatar(avatar_env, cwd, "session", "list", "--all").stdout

@@ -31,6 +31,7 @@ async def hub(tmp_path: Path) -> AsyncIterator[Hub]:
                 "other": provider_entry(tmp_path / "other-state", permission=False),
             },
             "provider": "fake",
+            "server": {"keep_sessions": 0},  # (a session resumed here is not live any more)
         }
     )
     (tmp_path / "work").mkdir()

@@ -48,7 +48,8 @@ off by default):
   a diff — ask permission, and write ``text`` to ``path`` directly when an allow option was
   chosen; ``command`` instead of ``path`` asks for an execute call; ``title`` and
   ``raw_input`` replace what the request says, ``write_to`` is the file written instead),
-  ``fs_read`` / ``fs_write`` (paths), ``race`` (reads and writes while names are swapped for
+  ``fs_read`` / ``fs_write`` (paths; ``fs_read_as``: the session the read names, not the
+  prompt's), ``race`` (reads and writes while names are swapped for
   symlinks: tests/support/acp_race.py), ``terminal`` (a shell command), ``rich`` (thought,
   tool call, plan, usage, title, commands, mode updates), ``chunk_delay`` (seconds between
   chunks; the turn honours ``session/cancel`` unless ``ignore_cancel``), ``after_reply``
@@ -155,6 +156,7 @@ class FakeConfig:
     permission: bool = False
     edit: dict[str, Any] | None = None
     fs_read: str | None = None
+    fs_read_as: str | None = None
     fs_write: str | None = None
     race: dict[str, Any] | None = None
     terminal: str | None = None
@@ -542,7 +544,8 @@ class FakeAgent:
             notes.append(await self._edit(session_id, c.edit))
         if c.fs_read:
             try:
-                got = await self.conn.read_text_file(session_id=session_id, path=c.fs_read)
+                about = c.fs_read_as or session_id
+                got = await self.conn.read_text_file(session_id=about, path=c.fs_read)
                 notes.append(f"read ok: {got.content[:40]}")
             except RequestError as e:
                 notes.append(f"read refused: {e}")

@@ -88,6 +88,11 @@ class Terminal:
         args = ["capture-pane", "-p", "-t", "t"] + (["-e"] if colours else [])
         return self._tmux(*args)
 
+    def history(self) -> str:
+        """Everything the program has shown, scrolled off the screen or not: the scrollback
+        and the screen, one line per row, trailing blank rows dropped."""
+        return self._tmux("capture-pane", "-p", "-t", "t", "-S", "-").rstrip("\n") + "\n"
+
     def wait_for(self, pattern: str, timeout: float = 30.0, *, colours: bool = False) -> str:
         """Wait until `pattern` (a regex) is on the screen; returns the screen."""
         deadline = time.monotonic() + timeout
@@ -115,11 +120,19 @@ class Terminal:
     def output_during(self, seconds: float) -> bytes:
         """What the program writes to the terminal in the next `seconds` (redraws included)."""
         sink = Path(self._dir.name) / "output"
+        self.pipe_output(sink)
+        time.sleep(seconds)
+        self.stop_output()
+        return sink.read_bytes()
+
+    def pipe_output(self, sink: Path) -> None:
+        """From now on, append what the program writes to the terminal to `sink` (emptied)."""
         sink.write_bytes(b"")
         self._tmux("pipe-pane", "-o", "-t", "t", f"cat >> {shlex.quote(str(sink))}")
-        time.sleep(seconds)
+
+    def stop_output(self) -> None:
+        """Stop `pipe_output`."""
         self._tmux("pipe-pane", "-t", "t")  # (no command: stop piping)
-        return sink.read_bytes()
 
     def focus(self, focused: bool) -> None:
         """What a terminal sends a program that asked for focus reports when its window

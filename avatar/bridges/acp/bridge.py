@@ -12,6 +12,8 @@ listing, forking, deleting. What differs between agents is data (`ProviderSpec`)
                 returns an `OpenResult`; the bridge reports fallbacks in one place)
 - `stream`      where updates go: the running `Turn`, or the sink (marked replay on load)
 - `client`      the agent's calls (updates, permission, files, terminals: `AgentCalls`)
+- `shared`      the agent, maybe shared with other bridges' sessions (`SharedAgent`), whose
+                calls go each to the bridge of the session they name
 - `fs`, `terminal`   file access and terminals, confined to the session's directories
 - `turns`       a turn's events and end, its cancel, the permission questions asked during it
 - `wire`        ACP session updates → avatar events
@@ -24,7 +26,7 @@ listing, forking, deleting. What differs between agents is data (`ProviderSpec`)
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from avatar.bridges.acp import own_cli
@@ -41,9 +43,10 @@ from avatar.bridges.acp.options import (
 )
 from avatar.bridges.acp.permission import get
 from avatar.bridges.acp.plan import PlanMode
-from avatar.bridges.acp.quirks import SameMinuteWait, remove_companions
+from avatar.bridges.acp.quirks import SameMinuteWait, remove_companions, remove_unused
 from avatar.bridges.acp.session import OpenResult, SessionOpener
 from avatar.bridges.acp.setup import AgentSetup, session_capabilities
+from avatar.bridges.acp.shared import SharedAgent, run_on
 from avatar.bridges.acp.stream import UpdateRouter
 from avatar.bridges.acp.terminal import TerminalManager
 from avatar.bridges.acp.turns import Asker, cancel_turn, run_turn
@@ -84,6 +87,8 @@ class ACPBridge(BaseBridge):
         self._reported_model: str | None = None  # what the agent said it runs, at the open
         self._opener: SessionOpener | None = None
         self._spare: OpenResult | None = None  # a new session opened ahead (`warm_up`)
+        self._shared: SharedAgent | None = None  # the agent it runs on, maybe with others
+        self._calls: AgentCalls | None = None  # its answers to the agent's calls
         self._terminals: TerminalManager | None = None
         self._setup: AgentSetup | None = None  # what the agent was started with
         #: Permission requests: the scope the agent is held to, then the policy.
@@ -103,31 +108,38 @@ class ACPBridge(BaseBridge):
         return self.agent is not None and self.agent.alive
 
     async def start(self) -> None:
-        """Spawn the agent, `initialize` it and read its capabilities."""
+        """Spawn the agent, `initialize` it and read its capabilities; or, given a pool that
+        runs an agent started as this one would be, run on that one (`acp_shared`)."""
         if self.alive:
             return
         if self.agent is not None:
             await self.stop()  # the remains of an agent that died
         ctx = self.ctx
         setup = AgentSetup.of(ctx)
-        files, terminals = setup.files, setup.terminals
         self._setup = setup
-        calls = AgentCalls(self.asker, files, terminals, self._wanted)
-        agent = await AgentConnection.launch(
-            self.name,
-            setup.launch.argv,
-            setup.launch.agent_env(),
-            ctx.cwd,
-            install_hint=ctx.spec.install_hint,
-            on_request=calls.request,
-            on_notification=calls.notification,
-            on_exit=self._agent_exited,
-            emit=ctx.emit,
-            sandbox=setup.launch.walls,
-            booting=self.ctx.booting,
-            spawned=setup.spawned,
-        )
-        self.agent, self._terminals, self.asker.policy = agent, terminals, files.policy
+        calls = AgentCalls(self.asker, setup.files, setup.terminals, self._wanted)
+
+        async def launch(shared: SharedAgent) -> AgentConnection:
+            return await AgentConnection.launch(
+                self.name,
+                setup.launch.argv,
+                setup.launch.agent_env(),
+                ctx.cwd,
+                install_hint=ctx.spec.install_hint,
+                on_request=shared.routes.request,
+                on_notification=shared.routes.notification,
+                on_exit=shared.exited,
+                emit=shared.emit,
+                sandbox=setup.launch.walls,
+                booting=self.ctx.booting,
+                spawned=setup.spawned,
+            )
+
+        shared = await run_on(ctx.pool, setup.launch, self, launch)
+        agent = shared.agent
+        assert agent is not None
+        self._shared, self._calls = shared, calls
+        self.agent, self._terminals, self.asker.policy = agent, setup.terminals, setup.files.policy
         self.session_id, self.config_options = None, []
         self.capabilities = session_capabilities(agent.agent_capabilities)
         self._opener = SessionOpener(
@@ -141,7 +153,8 @@ class ACPBridge(BaseBridge):
         )
 
     async def stop(self) -> None:
-        """Cancel any turn, kill terminals, close the connection and end the agent."""
+        """Cancel any turn, kill terminals, leave the agent: its sessions closed, and the agent
+        ended with the last bridge on it."""
         self.router.end_replay()
         if self.router.turn is not None:
             self.router.turn.put(TurnSignal("stopped"))
@@ -149,18 +162,30 @@ class ACPBridge(BaseBridge):
         if terminals is not None:
             with contextlib.suppress(Exception):
                 await terminals.close()
-        agent, self.agent, self._opener, self._spare = self.agent, None, None, None
-        if agent is not None:
-            await agent.close(self.session_id)
-            if "same_minute_load" in self.ctx.spec.quirks and self.session_id:
-                remove_companions(agent.env, self.session_id)
+        agent, self.agent, self._opener = self.agent, None, None
+        spare, self._spare = self._spare, None
+        shared, self._shared = self._shared, None
+        if agent is None or shared is None:
+            return
+        sessions = [s for s in (self.session_id, spare and spare.session_id) if s]
+        await shared.leave(self, self._calls, sessions)
+        quirks = self.ctx.spec.quirks
+        if "same_minute_load" in quirks and self.session_id:
+            remove_companions(agent.env, self.session_id)
+        if "empty_session_files" in quirks and spare is not None:
+            remove_unused(agent.env, spare.session_id)
 
-    def _agent_exited(self) -> bool:
+    def agent_exited(self) -> bool:
+        """The agent ended on its own: the running turn, if any, ends with the news."""
         turn = self.router.turn
         if turn is None:
             return False
         turn.put(TurnSignal("died"))
         return True
+
+    def said(self, event: BaseEvent) -> None:
+        """What the agent's connection says outside a turn (its death): to the engine."""
+        self.ctx.emit(event)
 
     def _alive(self) -> tuple[AgentConnection, SessionOpener]:
         """The agent and its opener; a ProviderError saying how it went when it is gone."""
@@ -179,12 +204,16 @@ class ACPBridge(BaseBridge):
 
     async def warm_up(self) -> None:
         """Open the next new session ahead, on an agent that writes nothing of a session
-        before its first prompt (quirk `lazy_session_files`, codex): the next `open()` of a
-        new session takes it instead of waiting for `session/new` (40–240 ms on codex-acp).
-        Unused, it leaves nothing behind: no file of the agent's, no record of avatar's."""
-        if "lazy_session_files" in self.ctx.spec.quirks and self._spare is None:
+        before its first prompt (quirk `lazy_session_files`, codex), or only a file without
+        messages that listings hide (`empty_session_files`, Gemini): the next `open()` of a
+        new session takes it instead of waiting for `session/new` (40–240 ms on codex-acp)
+        and for the agent to go quiet after it. Unused, it leaves nothing behind: no file of
+        the agent's (Gemini's is removed), no record of avatar's."""
+        ahead = {"lazy_session_files", "empty_session_files"} & self.ctx.spec.quirks
+        if ahead and self._spare is None:
             _, opener = self._alive()
-            self._spare = await opener.new()
+            async with self._opening() as opened:
+                self._spare = opened(await opener.new())
 
     async def open(self, request: OpenRequest) -> SessionStarted:
         """Open a session as `request` asks (docs/design.md §2 cascade); a fallback is reported
@@ -195,7 +224,8 @@ class ACPBridge(BaseBridge):
         if spare is not None and request.mode == "new" and not request.session_id:
             result = spare  # (opened by `warm_up`, never used)
         else:
-            result = await opener.open(request)
+            async with self._opening() as opened:
+                result = opened(await opener.open(request))
         if not is_valid_id(result.session_id):  # it names files and is printed: no paths
             raise ProviderError(
                 f"{self.name}: the agent gave an invalid session id {result.session_id!r}"
@@ -214,6 +244,21 @@ class ACPBridge(BaseBridge):
             model=self.model_in_use,
             cwd=str(self.ctx.cwd),
         )
+
+    @contextlib.asynccontextmanager
+    async def _opening(self) -> AsyncIterator[Callable[[OpenResult], OpenResult]]:
+        """While a session is opened: the agent's calls about it come here (sessions on a
+        shared agent open one at a time); call what it yields with the result."""
+        shared, calls = self._shared, self._calls
+        if shared is None or calls is None:
+            raise ProviderError(f"{self.name} is not running")
+
+        def opened(result: OpenResult) -> OpenResult:
+            shared.opened_for(result.session_id, calls)
+            return result
+
+        async with shared.opening(calls):
+            yield opened
 
     async def _restart_if_config_changed(self) -> None:
         # The agent reads its project config at each session it opens, but what it holds back

@@ -28,11 +28,10 @@ from avatar.bridges.acp.jsonrpc import (
 from avatar.bridges.process import AgentProcess
 from avatar.bridges.walled_out import explained
 from avatar.core.errors import ProviderError
-from avatar.core.events import Error, Notice
+from avatar.core.events import BaseEvent, Error, Notice
 from avatar.core.version import __version__
 
 if TYPE_CHECKING:
-    from avatar.bridges.base import EventSink
     from avatar.bridges.spawning import Spawned
     from avatar.policy.sandbox import Sandbox
 
@@ -89,7 +88,7 @@ class AgentConnection:
         conn: JsonRpc,
         env: dict[str, str],
         on_exit: ExitHandler,
-        emit: EventSink,
+        emit: Callable[[BaseEvent], None],
     ) -> None:
         self.name = name
         self.process = process
@@ -121,7 +120,7 @@ class AgentConnection:
         on_request: RequestHandler,
         on_notification: NotificationHandler,
         on_exit: ExitHandler,
-        emit: EventSink,
+        emit: Callable[[BaseEvent], None],
         sandbox: Sandbox | None = None,
         booting: Callable[[], object] | None = None,
         spawned: Spawned | None = None,

@@ -26,6 +26,13 @@
 - `lazy_session_files`: the agent writes nothing of a session before its first prompt (codex:
   its rollout file starts with the first turn), so a warm agent can open one unused
   (`ACPBridge.warm_up`) and leave no session behind in its store or avatar's records.
+- `empty_session_files`: the agent writes a session's file at `session/new`, without any
+  message until the first prompt, and listings hide such files (Gemini CLI: its own start-up
+  records one too); so a warm agent can open one unused (`ACPBridge.warm_up`), and when it is
+  never used its message-less files are removed (`remove_unused`).
+- `shared_process`: the agent keeps several sessions in one process, as ACP allows (codex-acp,
+  claude-agent-acp, Gemini CLI): given a pool (the server's), a bridge runs its session on
+  the running agent started as it would start its own (`avatar.bridges.acp.shared`).
 - `missing_file_empty`: Gemini's write_file reads the file through `fs/read_text_file` first
   and takes only a thrown Error with code ENOENT as "not there"; the JSON-RPC error of a
   missing file reaches it as a plain object, so it could never create a file. A missing file
@@ -113,6 +120,17 @@ def remove_companions(env: Mapping[str, str], session_id: str) -> list[Path]:
     removed = []
     for path in files:
         if path not in with_history:
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+def remove_unused(env: Mapping[str, str], session_id: str) -> list[Path]:
+    """Delete the files of a Gemini session that never got a message (one opened ahead and
+    never used: quirk `empty_session_files`)."""
+    removed = []
+    for path in gemini_session_files(env, session_id):
+        if not has_messages(path):
             path.unlink(missing_ok=True)
             removed.append(path)
     return removed

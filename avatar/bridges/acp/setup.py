@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from avatar.bridges.acp.launch import AgentLaunch, agent_mode
+from avatar.bridges.acp.launch import AgentLaunch, Ahead, agent_mode
 from avatar.bridges.acp.permission import get
 from avatar.bridges.acp.terminal import TerminalManager
 from avatar.core.events import Notice
@@ -35,7 +35,7 @@ class AgentSetup:
         what of the project's config it may not use cannot be held back); a notice says what
         was."""
         ahead = ctx.ahead
-        if ahead is not None:
+        if isinstance(ahead, Ahead):
             launch, spawned = ahead.launch, ahead.spawned
         else:
             held = ctx.holding(ctx.cwd)

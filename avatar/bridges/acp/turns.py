@@ -14,6 +14,7 @@ from typing import Any
 from avatar.bridges.acp.connection import AgentConnection, describe_error
 from avatar.bridges.acp.permission import ToolCalls, get, scope_refusal
 from avatar.bridges.acp.stream import UpdateRouter
+from avatar.bridges.acp.wire import tool_diffs
 from avatar.bridges.turn import Turn, TurnSignal
 from avatar.core.events import (
     BaseEvent,
@@ -160,7 +161,12 @@ class Asker:
         while asking. A request the scope refuses is denied whatever the policy says."""
         facts = self.calls.facts(tool_call)
         call_id = str(get(tool_call, "tool_call_id", "toolCallId"))
-        event = PermissionRequested(id=call_id, title=describe_tool(tool_call), kind=facts.kind)
+        event = PermissionRequested(
+            id=call_id,
+            title=describe_tool(tool_call),
+            kind=facts.kind,
+            diffs=tool_diffs(tool_call) if isinstance(tool_call, dict) else [],
+        )
         refused = scope_refusal(self.policy, facts) if self.policy is not None else None
         if refused is not None:
             event.decision, event.reason = "deny", refused

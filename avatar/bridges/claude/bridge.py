@@ -16,6 +16,9 @@ is interrupted and drained first, so its output never leaks into the next answer
 
 Modules beside this one: `stream` (protocol and translation, no I/O), `process` (the
 process, its stdout reader, control requests and the routing of its output into turns),
+`launch` and `starting` (what claude starts with, and a claude started ahead on a new session
+of its own, adopted by the next new session: the engine's for a cold one-shot, `warm_up`'s for
+the server's next one),
 `permission` (scope and policy answers to permission requests), `state` (the open session as
 one value: fresh, on disk or a pending fork, and the arguments that restart claude on it);
 where transcripts live and writing a fork left without a turn are Claude Code's file format
@@ -33,12 +36,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
+from avatar.bridges.claude.launch import ClaudeAhead
 from avatar.bridges.claude.permission import PermissionDesk
 from avatar.bridges.claude.process import ClaudeProcess
+from avatar.bridges.claude.starting import ClaudeStarter
 from avatar.bridges.claude.state import ClaudeSession, Fresh, OnDisk, PendingFork
 from avatar.bridges.claude.stream import (
     StreamTranslator,
-    build_argv,
     mcp_env,
     permission_mode,
     user_message,
@@ -48,10 +52,7 @@ from avatar.core.errors import ProviderError, SessionNotFoundError, UsageError
 from avatar.core.events import BaseEvent, Error, Notice, OpenHow, SessionStarted, TurnFinished
 from avatar.core.ids import UUID_RE
 from avatar.core.prompts import Prompt
-from avatar.policy import sandbox
-from avatar.policy.scope import ScopePolicy
 from avatar.providers.capabilities import SessionCapabilities
-from avatar.providers.registry import find_executable
 from avatar.sessions.claude import transcript_path, write_fork
 from avatar.sessions.types import newest
 
@@ -84,6 +85,7 @@ class ClaudeBridge(BaseBridge):
         self._permissions = PermissionDesk(ctx)
         self._tasks: set[asyncio.Task[None]] = set()  # permission answers, cancel watchdogs
         self._held_said: str | None = None  # the notice of what was held back, once said
+        self._starter = ClaudeStarter(ctx, self._on_control)  # (claude started ahead too)
 
     # ----- observation ------------------------------------------------------------------------
 
@@ -128,16 +130,14 @@ class ClaudeBridge(BaseBridge):
 
     async def start(self) -> None:
         """Find the executable; the process itself starts when a session is opened."""
-        program = self.ctx.spec.executable or "claude"
-        found = find_executable(program, self._env().get("PATH"))
-        if found is None:
-            hint = f" (install: {self.ctx.spec.install_hint})" if self.ctx.spec.install_hint else ""
-            raise ProviderError(f"{self.name}: {program} not found{hint}")
-        self.executable = found
+        self.executable = self._starter.find()
 
     async def stop(self) -> None:
         """Stop the process (close stdin, wait, terminate, kill); safe to call twice."""
         await self._stop_process()
+        ahead = self._starter.ahead()
+        if ahead is not None:
+            await self._starter.drop(ahead)
         tasks = list(self._tasks)  # each removes itself from the set as it ends
         for task in tasks:
             task.cancel()
@@ -146,54 +146,34 @@ class ClaudeBridge(BaseBridge):
                 await task
         self._write_pending_fork()
 
-    async def _spawn(self, session_args: list[str], cwd: Path) -> None:
+    async def _spawn(
+        self, session_args: list[str], cwd: Path, ahead: ClaudeAhead | None = None
+    ) -> None:
+        """Start claude on `session_args` in `cwd`: `ahead`'s process where it was started as
+        this one would be (else it is stopped)."""
         await self._stop_process()
-        if self.executable is None:
-            await self.start()
-        assert self.executable is not None
-        held = self.ctx.holding(cwd)  # (again at each start: a file may have changed)
-        argv = build_argv(
-            self.ctx.spec.command or ("claude",),
-            self.executable,
-            settings=self.ctx.settings,
-            provider=self.name,
-            model=self.model,
-            system_prompt=self.ctx.system_prompt,
-            add_dirs=[str(d) for d in self.ctx.additional_dirs],
-            session_args=session_args,
-            held_back=held.args,
-        )
-        env = {**self._env(), **held.env}
-        spec = self.ctx.spec
-        policy = ScopePolicy(self.ctx.settings.scope, cwd, self.ctx.additional_dirs)
-        walls = sandbox.for_agent(
-            policy,
-            spec.state_dirs,
-            env,
-            spec.state_protected,
-            spec.state_projects,
-            held.covered,
-            guessed=spec.state_guessed,
-        )
-        held.check(self.name, cwd, walls, policy.sandbox_mode)
-        said = held.notice(self.name, cwd)
+        launch = self._starter.launch(session_args, cwd, self.model)
+        said = launch.held.notice(self.name, cwd)
         if said and said != self._held_said:  # once, not again at each restart
             self._held_said = said
             self._notice(said)
-        self._proc = await ClaudeProcess.spawn(
-            self.name,
-            argv,
-            env,
-            cwd,
-            install_hint=self.ctx.spec.install_hint,
-            model=self.model,
-            on_control=self._on_control,
-            sandbox=walls,
-        )
+        if ahead is not None and ahead.launch.same_as(launch):
+            self._proc = await self._starter.adopt(ahead, self.model)
+        else:
+            if ahead is not None:
+                await self._starter.drop(ahead)
+            self._proc = await self._starter.start(launch, self.model)
         if self._session is not None and self._translator.session_id == self._session.session_id:
             # The same session in a new process (claude died): its cost goes on from there.
             self._proc.translator.cost_before = self._translator.cost_usd or 0.0
         self._translator, self._cwd = self._proc.translator, cwd
+
+    async def warm_up(self) -> None:
+        """Start claude now on a new session of its own, for the next `open()` of a new
+        session to take (claude writes nothing of a session before its first turn: unused,
+        it leaves none behind)."""
+        if self._proc is None and self._session is None:
+            await self._starter.warm_up(self.model)
 
     async def _stop_process(self) -> None:
         proc, self._proc = self._proc, None
@@ -222,6 +202,8 @@ class ClaudeBridge(BaseBridge):
         if request.mode == "new" and request.session_id is not None:
             self._check_new_id(request.session_id)
         await self._leave()
+        if request.mode != "new" and (unused := self._starter.ahead()) is not None:
+            await self._starter.drop(unused)  # (started for a new session)
         if request.mode == "resume":
             if request.info is not None:
                 return await self._reopen(request.info, "resumed")
@@ -271,6 +253,11 @@ class ClaudeBridge(BaseBridge):
             raise UsageError(f"claude session {session_id} already exists")
 
     async def _new(self, session_id: str | None) -> SessionStarted:
+        ahead = self._starter.ahead()
+        if session_id is None and ahead is not None:  # claude started ahead on its own
+            return await self._begin(ahead.session, self.ctx.cwd, "new", ahead)
+        if ahead is not None:
+            await self._starter.drop(ahead)
         return await self._begin(Fresh(session_id or str(uuid.uuid4())), self.ctx.cwd, "new")
 
     async def _reopen(self, info: SessionInfo, how: OpenHow) -> SessionStarted:
@@ -280,9 +267,12 @@ class ClaudeBridge(BaseBridge):
         fork = PendingFork(str(uuid.uuid4()), parent)
         return await self._begin(fork, self._session_cwd(parent), "forked")
 
-    async def _begin(self, session: ClaudeSession, cwd: Path, how: OpenHow) -> SessionStarted:
-        """Start claude on `session` in `cwd`; it is the open session from now on."""
-        await self._spawn(session.argv(), cwd)
+    async def _begin(
+        self, session: ClaudeSession, cwd: Path, how: OpenHow, ahead: ClaudeAhead | None = None
+    ) -> SessionStarted:
+        """Start claude on `session` in `cwd` (`ahead`'s, where it fits); it is the open
+        session from now on."""
+        await self._spawn(session.argv(), cwd, ahead)
         self._session, self.session_id = session, session.session_id
         return self._started(how)
 

@@ -29,6 +29,7 @@ from avatar.bridges.claude.stream import (
     permission_answer,
     tool_title,
 )
+from avatar.core.diffs import diffs_in
 from avatar.core.errors import ProviderError
 from avatar.core.events import PermissionRequested
 from avatar.policy.permissions import allows, reason_of
@@ -61,10 +62,12 @@ class PermissionDesk:
                 return
             name = str(request.get("tool_name") or "tool")
             tool_input = request.get("input")
+            kind = TOOL_KINDS.get(name, "other")
             event = PermissionRequested(
                 id=str(request.get("tool_use_id") or request_id),
                 title=tool_title(name, tool_input, proc.cwd),
-                kind=TOOL_KINDS.get(name, "other"),
+                kind=kind,
+                diffs=diffs_in(tool_input) if kind == "edit" else [],  # the question shows them
             )
             allowed, reason = await self.decide(turn, proc.cwd, name, tool_input, event)
             event.decision, event.reason = ("allow" if allowed else "deny"), reason

@@ -18,9 +18,11 @@ from rich.markdown import (
     MarkdownElement,
     TableElement,
 )
+from rich.measure import Measurement
 from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.table import Table
+from rich.text import Text
 
 from avatar.core.markdown_blocks import Block
 
@@ -34,22 +36,35 @@ if TYPE_CHECKING:
     )
 
 CODE_THEME = "monokai"
+_UNBOUNDED = 1_000_000
 
 
 class _BoxTable(TableElement):
-    """A markdown table in box drawing, its header bold."""
+    """A markdown table in box drawing, its header bold; as records (one field a line, each
+    row under a rule) when even its narrowest drawing is wider than the terminal, where rich
+    would cut every cell to `…`."""
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         table = Table(box=box.ROUNDED, show_edge=True, border_style="dim")
+        headings: list[Text] = []
         if self.header is not None and self.header.row is not None:
             for column in self.header.row.cells:
                 heading = column.content.copy()
                 heading.stylize("bold")
+                headings.append(heading)
                 table.add_column(heading)
-        if self.body is not None:
-            for row in self.body.rows:
-                table.add_row(*[cell.content for cell in row.cells])
-        yield table
+        rows = [[c.content for c in row.cells] for row in self.body.rows] if self.body else []
+        for cells in rows:
+            table.add_row(*cells)
+        # Measured without the terminal's limit (a measurement is clamped to it).
+        unbounded = options.update(max_width=_UNBOUNDED)
+        if not headings or Measurement.get(console, unbounded, table).minimum <= options.max_width:
+            yield table
+            return
+        for cells in rows:
+            yield Text("─" * min(options.max_width, 20), style="dim")
+            for heading, cell in zip(headings, cells, strict=False):
+                yield Text.assemble(heading, ": ", cell)
 
 
 class _Heading(Heading):

@@ -20,31 +20,51 @@ from prompt_toolkit.key_binding import (
     KeyPressEvent,
     merge_key_bindings,
 )
+from prompt_toolkit.keys import Keys
 
 from avatar.cli.repl import menu
 
 if TYPE_CHECKING:
+    from prompt_toolkit.application import Application
+
     from avatar.cli.repl.host import ReplHost
 
+#: How long a lone Esc waits for the rest of an escape sequence (seconds): as Neovim's
+#: `ttimeoutlen`. Measured in `benchmarks/esc.py`.
+ESCAPE_WAIT = 0.05
+
+#: The `?` list; each line fits a 60-column terminal.
 SHORTCUTS = """\
-  y / a / n     answer a permission question (or type what to do instead, then Enter)
-  Esc, Ctrl-C   interrupt the running turn (Ctrl-C on a line: clear it)
-  Esc Esc       rewind: files and conversation back to before a turn (/rewind)
-  Enter         send; while a turn or command runs, steer it or queue the line
-  Alt-Enter     new line (Esc Enter too)
+  y / a / n     answer a permission question (or type what
+                to do instead, then Enter)
+  Esc, Ctrl-C   interrupt the running turn; lines queued
+                go back in the box (Ctrl-C on a line:
+                clear it)
+  Esc Esc       rewind: files and conversation back to
+                before a turn (/rewind)
+  Enter         send; while a turn or command runs, steer
+                it or queue the line
+  Alt-Enter     new line (Esc then Enter too, when idle)
   Ctrl-R        search prompt history;  ↑ / ↓  walk it
   Shift-Tab     permission mode: ask / accept edits / plan
   Ctrl-T        thinking in full / folded to one line
-  Ctrl-O        the transcript in a pager: full tool output, thinking, a waiting handoff
-  Ctrl-G        edit the prompt in $VISUAL / $EDITOR (pastes in full)
-  Ctrl-V        attach the image on the clipboard (wl-paste, xclip or pngpaste)
-  paste         over 10 lines shows as [pasted N lines], sent whole (Ctrl-G shows it;
-                Backspace after it removes it); a dropped image file attaches the image
-  !command      run a shell command inside the walls; then y / n: add its output to
-                your next prompt
+  Ctrl-O        the transcript in a pager: full tool
+                output, thinking, a waiting handoff
+  Ctrl-G        edit the prompt in $VISUAL / $EDITOR
+                (pastes in full)
+  Ctrl-V        attach the image on the clipboard
+                (wl-paste, xclip or pngpaste)
+  paste         over 10 lines shows as [pasted N lines],
+                sent whole (Ctrl-G shows it; Backspace
+                after it removes it); a dropped image
+                file attaches the image
+  !command      run a shell command inside the walls;
+                then y / n: add its output to your next
+                prompt
   Ctrl-L        clear the screen
   Ctrl-D        leave (asks first while a turn runs)
-  /help         the commands;  @path attaches a file (@shot.png an image)"""
+  /help         the commands;  @path attaches a file
+                (@shot.png an image)"""
 
 
 def key_bindings(repl: ReplHost) -> KeyBindingsBase:
@@ -54,12 +74,21 @@ def key_bindings(repl: ReplHost) -> KeyBindingsBase:
     empty = Condition(lambda: not _buffer_text())
     busy = Condition(lambda: repl.busy)
 
+    # -- Esc ----------------------------------------------------------------------------
+    # Esc is also the first key of Esc-Enter (and of Meta keys typed as Esc then a key), so
+    # prompt-toolkit would wait a second for a second key before taking a lone Esc. During a
+    # turn Esc alone interrupts at once (`eager`); Alt-Enter still makes a new line there,
+    # since the terminal sends its two keys together. Bindings of Esc and another key go here.
+
     @bindings.add("escape", "enter")
     def _newline(event: KeyPressEvent) -> None:
         event.current_buffer.insert_text("\n")
 
-    @bindings.add("escape", filter=busy)
+    @bindings.add("escape", filter=busy & ~is_searching, eager=True)
     def _interrupt(event: KeyPressEvent) -> None:
+        if _next_key_is_enter(event):  # Alt-Enter: its two keys arrived as one
+            event.current_buffer.insert_text("\n")
+            return
         repl.keep(asyncio.ensure_future(repl.interrupt()))
 
     @bindings.add("escape", "escape", filter=~busy & empty & ~asking)
@@ -115,6 +144,22 @@ def key_bindings(repl: ReplHost) -> KeyBindingsBase:
     from avatar.cli.repl.tool_keys import tool_bindings  # Ctrl-G, pastes, Ctrl-V, Ctrl-O, `!`
 
     return merge_key_bindings([bindings, tool_bindings(repl), repl.notifier.bindings()])
+
+
+def tune(app: Application[str]) -> None:
+    """The input's timing: a lone Esc is told from the start of a key's escape sequence
+    after `ESCAPE_WAIT` seconds (prompt-toolkit waits half a second; a terminal sends a
+    sequence's bytes together)."""
+    app.ttimeoutlen = ESCAPE_WAIT
+
+
+def _next_key_is_enter(event: KeyPressEvent) -> bool:
+    """True (and the Enter taken) when the key typed with this one is Enter."""
+    waiting = event.app.key_processor.input_queue
+    if waiting and waiting[0].key == Keys.ControlM:
+        waiting.popleft()
+        return True
+    return False
 
 
 def _buffer_text() -> str:

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 from avatar.policy.permissions import Refusal
 
 if TYPE_CHECKING:
+    from avatar.core.diffs import Edit
+    from avatar.core.events import PermissionRequested
     from avatar.policy.permissions import Answer
 
 ANSWERS: dict[str, Answer] = {
@@ -31,9 +33,8 @@ KEYS = ("y", "a", "n")
 SETTLE = 0.35
 #: How long after a single key the rest of its word is still taken as part of it (seconds).
 FINISH = 5.0
-OPTIONS = (
-    "  [y] allow once   [a] allow always (this session)   [n] deny   or type what to do instead"
-)
+#: The answers, in one line that fits a 60-column terminal.
+OPTIONS = "  [y] yes  [a] always  [n] no  or type what to do instead"
 PROMPT = "allow? [y/a/n, or say what instead] › "
 #: The permission modes Shift-Tab cycles through (plan where the agent has a plan mode).
 MODES = ("ask", "accept edits", "plan")
@@ -74,8 +75,30 @@ def completes(key: str, line: str) -> bool:
     return len(word) > 1 and ANSWERS.get(word) == ANSWERS.get(key)
 
 
-def said(answer: Answer | Refusal) -> str:
-    """The menu's last line: what was answered."""
+#: What an "always" answer allows, by the request's kind (the policy remembers kinds).
+KIND_NAMES = {
+    "edit": "file edits",
+    "delete": "file deletions",
+    "move": "file moves",
+    "execute": "commands",
+    "read": "file reads",
+    "search": "searches",
+    "fetch": "web fetches",
+}
+
+
+def said(answer: Answer | Refusal, request: PermissionRequested, edit: Edit | None) -> str:
+    """The menu's last line: what was answered, and what it covers ("allowed for this
+    session: file edits, this one to calc.py")."""
     if isinstance(answer, Refusal):
         return f"  → denied; the agent is told: {answer.reason}"
-    return f"  → {'denied' if answer == 'deny' else 'allowed'}"
+    files = ", ".join(dict.fromkeys(c.path for c in edit.changes)) if edit else ""
+    what = f"an edit to {files}" if files else request.title
+    if answer == "deny":
+        return f"  → denied: {what}"
+    if answer == "always":
+        kind = KIND_NAMES.get(request.kind or "", f"every {request.kind or request.title!r}")
+        return f"  → allowed for this session, without asking again: {kind}" + (
+            f" (this one: {files})" if files else ""
+        )
+    return f"  → allowed once: {what}"

@@ -15,7 +15,7 @@ from prompt_toolkit.history import FileHistory
 
 from avatar.cli.repl import menu
 from avatar.cli.repl.complete import ReplCompleter
-from avatar.cli.repl.keys import key_bindings
+from avatar.cli.repl.keys import key_bindings, tune
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -49,7 +49,12 @@ def make_prompt(repl: ReplHost) -> PromptSession[str]:
         bottom_toolbar=repl.toolbar,
         refresh_interval=0,  # none: redrawn by `reading.keep_moving` while busy, never when idle
         enable_history_search=False,  # Ctrl-R searches; up-arrow walks history
+        # The prompt as drawn (the live tail of the answer above it included) is not left in
+        # the scrollback when a line is sent or Ctrl-C pressed: the tail would stay there as
+        # a copy of the answer, and `›` lines with it. The REPL prints the line sent itself.
+        erase_when_done=True,
     )
+    tune(session.app)
     return session
 
 

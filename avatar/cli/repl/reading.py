@@ -36,13 +36,28 @@ async def read_terminal(repl: Repl) -> None:
         return True
 
     repl.put_back = put_back
+
+    back: list[str] = []  # lines put back while no prompt ran (after Ctrl-C), for the next
+
+    def refill(lines: list[str]) -> None:
+        """Queued lines an interrupt stopped, back in the box before what is typed there."""
+        buffer = prompt.default_buffer
+        if not prompt.app.is_running:
+            back.extend(lines)
+            return
+        buffer.text = "\n".join([*lines, buffer.text] if buffer.text else lines)
+        buffer.cursor_position = len(buffer.text)
+        prompt.app.invalidate()
+
+    repl.refill = refill
     ticker = asyncio.create_task(keep_moving(repl, prompt.app))
     leaving = 0.0  # when Ctrl-D was pressed mid-turn (a second one soon after leaves)
     try:
         with repl.notifier.reporting(), patch_stdout(raw=True):
             while True:
+                default, back[:] = "\n".join(back), []
                 try:
-                    line = await prompt.prompt_async()
+                    line = await prompt.prompt_async(default=default)
                 except KeyboardInterrupt:
                     await repl.interrupt()
                     continue
@@ -52,9 +67,15 @@ async def read_terminal(repl: Repl) -> None:
                     leaving = time.monotonic()
                     repl.say("a turn is running: Ctrl-D again to stop it and leave", "yellow")
                     continue
+                # The prompt is erased once sent (`make_prompt`): the line is shown here, once.
+                # A line typed while busy is shown by what is done with it (queued, steering),
+                # an answer to the menu by the menu.
+                if line.strip() and not repl.busy and repl.permission is None:
+                    repl.screen.user_line(line.strip())
                 if await repl.handle(line):
                     break
     finally:
+        repl.refill = None
         ticker.cancel()
 
 

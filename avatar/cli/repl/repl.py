@@ -20,6 +20,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from avatar.cli.repl import menu
@@ -51,6 +52,7 @@ from avatar.core.events import (
     UserMessage,
 )
 from avatar.core.prompts import Prompt
+from avatar.policy.permissions import allows
 
 if TYPE_CHECKING:
     from avatar.engine.engine import Engine
@@ -84,6 +86,9 @@ class Repl:
         self.hosting: Hosting | None = None  # the session as listed with the server
         #: Puts text back in an empty input line (True), set by the terminal's reader.
         self.put_back: Callable[[str], bool] | None = None
+        #: Puts queued lines an interrupt stopped back into the input box (the terminal's
+        #: prompt sets it; None without one).
+        self.refill: Callable[[list[str]], None] | None = None
         # The daily tools: folded pastes, `!command`s, the transcript (Ctrl-O).
         self.pastes = Pastes()
         self.log = TranscriptLog()
@@ -178,6 +183,7 @@ class Repl:
         action that changes something: the agent is told to plan instead)."""
         if self.mode == "accept edits" and request.kind == "edit":
             return "allow"
+        request = replace(request, title=self.screen.short(request.title))  # as shown
         if self.mode == menu.PLAN and request.kind not in menu.PLAN_ASKED:
             self.say(f"(plan mode: {request.title} refused)", "dim")
             return menu.PLAN_REFUSAL
@@ -189,11 +195,7 @@ class Repl:
             await asyncio.sleep(0.01)
         self.screen.flush()
         self.say(f"permission: {request.title}", "bold yellow")
-        edit = self.screen.proposed(request.id)
-        if edit is not None:
-            from avatar.cli.repl.diff_view import render_edit
-
-            self.screen.print(render_edit(edit, limit=20))
+        edit = self.screen.show_proposed(request.id, request.diffs)
         self.say(menu.OPTIONS, "yellow")
         self.permission = asyncio.get_running_loop().create_future()
         self.notifier.ring(f"{self._provider()} asks for permission")
@@ -202,7 +204,11 @@ class Repl:
         finally:
             self.permission = None
         answer, who = await self._settled(request, answer)
-        self.say(menu.said(answer) + (f" ({who} answered first)" if who else ""), "dim")
+        if not allows(answer):
+            self.screen.refused(request.id)
+        self.say(
+            menu.said(answer, request, edit) + (f" ({who} answered first)" if who else ""), "dim"
+        )
         return answer
 
     async def _settled(
@@ -389,7 +395,9 @@ class Repl:
                 self.hosting.changed()
             if client is not None:  # another client's prompt: a turn, never a command
                 self.work = asyncio.create_task(self.run_turn(line, client))
-            elif await self.handle(line):
+                continue
+            self.screen.user_line(line)  # where it runs, as if typed now
+            if await self.handle(line):
                 self.queued.clear()
                 break
 
@@ -408,27 +416,40 @@ class Repl:
             await self.work
 
     async def interrupt(self) -> None:
-        """Ctrl-C or Esc: stop the running turn, and say which queued lines are dropped (on
-        a live session attached to: another client's turn too)."""
+        """Ctrl-C or Esc: stop the running turn (on a live session attached to: another
+        client's turn too). The lines queued meanwhile go back into the input box (`refill`;
+        without one they are said dropped), other clients' prompts back to them."""
         if not self.busy and self.engine.turn_elsewhere:
+            with self.screen.together():
+                self.screen.interrupted()
+                self.say("(interrupted)", "dim")
             await self.engine.cancel()
-            self.say("(interrupted)", "dim")
         elif self.busy:
-            dropped = [_shown(line, client) for line, client in self.queued]
-            for line, client in self.queued:
-                if client is not None and self.hosting is not None:
+            own = [line for line, client in self.queued if client is None]
+            theirs = [(line, client) for line, client in self.queued if client is not None]
+            for line, client in theirs:
+                if self.hosting is not None:
                     self.hosting.dropped(line, client)
             self.queued.clear()
             if self.permission is not None and not self.permission.done():
                 self.permission.set_result("deny")
             if self.hosting is not None and self.turn_running:
                 self.hosting.cancelled()
+            # Said at once, and nothing more of the answer is shown: what the agent still
+            # sends while it stops is not what was asked for.
+            with self.screen.together():
+                self.screen.interrupted()
+                self.say("(interrupted)", "dim")
+                if own and self.refill is not None:
+                    self.refill(own)
+                    self.say(f"({_count(own, 'queued line')} back in the box)", "dim")
+                dropped = [_shown(line, client) for line, client in theirs]
+                dropped = dropped if self.refill is not None else [*own, *dropped]
+                if dropped:
+                    said = " | ".join(dropped)
+                    self.say(f"(dropped {_count(dropped, 'queued line')}: {said})")
             self.shell.stop()  # (a `!command` running: it and all it started)
             await self.engine.cancel()
-            self.say("(interrupted)", "dim")
-            if dropped:
-                plural = "s" if len(dropped) > 1 else ""
-                self.say(f"(dropped {len(dropped)} queued line{plural}: {' | '.join(dropped)})")
 
     # ----- commands -------------------------------------------------------------------
 
@@ -523,6 +544,10 @@ class Repl:
             return await self.command(text)
         await self.submit(text)
         return False
+
+
+def _count(items: list[str], noun: str) -> str:
+    return f"{len(items)} {noun}{'s' if len(items) > 1 else ''}"
 
 
 def _shown(line: str, client: str | None) -> str:

@@ -20,8 +20,11 @@ rendering for a person, not the model's text as data (that is `chat`'s stdout).
 
 from __future__ import annotations
 
+import contextlib
+import re
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
@@ -32,6 +35,7 @@ from avatar.core.diffs import (
     Edit,
     EditLog,
     FileChange,
+    against_disk,
     changes_of,
     changes_reported,
     locate,
@@ -41,7 +45,7 @@ from avatar.core.markdown_blocks import Block, BlockSplitter
 from avatar.policy.terminal_text import inert
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
 
     from rich.console import (
         Console,
@@ -66,6 +70,28 @@ DIFF_LINES = 12
 SUMMARY_CHARS = 100
 # Words that make a stderr line the reason an agent died (rather than a stray warning).
 _REASON_WORDS = ("error", "fatal", "panic", "killed", "exception", "denied", "not found", "failed")
+
+
+#: What joins an emoji to the one before it in a terminal's one glyph, which prompt-toolkit
+#: would count as cells of their own (a skin tone, a ZWJ and the emoji it joins): left out of
+#: the live tail, so that its lines are as wide as the prompt thinks (the answer, once drawn
+#: by rich, keeps them).
+_ONE_CELL_PAIR = re.compile("[\U0001f3fb-\U0001f3ff]|\u200d.\ufe0f?")
+
+
+def _cut(line: str, width: int) -> list[str]:
+    """`line` cut into pieces of at most `width` terminal cells (a wide character counts
+    two), as the prompt that draws them counts cells."""
+    from prompt_toolkit.utils import get_cwidth
+
+    pieces, piece, used = [], "", 0
+    for char in line:
+        cells = get_cwidth(char)
+        if used + cells > width and piece:
+            pieces.append(piece)
+            piece, used = "", 0
+        piece, used = piece + char, used + cells
+    return [*pieces, piece]
 
 
 def reason_line(detail: str | None) -> str:
@@ -138,6 +164,8 @@ class Screen:
         self.full_thinking = False  # Ctrl-T: thinking in full rather than one line
         self._tools: dict[str, ToolCallStarted] = {}
         self._reported: dict[str, list[FileDiff]] = {}  # each call's changes, as last reported
+        self._shown: dict[str, Edit] = {}  # the changes drawn in a call's permission question
+        self._refused: set[str] = set()  # calls refused at the menu, whose answer said so
         self.edits = EditLog()  # every edit of this run, for `/diff`
         self.cwd = Path.cwd()  # where the session runs: a relative path in an edit is there
         self.turn_started: float | None = None
@@ -149,6 +177,7 @@ class Screen:
         #: screen's own count (no engine behind it).
         self.turn_tokens: Callable[[], int | None] | None = None
         self._answered = False
+        self._muted = False  # the turn was interrupted: the rest of its answer is not shown
 
     # -- output primitives ------------------------------------------------------------------
 
@@ -158,11 +187,27 @@ class Screen:
         self.out.flush()
         self.last_output = time.monotonic()
 
+    @contextlib.contextmanager
+    def together(self) -> Iterator[None]:
+        """What is printed inside, written to the terminal at once: above a running prompt
+        each write is a repaint after which prompt-toolkit waits a moment (0.2 s), so a
+        notice printed just after a block would show that much later."""
+        with self.console.capture() as captured:
+            yield
+        self.out.write(captured.get())
+        self.out.flush()
+        self.last_output = time.monotonic()
+
     def line(self, text: str, style: str | None = None) -> None:
         """One line of plain text (no markup interpretation)."""
         from rich.text import Text
 
         self.print(Text(text, style=style or ""))
+
+    def user_line(self, text: str) -> None:
+        """What the user sent, as the prompt showed it: `› ` before its first line, its
+        other lines under it."""
+        self.line("› " + text.replace("\n", "\n  "), "bold")
 
     # -- answer text ------------------------------------------------------------------------
 
@@ -195,10 +240,10 @@ class Screen:
     def live_tail(self, width: int, rows: int = 4) -> str:
         """The last `rows` lines, at most `width` wide, of the block in progress (its
         markdown source): what the prompt shows above its input line until it is drawn."""
-        text = self._blocks.tail[-width * rows * 2 :]
+        text = _ONE_CELL_PAIR.sub("", self._blocks.tail[-width * rows * 2 :])
         lines: list[str] = []
         for line in text.split("\n")[-rows:]:
-            lines.extend(line[i : i + width] for i in range(0, max(len(line), 1), width))
+            lines.extend(_cut(line, width))
         return inert("\n".join(lines[-rows:]).rstrip())
 
     def _draw(self, block: Block) -> None:
@@ -246,6 +291,8 @@ class Screen:
             ev.Error,
         )
         self._answered = self._answered or isinstance(event, answers)
+        if isinstance(event, (ev.TextDelta, ev.ThinkingDelta)) and self._muted:
+            return
         if isinstance(event, ev.TextDelta):
             self._text(event.text)
             return
@@ -261,12 +308,12 @@ class Screen:
             self.cwd = Path(event.cwd) if event.cwd else self.cwd
             self.line(session_line(event), "dim")
         elif isinstance(event, ev.UserMessage):
-            self.line(f"› {event.text}", "bold")  # steering, as the model now sees it
+            self.user_line(event.text)  # steering, as the model now sees it
         elif isinstance(event, ev.ToolCallStarted):
             self._tools[event.id] = event
             if event.diffs:
                 self._reported[event.id] = event.diffs
-            self.activity = f"running {event.title or event.name}"
+            self.activity = f"running {self.short(event.title or event.name)}"
         elif isinstance(event, ev.ToolCallUpdated):
             self._tool_update(event)
         elif isinstance(event, ev.ToolCallFinished):
@@ -276,8 +323,10 @@ class Screen:
                 self._tools[event.id] = ev.ToolCallStarted(
                     id=event.id, name=event.kind or "tool", title=event.title, kind=event.kind
                 )
-            if event.decision == "deny":
-                self.line(f"denied: {event.title}", "yellow")
+            if event.diffs and event.id not in self._reported:
+                self._reported[event.id] = event.diffs  # what the question shows
+            if event.decision == "deny" and event.id not in self._refused:  # (else said)
+                self.line(f"denied: {self.short(event.title)}", "yellow")
         elif isinstance(event, ev.Notice):
             self.line(f"notice: {event.message}", "yellow" if event.level == "warning" else "dim")
         elif isinstance(event, ev.Error):
@@ -290,6 +339,11 @@ class Screen:
         reason = reason_line(event.detail)
         suffix = f" ({reason})" if reason and reason not in event.message else ""
         self.line(f"avatar: {event.message}{suffix}", "bold red")
+
+    def short(self, title: str) -> str:
+        """A tool call's `title` with the session's directory left out of its paths, as a
+        person reads them (Claude Code's titles name absolute paths)."""
+        return title.replace(f"{self.cwd}/", "")
 
     def started_call(self, call_id: str) -> ToolCallStarted | None:
         """The running tool call `call_id`, as it was announced (None when unknown)."""
@@ -322,23 +376,57 @@ class Screen:
         # The agent's own report first: it knows the change it made (and where).
         return changes_reported(diffs) if diffs else changes_of(started) if started else []
 
-    def proposed(self, call_id: str) -> Edit | None:
-        """What the running tool call `call_id` would change, as far as is known yet."""
+    def proposed(self, call_id: str, asked: list[FileDiff] | None = None) -> Edit | None:
+        """What the running tool call `call_id` would change, as far as is known yet (`asked`:
+        the changes its permission question states); a whole file's new content is shown
+        against the file on disk, which it would replace."""
         started = self._tools.get(call_id)
-        changes = self._changes(started, self._reported.get(call_id, []))
+        changes = self._changes(started, self._reported.get(call_id) or asked or [])
+        changes = [against_disk(c, self.cwd) for c in changes]
         title = (started.title or started.name) if started else call_id
         return self._edit(title, changes) if changes else None
 
+    def show_proposed(self, call_id: str, asked: list[FileDiff] | None = None) -> Edit | None:
+        """Draw what tool call `call_id` would change (for its permission question), once:
+        its result then refers to this diff instead of drawing it again."""
+        from avatar.cli.repl.diff_view import render_edit
+
+        edit = self.proposed(call_id, asked)
+        if edit is not None:
+            self.print(render_edit(edit, limit=DIFF_LINES + 8))
+            self._shown[call_id] = edit
+        return edit
+
+    def refused(self, call_id: str) -> None:
+        """Tool call `call_id` was refused at the permission menu, whose answer line says so
+        (and what the agent is told): its denial and failed result are not said again."""
+        self._refused.add(call_id)
+
     def _tool_done(self, event: ToolCallFinished) -> None:
         started = self._tools.pop(event.id, None)
+        if event.id in self._refused and event.is_error:
+            self._refused.discard(event.id)
+            self._shown.pop(event.id, None)
+            self.activity = "waiting for the model"
+            return
         title = (started.title or started.name) if started else event.id
         first = next((line.strip() for line in event.output.splitlines() if line.strip()), "")
+        first = self.short(first)
         summary = first if len(first) <= SUMMARY_CHARS else first[: SUMMARY_CHARS - 1] + "…"
         mark, style = ("✗", "red") if event.is_error else ("✓", "green")
-        self.line(f"{mark} {title}" + (f" — {summary}" if summary else ""), style)
+        self.line(f"{mark} {self.short(title)}" + (f" — {summary}" if summary else ""), style)
         reported = self._reported.pop(event.id, [])
         changes = self._changes(started, event.diffs or reported)
-        if changes and not event.is_error:
+        asked = self._shown.pop(event.id, None)
+        if changes and not event.is_error and asked is not None:
+            # Drawn in its question already: the result names it and numbers it for `/diff`
+            # (as the agent reports it made, else as it was asked).
+            edit = self._edit(title, changes) if event.diffs else replace(asked, title=title)
+            number = self.edits.record(event.id, edit)
+            added, removed = edit.counts()
+            files = ", ".join(dict.fromkeys(c.path for c in edit.changes))
+            self.line(f"  {files}  +{added} -{removed}  [{number}] (the diff above)", "dim")
+        elif changes and not event.is_error:
             self._show_edit(event.id, title, changes)
         self.activity = "waiting for the model"
 
@@ -357,9 +445,17 @@ class Screen:
             self.line("─ " + " · ".join(parts), "dim")
         self.turn_started = None
         self.activity = ""
+        self._muted = False
+
+    def interrupted(self) -> None:
+        """The turn is being interrupted: what was shown of the answer stays, drawn now, and
+        what the agent still sends of it until the turn ends is not shown."""
+        self.flush()
+        self._muted = True
 
     def begin_turn(self) -> None:
         """A turn starts: time it, and say what is awaited."""
+        self._muted = False
         self.turn_started = self.last_output = time.monotonic()
         self.activity = "waiting for the model"
         self.tokens = 0
