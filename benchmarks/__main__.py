@@ -20,6 +20,7 @@ SUITES = (
     "acp",
     "oneshot",
     "server",
+    "server_load",
     "search",
     "resume",
     "sandbox",

@@ -1,8 +1,11 @@
 """`avatar chat` through the server: the session is the hub's (a live one when `--resume`
 names it, shared with its other clients), the output the same lines `chat` prints alone.
 
-The chat renders the events outside turns and those of its own turn; the turns of other
-clients on the same session (queued before its own) are theirs to show.
+The chat renders what opening the session said and the events of its own turn: the turns of
+other clients on the same session (running when it joined, or queued before its own) are
+theirs to show, never in this chat's output. Its own turn's permission questions are answered
+by its own `--permission` rule (`LiveSession.prompt`), and a turn another client interrupted
+says who did.
 """
 
 from __future__ import annotations
@@ -12,8 +15,8 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from avatar.cli.output.render import LineRenderer
-from avatar.core.events import event_from_dict
+from avatar.cli.output.render import LineRenderer, error_line
+from avatar.core.events import Notice, event_from_dict
 from avatar.policy.terminal_text import for_terminal
 from avatar.server.hub import OpenOptions
 from avatar.server.shared import HUB_EVENTS
@@ -36,6 +39,13 @@ async def served_chat(served: Served, engine: Engine, prompt: Prompt, **how: Any
     me = f"chat:{served.peer.pid}"
     ended = asyncio.Event()
     forwarding: list[asyncio.Task[None]] = []
+    # Whether this chat opened the session ([True]) or joined a live one ([False]), once its
+    # open returned; what came before is kept until then: a joiner prints only its own turn.
+    opened: list[bool] = []
+    early: list[Event] = []
+
+    def render(data: Event) -> None:
+        renderer.on_event(event_from_dict(data))
 
     async def forward(stream: AsyncIterator[Event]) -> None:
         mine: bool | None = None  # in a turn: whether it is this client's
@@ -47,8 +57,16 @@ async def served_chat(served: Served, engine: Engine, prompt: Prompt, **how: Any
                 if data["client"] == me:
                     ended.set()
                 mine = None
-            elif kind not in HUB_EVENTS and mine is not False:
-                renderer.on_event(event_from_dict(data))
+            elif kind == "cancelled" and mine and data["client"] != me:
+                renderer.on_event(Notice(message=f"{data['client']} interrupted this turn"))
+            elif kind in HUB_EVENTS or mine is False:
+                continue
+            elif mine:
+                render(data)
+            elif not opened:
+                early.append(data)
+            elif opened[0]:  # (between turns: the opener's; a joiner's are not its own)
+                render(data)
 
     def start(stream: AsyncIterator[Event]) -> None:
         forwarding.append(asyncio.ensure_future(forward(stream)))
@@ -76,13 +94,20 @@ async def served_chat(served: Served, engine: Engine, prompt: Prompt, **how: Any
             opening.cancel()
             return 130
         live = opening.result()
+        opened.append(live.opener == me)
         joined = live.engine.current
-        if live.opener != me and joined is not None:
+        if opened[0]:  # what opening it said
+            for data in early:
+                render(data)
+        elif joined is not None:
             # joined a live session: its `session:` line, as a resume alone prints it (an
-            # agent that loads sessions says loaded)
+            # agent that loads sessions says loaded; what the other clients' turns said is
+            # theirs)
             loads = "load" in live.engine.status().capabilities
             renderer.on_event(replace(joined.started, how="loaded" if loads else "resumed"))
-        return await _turn(live, me, prompt, renderer, ended, interrupted)
+        early.clear()
+        rule = engine.settings.permission
+        return await _turn(live, me, prompt, rule, renderer, ended, interrupted)
     finally:
         listening.cancel()
         stopped.cancel()
@@ -96,17 +121,20 @@ async def _turn(
     live: LiveSession,
     me: str,
     prompt: Prompt,
+    rule: str,
     renderer: LineRenderer,
     ended: asyncio.Event,
     interrupted: asyncio.Event,
 ) -> int:
-    turn = asyncio.ensure_future(live.prompt(prompt, me))
+    # (`rule`: nobody answers a chat's questions but its own `--permission`, as without a
+    # server; a page or terminal joined to the session may not be looking)
+    turn = asyncio.ensure_future(live.prompt(prompt, me, rule))
 
     async def cancel_when_interrupted() -> None:
         await interrupted.wait()
         while not turn.done():
             if live.running_client == me:
-                await live.cancel()
+                await live.cancel(me)
                 return
             await asyncio.sleep(0.05)
 
@@ -117,7 +145,10 @@ async def _turn(
     finally:
         canceller.cancel()
     if result["error"] is not None:
-        renderer.err.write(for_terminal(f"avatar: {result['error']}\n", renderer.err))
+        line = f"avatar: {result['error']}"
+        # (said once: an agent's death can come as an error event of the turn too)
+        if not any(error_line(error) == line for error in renderer.errors):
+            renderer.err.write(for_terminal(line + "\n", renderer.err))
         return int(result["exit"])
     if interrupted.is_set() or renderer.stop_reason == "cancelled":
         return 130

@@ -17,6 +17,7 @@ import click
 
 from avatar.cli.serve_web import web_options, web_page
 from avatar.cli.served_run import SERVING
+from avatar.cli.startup import settled
 from avatar.core.errors import AvatarError
 from avatar.core.times import ago
 
@@ -43,9 +44,15 @@ def serve_command(idle_exit: str | None, stop: bool, web: bool, port: int | None
     idle = parse_age(idle_exit, "--idle-exit").total_seconds() if idle_exit else None
     import asyncio
 
-    from avatar.cli.served import run_for
+    from avatar.cli.served import preload, run_for
     from avatar.server.hub import Hub
     from avatar.server.serving import Server
+
+    preload()
+    # `avatar` keeps the collector off while a command starts (`avatar.cli.startup`) and
+    # turns it on when the command is over: the server's command is over when it stops, so
+    # it turns it on itself, or every cycle its clients leave behind stays for its life.
+    settled()
 
     async def main() -> None:
         server = Server(Hub(), runner=run_for, idle_exit=idle)
@@ -66,20 +73,30 @@ def serve_command(idle_exit: str | None, stop: bool, web: bool, port: int | None
 
 
 def _stop() -> int:
-    from avatar.server.client import connect, wait_released
+    from avatar.server.client import connect, pidfd_of, wait_ended, wait_released
     from avatar.server.protocol import socket_path
 
     conn = connect()
     if conn is None:
         raise AvatarError("no server is running")
     try:
+        # (taken before it is asked to stop: a pidfd stays that process's, its pid may not)
+        server = pidfd_of(conn)
         answer = conn.request({"op": "stop"})
     finally:
         conn.close()
-    if "ok" not in answer:  # (refused: a process inside avatar's walls asked)
-        raise AvatarError(str(answer.get("error") or "the server did not answer"))
-    pid = int(answer["ok"])
-    wait_released(Path(socket_path()).parent / "server.lock", 30)  # it and its agents are gone
+    try:
+        if "ok" not in answer:  # (refused: a process inside avatar's walls asked)
+            raise AvatarError(str(answer.get("error") or "the server did not answer"))
+        pid = int(answer["ok"])
+        wait_released(Path(socket_path()).parent / "server.lock", 30)  # its agents are gone
+        # The lock is let go as the server ends, a moment before its process does: `--stop`
+        # returns once that process has ended too, so that a script can start the next.
+        if server is not None:
+            wait_ended(server, 30)
+    finally:
+        if server is not None:
+            os.close(server)
     sys.stderr.write(f"stopped the server (pid {pid})\n")
     return 0
 

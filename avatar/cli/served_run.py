@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from avatar.server.hub import Hub
@@ -14,21 +14,28 @@ if TYPE_CHECKING:
 
 
 class Declined(BaseException):
-    """The command needs what only the client has (its stdin): the client runs it itself.
-    (Not an Exception: the CLI's error contract must let it through.)"""
+    """The command needs what only the client has (its stdin): the client runs it itself,
+    or, for a command that reads it whole (`whole`), sends it and the server runs the command
+    again. (Not an Exception: the CLI's error contract must let it through.)"""
+
+    def __init__(self, whole: bool = False) -> None:
+        super().__init__()
+        self.whole = whole
 
 
 class Chunks(io.TextIOBase):
     """A client's stdout or stderr: what is written goes to it as `out`/`err` frames; it is a
     terminal when the client's stream is one."""
 
-    def __init__(self, peer: Peer, key: str, tty: bool) -> None:
-        self.peer, self.key, self.tty = peer, key, tty
+    def __init__(self, send: Callable[[dict[str, Any]], None], key: str, tty: bool) -> None:
+        self.send, self.key, self.tty = send, key, tty
+        self.written = False  #: whether anything was sent yet
 
     def write(self, text: str) -> int:
         """Send `text` to the client."""
         if text:
-            self.peer.send({self.key: text})
+            self.written = True
+            self.send({self.key: text})
         return len(text)
 
     def isatty(self) -> bool:
@@ -47,27 +54,51 @@ class Chunks(io.TextIOBase):
 
 class NoStdin(io.TextIOBase):
     """The client's stdin, as a command in the server sees it: a terminal or not, as the
-    client's is; reading it declines the command (the client runs it itself)."""
+    client's is. Reading it declines the command (the client runs it itself), unless the
+    client sent it (`data`, when the command read it whole: then it reads that)."""
 
-    def __init__(self, tty: bool) -> None:
+    def __init__(self, tty: bool, data: bytes | None = None) -> None:
         self.tty = tty
+        self.data = data
 
     def isatty(self) -> bool:
         """Whether the client's stdin is a terminal."""
         return self.tty
 
     def read(self, size: int | None = -1) -> str:
-        """Declines: the input is the client's."""
-        raise Declined
+        """What the client sent; else declines (a whole read asks the client for it)."""
+        return self.take(size).decode("utf-8", "surrogateescape")
 
     def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
         """Declines: the input is the client's."""
         raise Declined
 
+    def take(self, size: int | None) -> bytes:
+        """All of the input the client sent (once); declines when it sent none."""
+        if self.data is None or (size is not None and size >= 0):
+            raise Declined(whole=size is None or size < 0)
+        data, self.data = self.data, b""
+        return data
+
     @property
-    def buffer(self) -> NoStdin:
-        """Itself: reading bytes declines too."""
-        return self
+    def buffer(self) -> _Bytes:
+        """The same input as bytes."""
+        return _Bytes(self)
+
+
+class _Bytes:
+    """`NoStdin.buffer`: its input as bytes."""
+
+    def __init__(self, stdin: NoStdin) -> None:
+        self.stdin = stdin
+
+    def read(self, size: int | None = -1) -> bytes:
+        """What the client sent; else declines (see `NoStdin.read`)."""
+        return self.stdin.take(size)
+
+    def readline(self, size: int | None = -1) -> bytes:
+        """Declines: the input is the client's."""
+        raise Declined
 
 
 class Served:

@@ -26,6 +26,7 @@ __all__ = [
     "allows",
     "deny_all",
     "reason_of",
+    "unanswered",
 ]
 
 Answer = Literal["allow", "always", "deny"]
@@ -59,6 +60,14 @@ def allows(answer: Answer | Refusal | bool) -> bool:
 def reason_of(answer: Answer | Refusal | bool) -> str | None:
     """What the agent should read about a denial: the user's words, when they gave some."""
     return answer.message() if isinstance(answer, Refusal) else None
+
+
+def unanswered(title: str) -> str:
+    """What is said of a request denied because nobody can answer it (`ask` in `chat`)."""
+    return (
+        f"denied {title!r}: nobody can answer a permission prompt here; "
+        "use --permission allow to allow such actions"
+    )
 
 
 async def deny_all(request: PermissionRequested) -> Answer | Refusal | bool:
@@ -103,12 +112,6 @@ class PermissionGate:
             if self.policy == "ask":
                 from avatar.core.events import Notice
 
-                self._emit(
-                    Notice(
-                        message=f"denied {request.title!r}: nobody can answer a permission "
-                        "prompt here; use --permission allow to allow such actions",
-                        level="warning",
-                    )
-                )
+                self._emit(Notice(message=unanswered(request.title), level="warning"))
         request.decision = "allow" if allowed else "deny"
         return allowed

@@ -53,7 +53,8 @@ class ProviderSpec:
     login_optional: bool = False
     model_from: tuple[str, ...] = ()  # where its configured model is read (`configured_model`)
     # Further variables the agent reads that change what it does (`NAME`, or `PREFIX*`):
-    # with the others it declares, what the server's warm agents are keyed on.
+    # with the others it declares, what the server's warm agents are keyed on and what a
+    # client carries to the server for it (`avatar.providers.environment`).
     env_read: tuple[str, ...] = ()
     bridge: str = ACP_BRIDGE  # "module:Class", imported lazily
     store: str | None = None  # "module:Class" reading the provider's on-disk sessions

@@ -54,7 +54,7 @@ async def attach(hub: Hub, frame: dict[str, Any], peer: Peer) -> None:
             elif op == "answer":
                 live.answer(str(request.get("id")), answer_of(str(request.get("answer"))), client)
             elif op == "cancel":
-                await live.cancel()
+                await live.cancel(client)
             if forwarding.done():  # the session closed
                 break
     finally:

@@ -74,7 +74,8 @@ class Broadcast:
         """The events published from now on are the next turn's (`since_turn`)."""
         self._turn_began = len(self.history)
 
-    def end(self) -> None:
-        """The session ended: `closed` to every subscriber, whose subscriptions end."""
-        self.publish({"type": "closed"})
+    def end(self, reason: str | None = None) -> None:
+        """The session ended: `closed` (saying `reason`, when given) to every subscriber,
+        whose subscriptions end."""
+        self.publish({"type": "closed", "reason": reason})
         self._queues.clear()

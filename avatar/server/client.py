@@ -15,7 +15,8 @@ import _socket
 import os
 import sys
 
-from avatar.server.protocol import decode, encode, socket_path
+from avatar.server.environment import split
+from avatar.server.protocol import ProtocolError, decode, encode, socket_path
 
 # Not `typing`, `socket` or `signal`: their imports (enum, mostly) would cost a command through
 # the server more than the rest of its client (measured with -X importtime).
@@ -36,21 +37,26 @@ class Connection:
 
     def __init__(self, sock: _socket.socket) -> None:
         self.sock = sock
-        self._buffer = b""
+        self._buffer = bytearray()
+        self._scanned = 0  # how far the buffer holds no newline (a long frame is scanned once)
 
     def send(self, frame: dict[str, Any]) -> None:
         """Send one frame."""
         self.sock.sendall(encode(frame))
 
     def frames(self) -> Iterator[dict[str, Any]]:
-        """The frames the server sends, until it closes the connection."""
+        """The frames the server sends, until it closes the connection, each whole however
+        long; a ProtocolError for a line that is not one."""
         while True:
-            line, found, rest = self._buffer.partition(b"\n")
-            if found:
-                self._buffer = rest
-                yield decode(line)
+            end = self._buffer.find(b"\n", self._scanned)
+            if end >= 0:
+                line = bytes(self._buffer[:end])
+                del self._buffer[: end + 1]
+                self._scanned = 0
+                yield decode(line, "a frame")
                 continue
-            chunk = self.sock.recv(65536)
+            self._scanned = len(self._buffer)
+            chunk = self.sock.recv(1 << 16)
             if not chunk:
                 return
             self._buffer += chunk
@@ -87,7 +93,7 @@ def live_ids(env: dict[str, str] | None = None) -> set[str]:
         return set()
     try:
         frame = conn.request({"op": "ps"})
-    except OSError:
+    except (OSError, ProtocolError):
         return set()
     finally:
         conn.close()
@@ -120,13 +126,15 @@ def served(args: list[str]) -> int | None:
     if conn is None:
         return None
     streams = (sys.stdin, sys.stdout, sys.stderr)
+    carried, names = split(os.environ)
     try:
         conn.send(
             {
                 "op": "run",
                 "argv": args,
                 "cwd": os.getcwd(),
-                "env": dict(os.environ),
+                "env": carried,
+                "names": names,
                 "tty": [s is not None and s.isatty() for s in streams],
                 "columns": _columns(),
             }
@@ -148,6 +156,9 @@ def served(args: list[str]) -> int | None:
     old = _signal.signal(_signal.SIGINT, on_sigint)
     try:
         return _relay(conn)
+    except ProtocolError as e:
+        sys.stderr.write(f"avatar: the server sent {e}\n")
+        return 1
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # the reader went away (`| head`): as without a server
@@ -167,6 +178,11 @@ def _relay(conn: Connection) -> int | None:
         elif "err" in frame:
             sys.stderr.write(frame["err"])
             sys.stderr.flush()
+        elif "env?" in frame:  # the variables of these names the providers declare
+            wanted = [str(name) for name in frame["env?"]]
+            conn.send({"env": {name: os.environ[name] for name in wanted if name in os.environ}})
+        elif frame.get("stdin?"):  # a command that reads its input whole (`chat -`)
+            conn.send({"stdin": _stdin()})
         elif frame.get("fallback"):
             if frame.get("notice"):  # (run here, not there: said once)
                 sys.stderr.write(f"notice: {frame['notice']}; running without it\n")
@@ -179,6 +195,13 @@ def _relay(conn: Connection) -> int | None:
     else:  # the server went away mid-command
         sys.stderr.write("avatar: the server ended before the command did\n")
     return code
+
+
+def _stdin() -> str:
+    """All of stdin, as the frame carries it (bytes that are not UTF-8 kept, as escapes)."""
+    stream = sys.stdin
+    data = stream.buffer.read() if stream is not None else b""
+    return data.decode("utf-8", "surrogateescape")
 
 
 def _columns() -> int:
@@ -207,3 +230,32 @@ def wait_released(lock: str | os.PathLike[str], seconds: float) -> None:
             return
     finally:
         os.close(fd)
+
+
+def pidfd_of(conn: Connection) -> int | None:
+    """A pidfd of the server at the other end of `conn` (the caller closes it): the kernel's
+    own where it gives one, else one opened on the pid it names (None: the server is gone)."""
+    import socket
+
+    from avatar.server.peer import peer_creds, peer_pidfd
+
+    sock = socket.socket(fileno=os.dup(conn.sock.fileno()))
+    try:
+        fd = peer_pidfd(sock)
+        if fd is not None:
+            return fd
+        try:
+            return os.pidfd_open(peer_creds(sock)[0])
+        except OSError:
+            return None
+    finally:
+        sock.close()
+
+
+def wait_ended(pidfd: int, seconds: float) -> None:
+    """Wait (up to `seconds`) until the process of `pidfd` has ended (reaped or not)."""
+    import select
+
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)  # (readable once the process has exited)
+    poller.poll(int(seconds * 1000))

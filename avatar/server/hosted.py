@@ -126,9 +126,9 @@ class HostedSession:
         """`client` leaves (the session goes on in the REPL)."""
         self.broadcast.drop(client)
 
-    async def prompt(self, text: str, client: str) -> Event:
+    async def prompt(self, text: str, client: str, rule: str | None = None) -> Event:
         """Send `text` to the REPL, which queues it with its own prompts; its `turn_ended`
-        event when it ran (or was dropped)."""
+        event when it ran (or was dropped). (`rule`: the REPL answers its questions.)"""
         if self._closed:
             return turn_ended(0, client, "the session has ended", 1)
         done: asyncio.Future[Event] = asyncio.get_running_loop().create_future()
@@ -146,12 +146,13 @@ class HostedSession:
         self.peer.send({"op": "answer", "id": request_id, "answer": text, "client": client})
         return True
 
-    async def cancel(self) -> None:
-        """Ask the REPL to interrupt its running turn."""
-        self.peer.send({"op": "cancel"})
+    async def cancel(self, client: str | None = None) -> None:
+        """Ask the REPL to interrupt its running turn (it says that `client` did)."""
+        self.peer.send({"op": "cancel", "client": client})
 
-    async def close(self) -> None:
-        """End it for the attached clients, and let the REPL go (it carries on alone)."""
+    async def close(self, reason: str | None = None) -> None:
+        """End it for the attached clients (`closed` saying `reason`; the REPL's leaving when
+        None), and let the REPL go (it carries on alone)."""
         if self._closed:
             return
         self._closed = True
@@ -164,7 +165,7 @@ class HostedSession:
             if not joined.done():
                 joined.set_exception(AvatarError("the session has ended"))
         self._joining.clear()
-        self.broadcast.end()
+        self.broadcast.end(reason or "the REPL running it left")
         self.peer.writer.close()
 
     # ----- what the REPL sends ------------------------------------------------------------

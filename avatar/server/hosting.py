@@ -168,6 +168,10 @@ class Hosting:
                 answer = answer_of(str(frame.get("answer")))
                 asked.set_result((str(frame.get("client") or "?"), answer))
         elif op == "cancel":
+            who = str(frame.get("client") or "another client")
+            if self._running is not None:
+                self.cancelled(who)
+                self._tell(f"{who} interrupted the turn")
             self._keep(asyncio.ensure_future(self._interrupt()))
         elif op == "history":
             prompt = self._running["prompt"] if self._running is not None else None
@@ -255,6 +259,12 @@ class Hosting:
     def _ended(self, turn: Event, error: str | None, code: int) -> None:
         figures = figures_of(self.engine.status())
         self._send({"event": turn_ended(turn["turn"], turn["client"], error, code, figures)})
+
+    def cancelled(self, client: str | None = None) -> None:
+        """The running turn is being interrupted, by `client` (None: the REPL's own user):
+        the attached clients are told who."""
+        if self._running is not None:
+            self._send({"event": {"type": "cancelled", "client": client or self.client}})
 
     def dropped(self, prompt: str, client: str) -> None:
         """`client`'s queued prompt was dropped (the REPL's turn was interrupted): it ends

@@ -102,7 +102,9 @@ class Hub:
         #: Sessions kept loaded after their last client (`avatar.server.kept`).
         self.kept = KeptSessions(self._close)
         self._hosted: list[Shared] = []  # sessions REPLs run in their own processes
-        self._opening = asyncio.Lock()  # two clients resuming one session share it
+        # Two clients resuming one session share it: their opens of it go one at a time
+        # (`_one_open`); opens of other sessions, and new ones, never wait for each other.
+        self._opening: dict[str, tuple[asyncio.Lock, list[int]]] = {}
         self._libraries: dict[Path, Engine] = {}
         self._closing: set[asyncio.Task[None]] = set()
         self._watching = 0
@@ -137,12 +139,12 @@ class Hub:
         `engine`: one the caller built (its config notices said), instead of `make_engine`;
         `entered`: told the worktree made for the session, before it opens."""
         ref = resume or session_id
-        async with self._opening:
-            engine = engine or self.make_engine(options)
-            engine.agent_pool = self.agents
-            if continue_last and not ref:  # the newest session here: it may be live already
-                newest = engine.library.sessions(engine.chosen_provider())
-                ref = newest[0].id if newest else None
+        engine = engine or self.make_engine(options)
+        engine.agent_pool = self.agents
+        if continue_last and not ref:  # the newest session here: it may be live already
+            newest = engine.library.sessions(engine.chosen_provider())
+            ref = newest[0].id if newest else None
+        async with self._one_open(ref):
             live = self.get(ref) if ref else None
             if live is not None and not self.kept.join(live, engine):
                 live = None  # (kept, and changed elsewhere since: closed; opened anew)
@@ -179,6 +181,23 @@ class Hub:
             self._live.append(live)
             return live
 
+    @contextlib.asynccontextmanager
+    async def _one_open(self, ref: str | None) -> AsyncIterator[None]:
+        """Held while the session `ref` is opened (or joined): one open of it at a time, and
+        nothing held for a new session (None). The lock goes when nobody holds or waits."""
+        if not ref:
+            yield
+            return
+        lock, users = self._opening.setdefault(ref, (asyncio.Lock(), [0]))
+        users[0] += 1
+        try:
+            async with lock:
+                yield
+        finally:
+            users[0] -= 1
+            if not users[0]:
+                del self._opening[ref]
+
     def live(self) -> list[LiveInfo]:
         """Every live session, the server's and those REPLs host, oldest first (`avatar
         ps`); the server's kept without clients too."""
@@ -210,16 +229,18 @@ class Hub:
             self._libraries[root] = engine
         return engine.library
 
-    def _forget(self, live: LiveSession) -> None:
-        # Its last client left and nothing is queued: kept loaded a while, or closed.
-        if not self.kept.keep(live):
-            self._close(live)
+    def _forget(self, live: LiveSession, reason: str | None = None) -> None:
+        # Its last client left and nothing is queued: kept loaded a while, or closed (at
+        # once when it ended for a `reason`: its worker failed, say).
+        if reason is None and self.kept.keep(live):
+            return
+        self._close(live, reason)
 
-    def _close(self, live: LiveSession) -> None:
+    def _close(self, live: LiveSession, reason: str | None = None) -> None:
         self.kept.release(live)
         if live in self._live:
             self._live.remove(live)
-        task = asyncio.ensure_future(live.close())
+        task = asyncio.ensure_future(live.close(reason))
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 
@@ -228,9 +249,9 @@ class Hub:
         live, self._live = self._live, []
         for session in live:
             self.kept.release(session)
-            await session.close()
+            await session.close("the server stopped")
         for hosted in list(self._hosted):
-            await hosted.close()
+            await hosted.close("the server stopped")
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)
         for engine in self._libraries.values():

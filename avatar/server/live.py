@@ -15,7 +15,15 @@ whose `type` says what happened to the live session rather than in the agent:
 - `switched` {provider, session_id, model, handoff, client}: `client` switched it to another
   provider (`switch()`); `handoff`: what the next prompt opens with (None: nothing). The new
   session's `session` event and the handoff's one-line `notice` came before it;
-- `closed` {}: the live session ended; the subscription ends after it.
+- `cancelled` {client}: `client` interrupted the running turn (None: the server, as a question
+  nobody could answer was given up);
+- `closed` {reason}: the live session ended (`reason`: why, in a few words, when it was not
+  its last client leaving); the subscription ends after it.
+
+Supervised: a turn that fails in any way ends with its `turn_ended` and the error in one line
+(an unexpected exception as `internal error: …`, its traceback in the server's log), and the
+session takes the next prompt; should the worker that runs the turns itself fail, the session
+closes saying why, and every prompt waiting ends with that error. No client waits for ever.
 """
 
 from __future__ import annotations
@@ -23,18 +31,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import sys
 import time
+import traceback
 from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from avatar.core.errors import AvatarError
+from avatar.core.events import Notice
+from avatar.policy.permissions import unanswered
 from avatar.server.broadcast import Broadcast
 from avatar.server.shared import (
     Event,
     LiveInfo,
     State,
     conversation_of,
+    error_line,
     figures_of,
     said_of,
     turn_ended,
@@ -55,6 +68,9 @@ class _Turn:
     number: int
     text: str | Prompt
     client: str
+    #: How a client that cannot answer (`chat`) answers its own turn's questions: its
+    #: `--permission` ("allow", "deny", or "ask": denied, saying so). None: its clients ask.
+    rule: str | None = None
     done: asyncio.Future[Event] = field(default_factory=asyncio.Future)
 
 
@@ -62,7 +78,9 @@ class LiveSession:
     """One open session of one engine, shared by its subscribed clients; see the module
     docstring. Made by `Hub.open()`."""
 
-    def __init__(self, engine: Engine, on_closed: Callable[[LiveSession], None]) -> None:
+    def __init__(
+        self, engine: Engine, on_closed: Callable[[LiveSession, str | None], None]
+    ) -> None:
         self.engine = engine
         self.opener = ""  #: the client whose `Hub.open` opened it (others joined it)
         self.since = time.time()
@@ -76,6 +94,7 @@ class LiveSession:
         self._on_closed = on_closed
         self._after_first: Callable[[], None] | None = None  # (`after_first_turn`)
         self._worker = asyncio.ensure_future(self._work())
+        self._worker.add_done_callback(self._worker_ended)
         engine.subscribe(self._on_engine_event)
         engine.set_permission_handler(None)  # nobody can answer until such a client comes
 
@@ -188,15 +207,18 @@ class LiveSession:
             for request_id in list(self._asked):
                 self.answer(request_id, "deny", None)
         if not self.clients and not self.busy and not self._closed:
-            self._on_closed(self)
+            self._on_closed(self, None)
 
     # ----- turns ------------------------------------------------------------------------
 
-    async def prompt(self, text: str | Prompt, client: str) -> Event:
+    async def prompt(self, text: str | Prompt, client: str, rule: str | None = None) -> Event:
         """Queue `text` (or a `Prompt` with images) as a turn (prompts of every client run in
         the order they came) and wait for it: returns its `turn_ended` event. Its events
-        reach every subscriber between its `turn_started` and `turn_ended`."""
-        turn = _Turn(next(self._numbers), text, client)
+        reach every subscriber between its `turn_started` and `turn_ended`. `rule`: the
+        client cannot answer a permission question (`chat`): its turn's questions are
+        answered by its own `--permission` rule, as without a server, never left waiting for
+        a client that may not be looking."""
+        turn = _Turn(next(self._numbers), text, client, rule)
         await self._turns.put(turn)
         return await asyncio.shield(turn.done)
 
@@ -218,11 +240,14 @@ class LiveSession:
         )
         return True
 
-    async def cancel(self) -> None:
-        """Interrupt the running turn (it ends with stop reason `cancelled`); a question
-        waiting is denied."""
+    async def cancel(self, client: str | None = None) -> None:
+        """Interrupt the running turn (it ends with stop reason `cancelled`), saying that
+        `client` did (`cancelled`); a question waiting is denied."""
+        if self._running is None:
+            return
+        self._publish({"type": "cancelled", "client": client})
         for request_id in list(self._asked):
-            self.answer(request_id, "deny", None)
+            self.answer(request_id, "deny", client)
         await self.engine.cancel()
 
     async def switch(
@@ -251,19 +276,35 @@ class LiveSession:
             }
         )
 
-    async def close(self) -> None:
-        """End the live session: drop queued prompts, stop its agent, end subscriptions."""
+    async def close(self, reason: str | None = None) -> None:
+        """End the live session: drop queued prompts (each ends with `reason`), stop its
+        agent, end subscriptions (`closed` says `reason`)."""
         if self._closed:
             return
         self._closed = True
+        why = reason or "the session was closed"
         self._worker.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._worker
+        running, self._running = self._running, None
+        if running is not None and not running.done.done():
+            running.done.set_result(self._ended(running, why, 1))
         while not self._turns.empty():
             turn = self._turns.get_nowait()
-            turn.done.set_result(self._ended(turn, "the session was closed", 1))
-        await self.engine.close()
-        self.broadcast.end()
+            turn.done.set_result(self._ended(turn, why, 1))
+        with contextlib.suppress(Exception):  # (an agent that will not stop is not theirs)
+            await self.engine.close()
+        self.broadcast.end(reason)
+
+    def _worker_ended(self, worker: asyncio.Future[None]) -> None:
+        """The worker ended: by `close()`, or by failing itself (then the session closes,
+        saying why: no prompt waits for a worker that is gone)."""
+        if worker.cancelled() or self._closed:
+            return
+        error = worker.exception()
+        said = f"internal error: {error_line(error)}" if error is not None else "its worker ended"
+        _log(f"live session {self.session_id} closed: {said}", error)
+        self._on_closed(self, f"the server closed it: {said}")
 
     async def _idle(self) -> None:
         while self.busy:
@@ -278,12 +319,13 @@ class LiveSession:
             finally:
                 self._running = None
                 self.broadcast.turn_begins()
-            turn.done.set_result(ended)
+            if not turn.done.done():
+                turn.done.set_result(ended)
             # A moment later: starting an agent holds the loop for ~20 ms (its walls), and
             # the turn's clients are told it ended first.
             asyncio.get_running_loop().call_later(0.2, self._first_turn_over)
             if not self.clients and not self.busy:
-                self._on_closed(self)
+                self._on_closed(self, None)
 
     async def _run(self, turn: _Turn) -> Event:
         self.broadcast.turn_begins()
@@ -306,6 +348,9 @@ class LiveSession:
             return self._ended(turn, str(e), e.exit_code)
         except OSError as e:  # a full or read-only disk: as `chat` says it
             return self._ended(turn, f"cannot write {e.filename or 'a file'}: {e.strerror}", 1)
+        except Exception as e:  # a bug: this turn fails, saying so; the session goes on
+            _log(f"live session {self.session_id}: turn {turn.number} failed", e)
+            return self._ended(turn, f"internal error: {error_line(e)}", 1)
         return self._ended(turn, None, turn_exit(stop, failed))
 
     def _ended(self, turn: _Turn, error: str | None, code: int) -> Event:
@@ -350,6 +395,9 @@ class LiveSession:
         self.broadcast.publish(data)
 
     async def _ask(self, request: PermissionRequested) -> Answer | Refusal:
+        turn = self._running
+        if turn is not None and turn.rule is not None:
+            return self._by_rule(request, turn)
         waiting: asyncio.Future[Answer | Refusal] = asyncio.get_running_loop().create_future()
         self._asked[request.id] = waiting
         self._publish(
@@ -365,3 +413,20 @@ class LiveSession:
             return await waiting
         finally:
             self._asked.pop(request.id, None)
+
+    def _by_rule(self, request: PermissionRequested, turn: _Turn) -> Answer:
+        """The answer of `turn`'s own rule, said to every client as its client's answer."""
+        answer: Answer = "allow" if turn.rule == "allow" else "deny"
+        if turn.rule == "ask":  # (as the engine's gate says it where nobody can answer)
+            self._event(Notice(message=unanswered(request.title), level="warning"))
+        said = {"id": request.id, "answer": answer, "client": turn.client}
+        self._publish({"type": "permission_answered", **said})
+        return answer
+
+
+def _log(what: str, error: BaseException | None) -> None:
+    """Say in the server's log (its stderr) what failed, with the traceback."""
+    sys.stderr.write(f"avatar server: {what}\n")
+    if error is not None:
+        traceback.print_exception(error, file=sys.stderr)
+    sys.stderr.flush()

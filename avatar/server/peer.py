@@ -10,7 +10,23 @@ import struct
 from collections.abc import AsyncIterator
 from typing import Any
 
-from avatar.server.protocol import decode, encode
+from avatar.server.protocol import ProtocolError, decode, encode
+
+
+async def read_frame(reader: asyncio.StreamReader) -> bytes:
+    """The next frame's line from `reader`, however long (b"" at the end): a stream's
+    `readline()` stops at its buffer's limit (64 KiB) and raises; this reads past it, piece by
+    piece, so that the buffer's flow control still holds while a large frame comes."""
+    pieces: list[bytes] = []
+    while True:
+        try:
+            pieces.append(await reader.readuntil(b"\n"))
+        except asyncio.IncompleteReadError as e:  # the end, maybe after a last piece
+            pieces.append(e.partial)
+        except asyncio.LimitOverrunError as e:
+            pieces.append(await reader.readexactly(e.consumed))
+            continue
+        return b"".join(pieces)
 
 
 class Peer:
@@ -30,16 +46,27 @@ class Peer:
         self.writer.write(encode(frame))
 
     async def frames(self) -> AsyncIterator[dict[str, Any]]:
-        """The frames the client sends, until it closes its end."""
+        """The frames the client sends, until it closes its end (one it sends that is not a
+        frame is answered with an error saying why, and skipped)."""
         while True:
-            line = await self.reader.readline()
-            if not line:
-                self.gone = True
+            frame = await self.next_frame()
+            if frame is None:
                 return
-            try:
-                yield decode(line)
-            except ValueError:
-                self.send({"error": "not a JSON object", "exit": 2})
+            if frame:
+                yield frame
+
+    async def next_frame(self) -> dict[str, Any] | None:
+        """The next frame the client sends; None when it has closed its end, `{}` (and an
+        error sent to it) when what it sent is not a frame."""
+        line = await read_frame(self.reader)
+        if not line:
+            self.gone = True
+            return None
+        try:
+            return decode(line)
+        except ProtocolError as e:
+            self.send({"error": str(e), "exit": 2})
+            return {}
 
 
 def peer_creds(sock: socket.socket) -> tuple[int, int]:

@@ -4,13 +4,23 @@ The socket is `$XDG_RUNTIME_DIR/avatar/server.sock`, else `/tmp/avatar-<uid>/ser
 directory of the user's, 0700, and the socket in it 0600. A directory found there that is not
 the user's own, or open to others, is refused (someone else could listen in its place).
 
-Frames are JSON objects, one per line (UTF-8). A client opens with a request naming its `op`:
+Frames are JSON objects, one per line (UTF-8; a newline inside a string is escaped, so a line
+ends a frame whatever it holds), of any size: both ends read a line whole however long it is
+(`avatar.server.peer.read_frame`, `avatar.server.client.Connection`), so a megabyte prompt or
+a conversation's history travels as one frame. A line that is not a JSON object is answered
+with an error frame saying so (`ProtocolError`), never a silent hang-up. A client opens with a
+request naming its `op`:
 
-- `{"op": "run", "argv": [...], "cwd": ..., "env": {...}, "tty": [in, out, err],
-  "columns": N}`: run an `avatar` command in the server as this process would have. The
-  server answers with `{"out": text}` / `{"err": text}` chunks and ends with `{"exit": code}`,
-  or at once `{"fallback": true}`: the command is not one it runs, the client runs it itself
-  (with `"notice"`: why, for the client to say).
+- `{"op": "run", "argv": [...], "cwd": ..., "env": {...}, "names": [...], "tty": [in, out,
+  err], "columns": N}`: run an `avatar` command in the server as this process would have.
+  `env` holds the variables always carried, `names` the names of the client's other
+  variables (`avatar.server.environment`). The server may first ask `{"env?": [names]}` (the
+  variables of those the providers declare: the client answers `{"env": {...}}`) and, for a
+  command that reads its stdin whole (`chat -`), `{"stdin?": true}` (the client answers
+  `{"stdin": text}`, all of it). It answers with `{"out": text}` / `{"err": text}` chunks and
+  ends with `{"exit": code}` (and `"error"`: a one-line reason, when the server failed), or at
+  once `{"fallback": true}`: the command is not one it runs, the client runs it itself (with
+  `"notice"`: why, for the client to say).
   While it runs the client may send `{"op": "cancel"}` (Ctrl-C);
 - `{"op": "ps"}`: `{"live": [LiveInfo dict, ...]}`;
 - `{"op": "attach", "ref": id, "client": name}`: `{"ok": {...LiveInfo}}` or `{"error": ...}`,
@@ -60,9 +70,18 @@ def encode(frame: dict[str, Any]) -> bytes:
     return text.encode("utf-8", "surrogateescape") + b"\n"
 
 
-def decode(line: bytes) -> dict[str, Any]:
-    """The frame a line carries; ValueError when it is not a JSON object."""
-    frame = json.loads(line.decode("utf-8", "surrogateescape"))
+class ProtocolError(ValueError):
+    """A line that is not a frame; its message says why, in one line."""
+
+
+def decode(line: bytes, what: str = "a request") -> dict[str, Any]:
+    """The frame a line carries; a ProtocolError saying why when it is not a JSON object
+    (`what`: what the line was, for the message)."""
+    try:
+        frame = json.loads(line.decode("utf-8", "surrogateescape"))
+    except json.JSONDecodeError as e:
+        where = f"line {e.lineno}, column {e.colno}"
+        raise ProtocolError(f"{what} that is not JSON: {e.msg} ({where})") from None
     if not isinstance(frame, dict):
-        raise ValueError("a frame is a JSON object")
+        raise ProtocolError(f"{what} that is not a JSON object")
     return frame

@@ -31,14 +31,16 @@ from avatar.core.events import (
 from avatar.engine.engine import Engine
 from avatar.engine.numbers import Numbers
 from avatar.engine.status import EngineStatus
+from avatar.server.peer import read_frame
 from avatar.server.protocol import decode, encode, socket_path
+from avatar.server.shared import answer_of
 from avatar.sessions.types import ToolCall, TranscriptMessage
 
 if TYPE_CHECKING:
     from avatar.core.prompts import Prompt
     from avatar.engine.open_session import OpenSession
     from avatar.library.worktrees import Worktree
-    from avatar.policy.permissions import PermissionHandler
+    from avatar.policy.permissions import Answer, PermissionHandler, Refusal
 
 _END = object()
 
@@ -48,6 +50,11 @@ def _switched(data: dict[str, Any]) -> str:
     who = data.get("client") or "another client"
     then = "; the next prompt hands it the conversation" if data.get("handoff") else ""
     return f"{who} switched this session to {data.get('provider')}{then}"
+
+
+class NotSent(AvatarError):
+    """A prompt the server did not answer (it had stopped, or stopped before the turn
+    ended): the client keeps it, to send again."""
 
 
 def _error(message: str, code: int) -> AvatarError:
@@ -62,7 +69,9 @@ class RemoteEngine(Engine):
 
     started: SessionStarted | None = None  #: how the live session was opened
     _writer: asyncio.StreamWriter | None = None
-    _others = False  # the running turn is another client's
+    _others: str | None = None  # the client whose turn runs, when it is another's
+    #: Why the live session is no longer reachable from here (None while it is).
+    gone: str | None = None
     #: The model and the numbers of the process that runs the session, as it last sent them
     #: (at the attach, then at each turn's end): one source for every client and `ps`.
     _model: str | None = None
@@ -78,7 +87,7 @@ class RemoteEngine(Engine):
         except OSError:
             raise AvatarError("no server is running (avatar serve starts one)") from None
         self._send({"op": "attach", "ref": ref, "client": client})
-        first = decode(await reader.readline() or b"{}")
+        first = decode(await read_frame(reader) or b"{}", "a frame")
         if "ok" not in first:
             raise _error(first.get("error", "the server refused"), int(first.get("exit", 1)))
         self.client = client or f"attach:{os.getpid()}"
@@ -92,8 +101,10 @@ class RemoteEngine(Engine):
         self._turn: asyncio.Queue[Any] = asyncio.Queue()
         self._mine = False  # the running turn is this client's
         self._asking: dict[str, asyncio.Future[Any]] = {}
+        self._verdicts: dict[str, asyncio.Future[tuple[str, str | None]]] = {}
+        self._settled: set[str] = set()  # questions answered here through `settle()`
         self._reader = reader
-        self._ended = False  # the session ended (`closed`), before the connection did
+        self._leaving = False  # this client detaches (`close()`): no news of it
         return [
             TranscriptMessage(
                 role=m["role"],
@@ -114,20 +125,34 @@ class RemoteEngine(Engine):
         self._writer.write(encode(frame))
 
     async def _read(self, reader: asyncio.StreamReader) -> None:
-        while line := await reader.readline():
-            data = decode(line).get("event")
-            if isinstance(data, dict):
-                self._dispatch(data)
+        with contextlib.suppress(OSError, ValueError):
+            while line := await read_frame(reader):
+                data = decode(line, "a frame").get("event")
+                if isinstance(data, dict):
+                    self._dispatch(data)
         self._deliver_finished()
-        if not self._ended:
-            self._emit(Notice(message="the server ended this session", level="warning"))
+        if self.gone is None and not self._leaving:
+            self.gone = "the server is gone"
+            said = "the connection to the server ended (it stopped or was killed)"
+            self._emit(
+                Notice(message=f"{said}: this session is no longer live here", level="warning")
+            )
+        self._end_waiting()
+
+    def _end_waiting(self) -> None:
+        """Nothing more comes: the turn waited for ends, and so do answers waiting for the
+        server's word."""
         self._turn.put_nowait(_END)
+        for verdict in self._verdicts.values():
+            if not verdict.done():
+                verdict.set_result(("", None))
+        self._verdicts.clear()
 
     def _dispatch(self, data: dict[str, Any]) -> None:
         kind = data["type"]
         if kind == "turn_started":
             self._mine = data["client"] == self.client
-            self._others = not self._mine
+            self._others = None if self._mine else str(data["client"])
             if not self._mine:
                 self._emit(UserMessage(text=f"({data['client']}) {data['prompt']}"))
         elif kind == "turn_ended":
@@ -135,21 +160,23 @@ class RemoteEngine(Engine):
             self._deliver_finished()  # (its end line shows the figures just come)
             if self._mine:
                 self._turn.put_nowait(data)
-            self._mine = self._others = False
+            self._mine, self._others = False, None
         elif kind == "permission_asked":
             self._ask(data)
         elif kind == "permission_answered":
-            asking = self._asking.pop(str(data["id"]), None)
-            if asking is not None and data["client"] != self.client:
-                asking.cancel()
-                who = data["client"] or "the server"
-                self._emit(Notice(message=f"{who} answered {data['answer']}"))
+            self._answered(data)
+        elif kind == "cancelled":
+            if data.get("client") != self.client:
+                who = data.get("client") or "the server"
+                self._emit(Notice(message=f"{who} interrupted the turn"))
         elif kind == "switched":
             self._emit(Notice(message=_switched(data)))
         elif kind == "closed":
-            self._ended = True
-            self._emit(Notice(message="this live session has ended", level="warning"))
-            self._turn.put_nowait(_END)
+            why = data.get("reason")
+            self.gone = why or "the session has ended"
+            said = f"{why}: this live session has ended" if why else "this live session has ended"
+            self._emit(Notice(message=said, level="warning"))
+            self._end_waiting()
         else:
             try:
                 event = event_from_dict(data)
@@ -191,7 +218,11 @@ class RemoteEngine(Engine):
         self._asking[request.id] = asking
 
         def answered(task: asyncio.Future[Any]) -> None:
-            if task.cancelled() or self._asking.pop(request.id, None) is None:
+            self._asking.pop(request.id, None)
+            if task.cancelled() or task.exception() is not None:
+                return
+            if request.id in self._settled:  # (sent by `settle`)
+                self._settled.discard(request.id)
                 return
             answer = task.result()
             text = answer if isinstance(answer, str) else getattr(answer, "reason", "deny")
@@ -199,6 +230,41 @@ class RemoteEngine(Engine):
                 self._send({"op": "answer", "id": request.id, "answer": text})
 
         asking.add_done_callback(answered)
+
+    def _answered(self, data: dict[str, Any]) -> None:
+        """A question was answered (here or elsewhere): the answer waiting for the server's
+        word gets it; a menu still open here is withdrawn, saying who answered."""
+        request_id, who = str(data["id"]), data.get("client")
+        verdict = self._verdicts.pop(request_id, None)
+        if verdict is not None and not verdict.done():
+            verdict.set_result((str(data["answer"]), who))
+            return
+        asking = self._asking.pop(request_id, None)
+        if asking is not None and who != self.client:
+            asking.cancel()
+            self._emit(Notice(message=f"{who or 'the server'} answered {data['answer']}"))
+
+    async def settle(
+        self, request_id: str, answer: Answer | Refusal
+    ) -> tuple[Answer | Refusal, str | None]:
+        """Send this client's `answer` to the question `request_id` and wait for the server's
+        word: the answer that applies (the first the session took: exactly one does) and,
+        when it is another client's, who gave it (None: this one's). Every client shows the
+        same answer so."""
+        text = answer if isinstance(answer, str) else answer.reason
+        verdict: asyncio.Future[tuple[str, str | None]]
+        verdict = asyncio.get_running_loop().create_future()
+        self._verdicts[request_id] = verdict
+        self._settled.add(request_id)
+        try:
+            self._send({"op": "answer", "id": request_id, "answer": text})
+        except AvatarError:
+            self._verdicts.pop(request_id, None)
+            return answer, None
+        said, who = await verdict
+        if not said or who == self.client:
+            return answer, None
+        return answer_of(said), who or "the server"
 
     # ----- the open session, on the server ------------------------------------------------
 
@@ -235,11 +301,14 @@ class RemoteEngine(Engine):
             if prompt.images:
                 raise UsageError("images go to a live session from the process that opened it")
             prompt = prompt.text
-        self._send({"op": "prompt", "text": prompt})
+        try:
+            self._send({"op": "prompt", "text": prompt})
+        except AvatarError:
+            raise NotSent(f"{self.gone or 'the server is gone'}: the prompt was not sent") from None
         while True:
             item = await self._turn.get()
             if item is _END:
-                return
+                raise NotSent(f"{self.gone or 'the server is gone'} before the turn ended")
             if isinstance(item, dict):  # its `turn_ended`
                 if item.get("error"):
                     raise _error(item["error"], int(item.get("exit", 1)))
@@ -254,6 +323,11 @@ class RemoteEngine(Engine):
     def turn_elsewhere(self) -> bool:
         """True while another client's turn runs on the live session (Ctrl-C here
         interrupts it)."""
+        return self._others is not None
+
+    @property
+    def turn_client(self) -> str | None:
+        """The client whose turn runs, when it is another's (the status line says so)."""
         return self._others
 
     async def cancel(self) -> None:
@@ -263,6 +337,7 @@ class RemoteEngine(Engine):
 
     async def close(self) -> None:
         """Detach (the session lives on for its other clients)."""
+        self._leaving = True
         if self._writer is not None:
             self._writer.close()
             with contextlib.suppress(ConnectionError):

@@ -29,8 +29,9 @@ from avatar.policy.confined import confined_more
 from avatar.server.attaching import attach
 from avatar.server.hosted import host
 from avatar.server.hub import Hub
-from avatar.server.peer import Peer, peer_creds, peer_pidfd
-from avatar.server.protocol import decode, socket_path
+from avatar.server.peer import Peer, peer_creds, peer_pidfd, read_frame
+from avatar.server.protocol import ProtocolError, decode, socket_path
+from avatar.server.shared import error_line
 
 #: What a client inside avatar's walls is told (`avatar.policy.confined`).
 WALLED = "the server serves no process inside avatar's walls"
@@ -171,11 +172,17 @@ class Server:
             return
         self._connections += 1
         try:
-            first = await reader.readline()
+            first = await read_frame(reader)
             if first:
                 await self._handle(decode(first), peer)
-        except (ConnectionError, ValueError):
+        except ProtocolError as e:
+            peer.send({"error": str(e), "exit": 2})
+        except ConnectionError:
             pass
+        except Exception as e:  # a bug: said to the client in one line, and the server goes on
+            if os.environ.get("AVATAR_DEBUG"):
+                raise
+            peer.send({"error": f"internal error in the server: {error_line(e)}", "exit": 1})
         finally:
             self._connections -= 1
             self._idle_since = time.monotonic()
@@ -196,7 +203,7 @@ class Server:
         """One line for a walled peer; a command it asked for runs in its own process (within
         its walls), as if no server ran."""
         with contextlib.suppress(ConnectionError, ValueError, TimeoutError):
-            first = await asyncio.wait_for(peer.reader.readline(), 10)
+            first = await asyncio.wait_for(read_frame(peer.reader), 10)
             if first and decode(first).get("op") == "run":
                 peer.send({"fallback": True, "notice": WALLED})
             else:

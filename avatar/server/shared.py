@@ -22,7 +22,15 @@ State = Literal["idle", "turn", "permission"]
 Event = dict[str, Any]
 #: The types of the hub's own events (`avatar.server.live`'s docstring): not the agent's.
 HUB_EVENTS = frozenset(
-    {"turn_started", "turn_ended", "permission_asked", "permission_answered", "switched", "closed"}
+    {
+        "turn_started",
+        "turn_ended",
+        "permission_asked",
+        "permission_answered",
+        "switched",
+        "cancelled",
+        "closed",
+    }
 )
 
 
@@ -77,21 +85,29 @@ class Shared(Protocol):
         question waiting among them), taken at one moment so that nothing is shown twice or
         missed."""
 
-    async def prompt(self, text: str, client: str) -> Event:
-        """Queue `text` as a turn after the others; its `turn_ended` event when it ended."""
+    async def prompt(self, text: str, client: str, rule: str | None = None) -> Event:
+        """Queue `text` as a turn after the others; its `turn_ended` event when it ended
+        (`rule`: see `LiveSession.prompt`)."""
 
     def answer(self, request_id: str, answer: Answer | Refusal, client: str | None) -> bool:
         """Answer the permission question `request_id`; False when it was answered
         already (the first answer wins) or never asked."""
 
-    async def cancel(self) -> None:
-        """Interrupt the running turn."""
+    async def cancel(self, client: str | None = None) -> None:
+        """Interrupt the running turn, saying that `client` did."""
 
     def detach(self, client: str) -> None:
         """`client` leaves; its subscription ends."""
 
-    async def close(self) -> None:
-        """End it for every client (the server stops)."""
+    async def close(self, reason: str | None = None) -> None:
+        """End it for every client (the server stops), saying `reason`."""
+
+
+def error_line(error: BaseException) -> str:
+    """An unexpected exception in one line (`internal error: …` follows it): its kind and the
+    first line of its message."""
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
 
 
 def turn_exit(stop: str, failed: bool) -> int:

@@ -2,7 +2,7 @@
 ACP agent that asks permission on every prompt (issue 24): a question asked during another
 client's turn shows in the attached REPL as the menu and is answered there with one key (the
 agent reads the answer); one answered from another client withdraws the menu, saying who
-answered."""
+answered; a chat's question is answered by the chat's own --permission (issue 32)."""
 
 from __future__ import annotations
 
@@ -57,13 +57,19 @@ def test_a_permission_question_is_answered_in_the_attached_repl_or_elsewhere(
                 term.wait_for(r"\[permission: no\]")
             term.keys("C-l")  # (a clear screen: the menus below are the next questions')
             term.wait_gone(r"keep it open")
+            # A chat answers its own questions by its own --permission, as without a server
+            # (it never waits for a terminal that may not be looking): no menu here.
             chat = start(env, cwd, "-p", "fake", "chat", "--resume", sid, "may I")
-            term.wait_for(MENU)  # the chat's question, in the attached terminal
-            term.keys("y")
             out, err = chat.communicate(timeout=60)
             assert chat.returncode == 0, err
-            assert "[permission: yes]" in out  # the agent got the answer typed here
+            assert "[permission: no]" in out and "nobody can answer" in err
+            term.wait_for(r"reply \d+ to 'may I' .*\[permission: no\]")
+            # The question of another client that can answer comes here as the menu.
+            other.sendall(json.dumps({"op": "prompt", "text": "me too?"}).encode() + b"\n")
+            term.wait_for(MENU)
+            term.keys("y")
             term.wait_for(r"→ allowed", timeout=10)  # the menu says what was answered
+            term.wait_for(r"reply \d+ to 'me too\?' .*\[permission: yes\]")  # the agent got it
             # Answered from another client: the menu here is withdrawn, saying who answered.
             term.type("and again")
             asked, prompt = None, None
@@ -79,6 +85,6 @@ def test_a_permission_question_is_answered_in_the_attached_repl_or_elsewhere(
             other.sendall(b"\n")
             screen = term.wait_for(r"other answered deny")
             screen = term.wait_for(r"reply \d+ to 'and again' .*\[permission: no\]")
-            assert re.search(r"reply \d+ to 'may I' .*\[permission: yes\]", screen), screen
+            assert re.search(r"reply \d+ to 'me too\?' .*\[permission: yes\]", screen), screen
         keeper.wait(30)
         other.close()

@@ -36,6 +36,9 @@ from tests.support.served import (
 
 pytestmark = pytest.mark.timeout(120)
 NOBODY = 65534
+#: A turn that runs ~10 s unless cancelled, and stops within half a second when it is: long
+#: enough for a loaded machine's `ps` to see it running, short to cancel.
+_LONG_TURN = {"chunk_delay": 0.5, "chunks": 20}
 
 
 def _wait_for(predicate: object, timeout: float = 30) -> None:
@@ -113,7 +116,7 @@ def test_one_server_per_user(agent_home: AgentHome, avatar_env: dict[str, str]) 
 def test_stop_ends_the_server_and_every_agent_it_started(
     agent_home: AgentHome, avatar_env: dict[str, str]
 ) -> None:
-    write_fake_provider(agent_home, chunk_delay=1.0)
+    write_fake_provider(agent_home, **_LONG_TURN)
     state = str(agent_home.root / "fake-state")
     with serving(avatar_env, agent_home.workdir) as server:
         chat = start(avatar_env, agent_home.workdir, "-p", "fake", "chat", "take your time")
@@ -126,7 +129,7 @@ def test_stop_ends_the_server_and_every_agent_it_started(
         agents = processes_with(state)
         assert agents, "the fake agent runs"
         stopped = avatar(avatar_env, agent_home.workdir, "serve", "--stop")
-        # It returns once the server let go, not when the pid is reaped: this test, its
+        # It returns once the server has ended, not when the pid is reaped: this test, its
         # parent, has not waited for it yet, so it is still there, ended (a zombie).
         assert Path(f"/proc/{server.pid}/stat").read_text().split(") ")[1][0] == "Z"
         assert stopped.returncode == 0, stopped.stderr
@@ -238,7 +241,7 @@ def test_a_chat_through_the_server_loads_no_sdk_pydantic_or_click(
 def test_ctrl_c_on_a_chat_through_the_server_cancels_its_turn(
     agent_home: AgentHome, avatar_env: dict[str, str]
 ) -> None:
-    write_fake_provider(agent_home, chunk_delay=1.0)
+    write_fake_provider(agent_home, **_LONG_TURN)
     cwd = agent_home.workdir
     with serving(avatar_env, cwd):
         chat = start(avatar_env, cwd, "-p", "fake", "chat", "take your time")

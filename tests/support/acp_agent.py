@@ -36,8 +36,11 @@ off by default):
   opened (new or loaded), unasked, once the open is answered (``banner_delay`` seconds later),
   as a start-up banner;
 - ``auth_method``: refuse ``session/new`` until ``authenticate`` with that method id;
-- ``crash_on_new``: exit during ``session/new``;
-- in a prompt: ``crash`` (send a chunk, print to stderr, exit 3), ``stderr_flood`` (bytes
+- ``crash_on_new``: exit during ``session/new``; ``new_delay``: seconds it takes to answer
+  ``session/new`` (a slow agent);
+- in a prompt: ``crash`` (send a chunk, print to stderr, exit 3), ``raise_on`` (a prompt
+  holding this text: send a chunk, then raise, so the SDK answers the prompt with an internal
+  error while the agent lives on), ``stderr_flood`` (bytes
   written to stderr first), ``permission`` (ask, report the option chosen), ``edit`` (an
   agent that edits files itself, as codex does: announce a tool call ``{"kind", "path",
   "text", "announce"}`` — with ``announce`` its facts come in a ``tool_call`` update and the
@@ -133,6 +136,7 @@ class FakeConfig:
     state_dir: str | None = None
     lazy_state: bool = False
     new_error: int | None = None
+    new_delay: float = 0.0
     load_error: int | None = None
     resume_error: int | None = None
     list_error: int | None = None
@@ -146,6 +150,7 @@ class FakeConfig:
     replay_gap: float = 0.0
     auth_method: str | None = None
     crash: bool = False
+    raise_on: str | None = None
     crash_on_new: bool = False
     stderr_flood: int = 0
     permission: bool = False
@@ -327,6 +332,8 @@ class FakeAgent:
             mcp_servers=mcp_servers or [],
         )
         self._check_auth()
+        if self.config.new_delay:
+            await asyncio.sleep(self.config.new_delay)
         if self.config.new_error is not None:
             raise self._refusal(self.config.new_error, "new session")
         if self.config.crash_on_new:
@@ -519,6 +526,12 @@ class FakeAgent:
             sys.stderr.write("fake agent: about to crash\nfake agent: fatal: out of cheese\n")
             sys.stderr.flush()
             os._exit(3)
+        if c.raise_on and c.raise_on in text:
+            await self._update(
+                session_id,
+                AgentMessageChunk(session_update="agent_message_chunk", content=_text("partial ")),
+            )
+            raise RuntimeError("the fake agent tripped inside the turn")
         if c.stderr_flood:
             line = b"x" * 1023 + b"\n"
             for _ in range(c.stderr_flood // len(line)):

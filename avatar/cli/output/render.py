@@ -28,6 +28,15 @@ def session_line(event: SessionStarted) -> str:
     return f"session: {event.session_id} ({event.provider}, {event.how})"
 
 
+def error_line(event: Error) -> str:
+    """The one line an `Error` event is shown as (`avatar: MESSAGE (LAST LINE OF DETAIL)`)."""
+    detail = ""
+    if event.detail:
+        last = event.detail.strip().splitlines()
+        detail = f" ({last[-1].strip()})" if last else ""
+    return f"avatar: {event.message}{detail}"
+
+
 class LineRenderer:
     """Renders events as lines; with `json_out`, one JSON event per stdout line instead."""
 
@@ -54,6 +63,10 @@ class LineRenderer:
 
     def on_event(self, event: BaseEvent) -> None:
         """Render one event."""
+        # (one line once: an agent's death can reach a joined chat's turn twice)
+        repeated = isinstance(event, Error) and any(
+            error_line(said) == error_line(event) for said in self.errors
+        )
         if isinstance(event, Error):
             self.errors.append(event)
         if isinstance(event, TurnFinished):
@@ -74,12 +87,8 @@ class LineRenderer:
             self._at_line_start = event.text.endswith("\n")
         elif isinstance(event, Notice):
             self._say(f"notice: {event.message}")
-        elif isinstance(event, Error):
-            detail = ""
-            if event.detail:
-                last = event.detail.strip().splitlines()
-                detail = f" ({last[-1].strip()})" if last else ""
-            self._say(f"avatar: {event.message}{detail}")
+        elif isinstance(event, Error) and not repeated:
+            self._say(error_line(event))
         elif isinstance(event, ToolCallStarted):
             self._tools[event.id] = event.title or event.name
             self._say(f"tool: {event.title or event.name}")

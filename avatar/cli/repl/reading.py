@@ -26,6 +26,17 @@ async def read_terminal(repl: Repl) -> None:
     from avatar.cli.repl.prompt import make_prompt
 
     prompt = make_prompt(repl)
+
+    def put_back(text: str) -> bool:
+        buffer = prompt.default_buffer
+        if buffer.text:
+            return False
+        buffer.insert_text(text)
+        prompt.app.invalidate()
+        return True
+
+    repl.put_back = put_back
+
     back: list[str] = []  # lines put back while no prompt ran (after Ctrl-C), for the next
 
     def refill(lines: list[str]) -> None:
@@ -77,6 +88,7 @@ async def keep_moving(repl: Repl, app: Application[str]) -> None:
     while True:
         await asyncio.sleep(TICK)
         busy = repl.busy or repl.permission is not None or bool(repl.screen.pending)
+        busy = busy or repl.engine.turn_elsewhere  # (another client's turn: its status too)
         if app.is_running and (busy or moving):
             app.invalidate()
         moving = busy

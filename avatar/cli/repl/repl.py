@@ -84,6 +84,8 @@ class Repl:
         self._reopened = False  # a session was resumed: show where it was, once opened
         self._commands: dict[str, list[str]] = {}  # each provider's own slash commands
         self.hosting: Hosting | None = None  # the session as listed with the server
+        #: Puts text back in an empty input line (True), set by the terminal's reader.
+        self.put_back: Callable[[str], bool] | None = None
         #: Puts queued lines an interrupt stopped back into the input box (the terminal's
         #: prompt sets it; None without one).
         self.refill: Callable[[list[str]], None] | None = None
@@ -201,10 +203,25 @@ class Repl:
             answer = await self.permission
         finally:
             self.permission = None
+        answer, who = await self._settled(request, answer)
         if not allows(answer):
             self.screen.refused(request.id)
-        self.say(menu.said(answer, request, edit), "dim")
+        self.say(
+            menu.said(answer, request, edit) + (f" ({who} answered first)" if who else ""), "dim"
+        )
         return answer
+
+    async def _settled(
+        self, request: PermissionRequested, answer: Answer | Refusal
+    ) -> tuple[Answer | Refusal, str | None]:
+        """The answer that applies, and who gave it when it was not this REPL: on a live
+        session attached to, the session's word (two clients answering at once: the first it
+        took, shown alike on both); here, the answer given."""
+        from avatar.server.remote import RemoteEngine
+
+        if isinstance(self.engine, RemoteEngine):
+            return await self.engine.settle(request.id, answer)
+        return answer, None
 
     def answer_permission(self, text: str) -> bool:
         """Answer a pending permission question with a typed line: a word of the menu, or
@@ -269,8 +286,11 @@ class Repl:
         ]
         if self.mode != menu.MODES[0]:  # (ask, the default, goes without saying)
             parts.append(Part(f"{self.mode} mode", HINT))
+        gone, elsewhere = _live_elsewhere(self.engine)
         if self.permission is not None:
             parts.append(Part("answer: y / a / n", HINT))
+        elif gone is not None:
+            parts.append(Part(f"{gone}: Ctrl-D leaves", HINT))
         elif self.shell.offered is not None:
             parts.append(Part("add the output? y / n", HINT))
         elif self.busy:
@@ -283,6 +303,8 @@ class Repl:
             elif quiet > QUIET and self.screen.activity:
                 frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
                 parts.append(Part(f"{frame} {self.screen.activity}… {quiet:.0f}s", ACTIVITY))
+        elif elsewhere is not None:
+            parts.append(Part(f"{elsewhere}'s turn: Ctrl-C interrupts it", HINT))
         else:
             parts.append(Part("idle", HINT))
         import shutil
@@ -318,6 +340,14 @@ class Repl:
                 self.screen.flush()
                 self.say(f"avatar: {e}", "bold red")
                 failed = e
+                if client is None and _not_sent(e):
+                    self.keep_prompt(prompt)
+            except Exception as e:  # a bug ends the turn, said, as a command's does; the
+                if os.environ.get("AVATAR_DEBUG"):  # REPL and what was typed meanwhile go on
+                    raise
+                self.screen.flush()
+                failed = AvatarError(f"internal error: {type(e).__name__}: {e}")
+                self.say(f"avatar: {failed}", "bold red")
         finally:
             self.turn_running = False
             if self.hosting is not None:
@@ -326,6 +356,14 @@ class Repl:
                 f"{self._provider()} " + ("stopped: an error" if failed else "is done")
             )
         await self._next()
+
+    def keep_prompt(self, prompt: str) -> None:
+        """`prompt` was not answered (the server it was sent to is gone): back in the input
+        line when that is empty, else in its history (the up arrow), and said so."""
+        if self.put_back is not None and self.put_back(prompt):
+            self.say("(your prompt is back in the input line)", "dim")
+        else:
+            self.say("(your prompt was kept: the up arrow brings it back)", "dim")
 
     def _provider(self) -> str:
         return self.engine.status().provider or "avatar"
@@ -395,6 +433,8 @@ class Repl:
             self.queued.clear()
             if self.permission is not None and not self.permission.done():
                 self.permission.set_result("deny")
+            if self.hosting is not None and self.turn_running:
+                self.hosting.cancelled()
             # Said at once, and nothing more of the answer is shown: what the agent still
             # sends while it stops is not what was asked for.
             with self.screen.together():
@@ -513,3 +553,21 @@ def _count(items: list[str], noun: str) -> str:
 def _shown(line: str, client: str | None) -> str:
     """A queued line as the REPL shows it: another client's with its name."""
     return f"({client}) {line}" if client is not None else line
+
+
+def _not_sent(error: AvatarError) -> bool:
+    """Whether `error` says a prompt went unanswered because the server it went to is gone
+    (`avatar attach`)."""
+    from avatar.server.remote import NotSent
+
+    return isinstance(error, NotSent)
+
+
+def _live_elsewhere(engine: Engine) -> tuple[str | None, str | None]:
+    """On a live session attached to (`avatar attach`): why it is no longer reachable (None
+    while it is), and whose turn runs when another client's does."""
+    from avatar.server.remote import RemoteEngine
+
+    if not isinstance(engine, RemoteEngine):
+        return None, None
+    return engine.gone, engine.turn_client
