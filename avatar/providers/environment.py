@@ -1,38 +1,22 @@
 """The environment variables each provider declares it reads (providers as data): what a
 client carries to the server for the agents beyond avatar's own (`avatar.server.environment`).
 
-A provider's variables are those its entry names: `env_read` (names, or prefixes ending in
-`*`), `login_env`, the `env:` sources of `model_from`, `mode_env`, the variables its `env` and
-`untrusted_env` set (a user's own value of one is the agent's business too), and the `$VARS`
-in its paths (`state_dirs`, `login_files`, `model_from` …: `CODEX_HOME`, `CLAUDE_CONFIG_DIR`).
+A provider's variables are those its entry names (`avatar.providers.variables.declared`).
 The native agent adds its models' key and base-URL variables (a config model's `api_key_env`
 among them); codex, the variables its own config names as a model provider's key (`env_key`).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from avatar.providers.variables import declared
+
 if TYPE_CHECKING:
     from avatar.core.config import Settings
     from avatar.providers.registry import ProviderSpec
-
-_VAR = re.compile(r"\$(\w+)|\$\{(\w+)\}")
-
-
-def declared(spec: ProviderSpec) -> list[str]:
-    """The variables `spec` declares (see the module docstring): names, and prefixes ending
-    in `*`."""
-    names = [*spec.env_read, *spec.login_env, *spec.env, *spec.untrusted_env]
-    names += [source[4:] for source in spec.model_from if source.startswith("env:")]
-    if spec.mode_env:
-        names.append(spec.mode_env)
-    for path in (*spec.model_from, *spec.login_files, *spec.state_dirs, *spec.state_protected):
-        names += [a or b for a, b in _VAR.findall(path)]
-    return list(dict.fromkeys(names))
 
 
 def wanted(
@@ -42,7 +26,8 @@ def wanted(
     `settings`' native models and `env` (where codex's config is)."""
     entries: list[str] = []
     for spec in specs:
-        entries += declared(spec)
+        names, starts = declared(spec)
+        entries += [*names, *(f"{prefix}*" for prefix in starts)]
         if spec.transport == "native":
             entries += _native(settings)
         if "codex_model_provider" in spec.quirks:
