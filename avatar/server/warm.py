@@ -57,6 +57,14 @@ class _Warm:
         self.task: asyncio.Task[object] | None = None
         self.made = time.monotonic()
         self.bridge: BaseBridge | None = None  # (once started)
+        # Its expiry check, cancelled once it is taken or stopped: a pending timer holds it,
+        # and a thousand one-shots in the minute held a thousand engines.
+        self.timer: asyncio.TimerHandle | None = None
+
+    def cancel_timer(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
 
     def start(self) -> asyncio.Task[object]:
         if self.task is None:
@@ -91,6 +99,7 @@ class WarmAgents:
         warm = self._slots.pop(key, None)
         chosen, said = engine, []
         if warm is not None:
+            warm.cancel_timer()
             started = warm.start()
             with contextlib.suppress(Exception):
                 await started
@@ -101,7 +110,7 @@ class WarmAgents:
             else:
                 self._stop(warm)
         self._slots[key] = made = _Warm(key, engine.twin())
-        asyncio.get_running_loop().call_later(self.others_kept, self._expire, made)
+        self._check_later(made)
         if chosen is not engine and SHARED_PROCESS in engine.registry.spec(key[0]).quirks:
             made.start()
         return chosen, said
@@ -118,12 +127,17 @@ class WarmAgents:
             return  # taken, or stopped already
         kin = [w for w in self._slots.values() if w.key[:2] == warm.key[:2]]
         if max(kin, key=lambda w: w.made) is warm:
-            asyncio.get_running_loop().call_later(self.others_kept, self._expire, warm)
+            self._check_later(warm)
             return
         del self._slots[warm.key]
         self._stop(warm)
 
+    def _check_later(self, warm: _Warm) -> None:
+        warm.timer = asyncio.get_running_loop().call_later(self.others_kept, self._expire, warm)
+
     def _stop(self, warm: _Warm) -> None:
+        warm.cancel_timer()
+
         async def stop() -> None:
             if warm.task is not None:  # (a start under way ends first: then it is stopped)
                 with contextlib.suppress(BaseException):
