@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -154,18 +154,23 @@ async def _ask(peer: Peer, question: dict[str, Any]) -> dict[str, Any]:
 
 async def _declared(peer: Peer, argv: list[str], client: _Client) -> dict[str, str]:
     """The client's variables the providers declare (`avatar.providers.environment`), asked
-    of it: of the names it listed, those the providers of its config read."""
+    of it: of the names it listed, those the providers of its config read. Asked again with
+    the answers in place while that finds more: where codex's config lives (`CODEX_HOME`, one
+    of them) says which key variables its model providers name."""
     config = _option(argv, ("-c", "--config"))
-    with _in_place_of(client):
-        names, prefixes = declared_variables(Path(client.cwd), Path(config) if config else None)
-    asked = [name for name in client.names if matches(name, names, prefixes)]
-    if not asked:
-        return {}
-    answer = await _ask(peer, {"env?": asked})
-    given = answer.get("env")
-    if not isinstance(given, dict):
-        return {}
-    return {str(k): str(v) for k, v in given.items() if k in asked}
+    given: dict[str, str] = {}
+    for _ in range(3):
+        with _in_place_of(client, given):
+            names, prefixes = declared_variables(Path(client.cwd), Path(config) if config else None)
+        asked = [n for n in client.names if n not in given and matches(n, names, prefixes)]
+        if not asked:
+            break
+        answer = await _ask(peer, {"env?": asked})
+        got = answer.get("env")
+        if not isinstance(got, dict):
+            break
+        given.update({str(k): str(v) for k, v in got.items() if k in asked})
+    return given
 
 
 def _option(argv: list[str], names: tuple[str, ...]) -> str | None:
@@ -205,13 +210,14 @@ def _as_client(served: Served, client: _Client) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _in_place_of(client: _Client) -> Iterator[None]:
-    """The process's environment and directory as the client's."""
+def _in_place_of(client: _Client, more: Mapping[str, str] | None = None) -> Iterator[None]:
+    """The process's environment and directory as the client's (with `more` of its variables)."""
     environ, here = dict(os.environ), os.getcwd()
     try:
         os.chdir(client.cwd)
         os.environ.clear()
         os.environ.update(client.env)
+        os.environ.update(more or {})
         yield
     finally:
         os.environ.clear()
