@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Unpack
 
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
+from avatar.core.events import TurnFinished
 from avatar.core.loading import load_class
 from avatar.core.prompts import Prompt
 from avatar.engine.conversation import Conversation
@@ -71,6 +72,9 @@ class Agent:
         self._walls_told: set[str] = set()
         self._next = self._conversation()  # collects what an agent replays while opening
         self._switcher: Switcher | None = None  # (`_switch`: made on the first switch)
+        # A turn's state before its prompt reaches the agent: None (no turn), False (under
+        # way), True (cancelled meanwhile: it ends there, as `cancelled`).
+        self._cancelled_early: bool | None = None
         host.subscribe(lambda event: self._next.replayed(event))
         host.subscribe(self.meter.observe)
 
@@ -306,15 +310,31 @@ class Agent:
         assert self.current is not None
         self.meter.begin_turn()
         checkpoints = self.host.checkpoints  # (the files before and after: for rewind)
-        await checkpoints.before_turn(self.current, Prompt.of(prompt).text)
+        self._cancelled_early = False
         try:
+            await checkpoints.before_turn(self.current, Prompt.of(prompt).text)
+            if self._cancelled_early:  # (a cancel while the files were recorded)
+                checkpoints.abandon()
+                yield TurnFinished(stop_reason="cancelled")
+                return
+            self._cancelled_early = None
             async for event in self.current.send(prompt):
                 self.meter.observe(event)
                 yield event
         except BaseException:
             checkpoints.abandon()  # (stopped from outside: avatar is leaving, not waiting)
             raise
+        finally:
+            self._cancelled_early = None
         await checkpoints.after_turn()
+
+    async def cancel(self) -> None:
+        """`Engine.cancel`: interrupt the running turn; one cancelled before its prompt was
+        sent (the files being recorded for rewind) ends without reaching the agent."""
+        if self._cancelled_early is False:
+            self._cancelled_early = True
+        elif self.current is not None:
+            await self.current.cancel()
 
     async def _reopen_after_death(self) -> None:
         assert self.current is not None

@@ -394,8 +394,8 @@ class Engine:
 
     async def cancel(self) -> None:
         """Interrupt the running turn (it ends with stop reason `cancelled`)."""
-        if self.current is not None:
-            await self.current.cancel()
+        if self._agent is not None:
+            await self._agent.cancel()
 
     @property
     def turn_elsewhere(self) -> bool:
