@@ -41,3 +41,10 @@ def agent_home(tmp_path: Path, model_server: FakeModelServer) -> AgentHome:
 def avatar_env(agent_home: AgentHome) -> dict[str, str]:
     """Environment for running ``avatar`` in a subprocess (temp AVATAR_HOME, no config)."""
     return build_avatar_env(agent_home)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow modules first (stress, memory, kills: minutes each), so that the workers share
+    them out at the start instead of one worker running the last of them while the others
+    wait; the rest keeps its order."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
