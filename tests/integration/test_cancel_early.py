@@ -12,7 +12,7 @@ import pytest
 from avatar.core.events import BaseEvent, TurnFinished
 from avatar.engine.engine import Engine
 from tests.support.homes import AgentHome, avatar_env
-from tests.support.model_server import FakeModelServer, Reply
+from tests.support.model_server import FakeModelServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
