@@ -245,17 +245,20 @@ def test_ctrl_c_on_a_chat_through_the_server_cancels_its_turn(
     cwd = agent_home.workdir
     with serving(avatar_env, cwd):
         chat = start(avatar_env, cwd, "-p", "fake", "chat", "take your time")
+        requests = agent_home.root / "fake-state" / "requests.jsonl"
         _wait_for(
             lambda: (
                 [s["state"] for s in json.loads(avatar(avatar_env, cwd, "ps", "--json").stdout)]
                 == ["turn"]
             )
         )
+        # The prompt has reached the agent (a cancel before that ends the turn without it:
+        # tests/integration/test_cancel_early.py).
+        _wait_for(lambda: requests.exists() and '"session/prompt"' in requests.read_text())
         chat.send_signal(signal.SIGINT)
         _, err = chat.communicate(timeout=30)
         assert chat.returncode == 130, err  # as without a server
-        log = (agent_home.root / "fake-state" / "requests.jsonl").read_text()
-        assert '"session/cancel"' in log  # the agent was told to stop
+        assert '"session/cancel"' in requests.read_text()  # the agent was told to stop
         _wait_for(  # the chat has left it (it is kept loaded, without clients)
             lambda: (
                 [
