@@ -39,7 +39,7 @@ class _Sessions(Completer):
             yield Completion(s.id, -len(text), display=row(s))
 
 
-HINT = "type to filter · Tab/arrows choose · Enter resumes · Ctrl-C cancels"
+HINT = "type to filter · Tab/↑↓ · Enter resumes · Ctrl-C cancels"
 
 
 async def pick_session(

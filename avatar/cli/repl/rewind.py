@@ -21,16 +21,28 @@ USAGE = "usage: /rewind [N [--files | --conversation]] (N: a turn, as /rewind li
 WHAT = {"both": [], "files": ["--files"], "conversation": ["--conversation"]}
 
 
-def row(turn: Turn, width: int = 44) -> str:
-    """One turn as `/rewind` lists it: number, age, the user's first words, what changed."""
+#: Number and age before the words, and the gap before what changed.
+_FIXED = 3 + 2 + 8 + 2 + 2
+
+
+def row(turn: Turn, columns: int = 100) -> str:
+    """One turn as `/rewind` lists it: number, age, the user's first words, what changed;
+    the words cut so that the line fits `columns` (down to 12 of them)."""
+    summary = turn.summary()
+    width = max(12, min(44, columns - 1 - _FIXED - len(summary)))
     words = turn.prompt if len(turn.prompt) <= width else turn.prompt[: width - 1] + "…"
-    return f"{turn.number:>3}  {ago(turn.at):>8}  {words:<{width}}  {turn.summary()}"
+    return f"{turn.number:>3}  {ago(turn.at):>8}  {words:<{width}}  {summary}"
 
 
-def listing(turns: list[Turn]) -> str:
-    """The turns, first to last, under a line saying what choosing one does."""
-    head = "turns of this session (/rewind N: files and conversation back to before turn N)"
-    return "\n".join([head, *(row(t) for t in turns)])
+def listing(turns: list[Turn], columns: int | None = None) -> str:
+    """The turns, first to last, under a line saying what choosing one does; fitted to
+    `columns` (the terminal's width when not given)."""
+    if columns is None:
+        import shutil
+
+        columns = shutil.get_terminal_size((100, 24)).columns
+    head = "turns of this session (/rewind N: back to before turn N)"
+    return "\n".join([head, *(row(t, columns) for t in turns)])
 
 
 def parse(args: list[str]) -> tuple[int, bool, bool] | None:
@@ -80,12 +92,15 @@ async def pick(repl: ReplHost) -> list[str] | None:
         return None
     repl.say(listing(turns))
     numbers = [str(t.number) for t in reversed(turns)]
-    shown = {str(t.number): row(t) for t in turns}
+    import shutil
+
+    columns = shutil.get_terminal_size((100, 24)).columns
+    shown = {str(t.number): row(t, columns) for t in turns}
     which: PromptSession[str] = PromptSession(
         message="rewind to before turn › ",
         completer=WordCompleter(numbers, display_dict=shown, sentence=True),
         complete_while_typing=False,  # (a menu drawn over the list above would hide it)
-        bottom_toolbar="a turn's number (Tab: the turns to choose from) · Enter · Ctrl-C cancels",
+        bottom_toolbar="a turn's number (Tab lists them) · Enter · Ctrl-C cancels",
     )
     what: PromptSession[str] = PromptSession(
         message="restore [b]oth, [f]iles only or [c]onversation only? › ",
