@@ -9,17 +9,14 @@ pass` plus the client's and the protocol's own start. Also reported: a session o
 
 from __future__ import annotations
 
-import os
 import random
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import ROOT, avatar_exe, row
+from benchmarks.common import ROOT, avatar_exe, row, scratch
 
 #: The target: `avatar acp`'s `initialize` answered within this many times the stub's.
 TARGET = 1.3
@@ -47,19 +44,8 @@ def python_pass() -> float:
 def run(quick: bool) -> list[dict[str, object]]:
     """Time `avatar acp` to its `initialize` answer, and its baselines, in shuffled turns."""
     runs = 11 if quick else 41
-    root = Path(tempfile.mkdtemp(prefix="avatar-bench-acp-face-"))
-    try:
-        (root / "home").mkdir()
-        (root / "proj").mkdir()
-        env = {
-            **os.environ,
-            "HOME": str(root / "home"),
-            "AVATAR_HOME": str(root / "avatar-home"),
-            "AVATAR_CONFIG": str(root / "no-config.yaml"),
-            "OPENAI_API_KEY": "bench",  # (the native agent is chosen; it calls nobody here)
-            "PYTHONPATH": str(ROOT),
-        }
-        proj = root / "proj"
+    # (OPENAI_API_KEY: the native agent is chosen; it calls nobody here)
+    with scratch("acp-face", OPENAI_API_KEY="bench", PYTHONPATH=str(ROOT)) as (proj, env):
         stub = [sys.executable, str(ROOT / "benchmarks" / "acp_stub.py")]
         avatar = [avatar_exe(), "acp"]
         timed = {
@@ -76,8 +62,6 @@ def run(quick: bool) -> list[dict[str, object]]:
         session = statistics.median(
             answered(avatar, env, proj, session=True) for _ in range(3 if quick else 7)
         )
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
     t = {name: statistics.median(values) for name, values in times.items()}
     ratio = t["avatar"] / t["stub"]
     return [

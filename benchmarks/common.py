@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +20,26 @@ ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
 #: Seconds a timed command may take before it is killed (and the benchmark fails).
 TIMEOUT = 120.0
+
+
+@contextlib.contextmanager
+def scratch(name: str, **extra: str) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A project in a fresh temporary home, removed afterwards: (the project, an environment
+    whose HOME and AVATAR_HOME are there and whose config is none, with `extra`)."""
+    root = Path(tempfile.mkdtemp(prefix=f"avatar-bench-{name}-"))
+    try:
+        (root / "home").mkdir()
+        (root / "proj").mkdir()
+        env = {
+            **os.environ,
+            "HOME": str(root / "home"),
+            "AVATAR_HOME": str(root / "avatar-home"),
+            "AVATAR_CONFIG": str(root / "no-config.yaml"),
+            **extra,
+        }
+        yield root / "proj", env
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def avatar_exe() -> str:

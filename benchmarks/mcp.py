@@ -8,15 +8,12 @@ empty project.
 
 from __future__ import annotations
 
-import os
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import ROOT, Command, avatar_exe, interleaved, row
+from benchmarks.common import ROOT, Command, avatar_exe, interleaved, row, scratch
 
 #: The target from start to the `tools/list` answer, in seconds.
 TARGET = 0.300
@@ -39,28 +36,16 @@ def answered(argv: list[str], env: dict[str, str], cwd: Path, call: bool = False
 def run(quick: bool) -> list[dict[str, object]]:
     """Time `avatar mcp` to its tool list, and its baselines, in turns."""
     runs = 7 if quick else 21
-    root = Path(tempfile.mkdtemp(prefix="avatar-bench-mcp-"))
-    try:
-        (root / "home").mkdir()
-        (root / "proj").mkdir()
-        env = {
-            **os.environ,
-            "HOME": str(root / "home"),
-            "AVATAR_HOME": str(root / "avatar-home"),
-            "AVATAR_CONFIG": str(root / "no-config.yaml"),
-            "PYTHONPATH": str(ROOT),
-        }
+    with scratch("mcp", PYTHONPATH=str(ROOT)) as (proj, env):
         stamp = [sys.executable, str(ROOT / "tests" / "support" / "mcp_server.py")]
         times: dict[str, list[float]] = {"base": [], "stamp": [], "avatar": [], "call": []}
         for _ in range(runs):
             base = interleaved({"base": Command([sys.executable, "-c", "pass"])}, 1)["base"]
             times["base"].append(base)
-            times["stamp"].append(answered(stamp, env, root / "proj"))
-            times["avatar"].append(answered([avatar_exe(), "mcp"], env, root / "proj"))
-            call = answered([avatar_exe(), "mcp"], env, root / "proj", call=True)
+            times["stamp"].append(answered(stamp, env, proj))
+            times["avatar"].append(answered([avatar_exe(), "mcp"], env, proj))
+            call = answered([avatar_exe(), "mcp"], env, proj, call=True)
             times["call"].append(call)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
     t = {name: statistics.median(values) for name, values in times.items()}
     base = t["base"]
     return [

@@ -6,41 +6,26 @@ empty `$AVATAR_HOME`, so the figure is the command's fixed cost, not the listing
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
-import tempfile
-from pathlib import Path
 
-from benchmarks.common import Command, avatar_exe, interleaved, row
+from benchmarks.common import Command, avatar_exe, interleaved, row, scratch
 
 
 def run(quick: bool) -> list[dict[str, object]]:
     """Measure start-up against the bare interpreter, interleaved in the same run."""
     runs = 11 if quick else 31
-    root = Path(tempfile.mkdtemp(prefix="avatar-bench-startup-"))
-    try:
-        (root / "home").mkdir()
-        (root / "proj").mkdir()
-        env = {
-            **os.environ,
-            "HOME": str(root / "home"),
-            "AVATAR_HOME": str(root / "avatar-home"),
-            "AVATAR_CONFIG": str(root / "no-config.yaml"),
-        }
+    with scratch("startup") as (proj, env):
         t = interleaved(
             {
                 "base": Command([sys.executable, "-c", "pass"]),
                 "version": Command([avatar_exe(), "--version"]),
                 "help": Command([avatar_exe(), "--help"]),
-                "list": Command([avatar_exe(), "session", "list"], env, root / "proj"),
+                "list": Command([avatar_exe(), "session", "list"], env, proj),
                 # What any click command line on this interpreter pays before its own code.
                 "click": Command([sys.executable, "-c", "import click, pathlib"]),
             },
             runs,
         )
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
     base = t["base"]
     return [
         row("python -c pass (baseline)", base, None, "-", True),
