@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import socket
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, RecordedRequest, Reply
 from tests.support.served import alive, command_line, descendants, serving, socket_of
 from tests.support.tmux import Terminal
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -78,13 +78,6 @@ def _ps(env: dict[str, str], cwd: Path) -> list[dict[str, Any]]:
     return list(json.loads(proc.stdout))
 
 
-def _wait(predicate: Any, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.1)
-
-
 def test_three_processes_on_one_live_session(
     agent_home: AgentHome, model_server: FakeModelServer
 ) -> None:
@@ -97,14 +90,14 @@ def test_three_processes_on_one_live_session(
 
     with serving(env, cwd) as server:
         chat_a = start(env, cwd, "-p", "codex", "chat", "--json", "--resume", sid, PROMPTS[0])
-        _wait(lambda: [s["state"] for s in _ps(env, cwd)] == ["turn"])  # busy
+        wait_until(lambda: [s["state"] for s in _ps(env, cwd)] == ["turn"])  # busy
         watcher = Watcher(socket_of(env), sid)
         with Terminal(["avatar", "attach", sid[:12]], env, cwd) as term:
             term.wait_for(r"answer", timeout=60)  # the turn in progress
             chat_b = start(env, cwd, "-p", "codex", "chat", "--json", "--resume", sid, PROMPTS[1])
-            _wait(lambda: _ps(env, cwd)[0]["queued"] == 1)
+            wait_until(lambda: _ps(env, cwd)[0]["queued"] == 1)
             term.type(PROMPTS[2])
-            _wait(lambda: _ps(env, cwd)[0]["queued"] == 2)
+            wait_until(lambda: _ps(env, cwd)[0]["queued"] == 2)
             out_a, err_a = chat_a.communicate(timeout=120)
             out_b, err_b = chat_b.communicate(timeout=120)
             assert chat_a.returncode == 0, err_a
@@ -115,10 +108,10 @@ def test_three_processes_on_one_live_session(
             assert live[0]["session_id"] == sid
             assert sorted(live[0]["clients"]) == sorted([f"attach:{term.pid()}", "watcher"])
             term.keys("C-d")
-            _wait(term.dead)
+            wait_until(term.dead)
         watcher.close()
         # Its last client gone, the session is kept loaded, without clients (server.kept).
-        _wait(lambda: [s["clients"] for s in _ps(env, cwd)] == [[]])
+        wait_until(lambda: [s["clients"] for s in _ps(env, cwd)] == [[]])
         # Each chat printed its own turn (after what opening the session said): the events the
         # watcher saw of it, in order.
         for proc, out in ((chat_a, out_a), (chat_b, out_b)):

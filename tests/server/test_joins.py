@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,19 +17,13 @@ from tests.integration.test_acp_cli import write_fake_provider
 from tests.support.drive import SESSION_LINE, avatar, start
 from tests.support.homes import AgentHome
 from tests.support.served import serving, socket_of
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(240)
 
 
 def _ps(env: dict[str, str], cwd: Path) -> list[dict[str, Any]]:
     return list(json.loads(avatar(env, cwd, "ps", "--json").stdout))
-
-
-def _wait(predicate: Any, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.1)
 
 
 def _session(env: dict[str, str], cwd: Path) -> str:
@@ -67,7 +60,7 @@ def test_chats_joining_mid_turn_print_only_their_own_answers(
     sid = _session(env, cwd)
     with serving(env, cwd):
         first = start(env, cwd, "-p", "fake", "chat", "--resume", sid, "the first one")
-        _wait(lambda: [s["state"] for s in _ps(env, cwd)] == ["turn"])
+        wait_until(lambda: [s["state"] for s in _ps(env, cwd)] == ["turn"])
         joiners = [
             start(env, cwd, "-p", "fake", "chat", "--resume", sid, f"joiner {n}") for n in range(4)
         ]
@@ -91,7 +84,7 @@ def test_a_chat_joined_to_a_session_a_page_holds_answers_by_its_own_rule(
     cold = avatar({**env, "AVATAR_NO_SERVER": "1"}, cwd, "-p", "fake", "chat", "--resume", sid, "x")
     with serving(env, cwd):
         keeper = start(env, cwd, "-p", "fake", "chat", "--resume", sid, "keep it open")
-        _wait(lambda: [s["state"] for s in _ps(env, cwd)] == ["turn"])
+        wait_until(lambda: [s["state"] for s in _ps(env, cwd)] == ["turn"])
         page = Client(socket_of(env), sid)  # it can answer, and does not
         assert "ok" in page.first
         keeper.communicate(timeout=60)
@@ -118,7 +111,7 @@ def test_a_turn_another_client_interrupts_says_who(
     sid = _session(env, cwd)
     with serving(env, cwd):
         chat = start(env, cwd, "-p", "fake", "chat", "--resume", sid, "take your time")
-        _wait(lambda: [s["state"] for s in _ps(env, cwd)] == ["turn"])
+        wait_until(lambda: [s["state"] for s in _ps(env, cwd)] == ["turn"])
         other = Client(socket_of(env), sid, "attach:4242")
         other.send({"op": "cancel"})
         _, err = chat.communicate(timeout=60)

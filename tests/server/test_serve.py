@@ -33,19 +33,13 @@ from tests.support.served import (
     tcp_listening_inodes,
     terminate,
 )
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(120)
 NOBODY = 65534
 #: A turn that runs ~10 s unless cancelled, and stops within half a second when it is: long
 #: enough for a loaded machine's `ps` to see it running, short to cancel.
 _LONG_TURN = {"chunk_delay": 0.5, "chunks": 20}
-
-
-def _wait_for(predicate: object, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():  # type: ignore[operator]
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
 
 
 def _as_nobody_connect(path: Path) -> str:
@@ -125,7 +119,7 @@ def test_stop_ends_the_server_and_every_agent_it_started(
             ps = avatar(avatar_env, agent_home.workdir, "ps", "--json")
             return [s["state"] for s in json.loads(ps.stdout)] == ["turn"]
 
-        _wait_for(in_a_turn)
+        wait_until(in_a_turn)
         agents = processes_with(state)
         assert agents, "the fake agent runs"
         stopped = avatar(avatar_env, agent_home.workdir, "serve", "--stop")
@@ -246,7 +240,7 @@ def test_ctrl_c_on_a_chat_through_the_server_cancels_its_turn(
     with serving(avatar_env, cwd):
         chat = start(avatar_env, cwd, "-p", "fake", "chat", "take your time")
         requests = agent_home.root / "fake-state" / "requests.jsonl"
-        _wait_for(
+        wait_until(
             lambda: (
                 [s["state"] for s in json.loads(avatar(avatar_env, cwd, "ps", "--json").stdout)]
                 == ["turn"]
@@ -254,12 +248,12 @@ def test_ctrl_c_on_a_chat_through_the_server_cancels_its_turn(
         )
         # The prompt has reached the agent (a cancel before that ends the turn without it:
         # tests/integration/test_cancel_early.py).
-        _wait_for(lambda: requests.exists() and '"session/prompt"' in requests.read_text())
+        wait_until(lambda: requests.exists() and '"session/prompt"' in requests.read_text())
         chat.send_signal(signal.SIGINT)
         _, err = chat.communicate(timeout=30)
         assert chat.returncode == 130, err  # as without a server
         assert '"session/cancel"' in requests.read_text()  # the agent was told to stop
-        _wait_for(  # the chat has left it (it is kept loaded, without clients)
+        wait_until(  # the chat has left it (it is kept loaded, without clients)
             lambda: (
                 [
                     (s["clients"], s["state"])
@@ -285,7 +279,7 @@ def test_a_live_session_is_not_deleted_under_its_clients(
 
     with serving(avatar_env, cwd):
         chat = start(avatar_env, cwd, "-p", "fake", "chat", "take your time")
-        _wait_for(lambda: [s["state"] for s in live()] == ["turn"])
+        wait_until(lambda: [s["state"] for s in live()] == ["turn"])
         session = str(live()[0]["session_id"])
         refused = avatar(avatar_env, cwd, "session", "delete", "--yes", "--forget", session)
         assert refused.returncode == 1
@@ -296,7 +290,7 @@ def test_a_live_session_is_not_deleted_under_its_clients(
         assert session in avatar(avatar_env, cwd, "session", "list", "--all").stdout
         chat.communicate(timeout=30)
         assert chat.returncode == 0
-        _wait_for(lambda: [s["clients"] for s in live()] == [[]])  # (kept, without clients)
+        wait_until(lambda: [s["clients"] for s in live()] == [[]])  # (kept, without clients)
         done = avatar(avatar_env, cwd, "session", "delete", "--yes", "--forget", session)
         assert done.returncode == 0, done.stderr
         assert session not in avatar(avatar_env, cwd, "session", "list", "--all").stdout
