@@ -45,9 +45,9 @@ request but `run` (and `{"fallback": true, "notice": ...}` to that), then the co
 
 from __future__ import annotations
 
-import json
 import os
 
+from avatar.core.quickjson import DecodeError, dumps, loads
 from avatar.core.runtime import socket_dir
 
 # Not `typing` (nor pathlib, socket or signal, whose enums cost more than the rest of a
@@ -66,8 +66,7 @@ def socket_path(env: dict[str, str] | None = None) -> str:
 
 def encode(frame: dict[str, Any]) -> bytes:
     """One frame as the line that carries it."""
-    text = json.dumps(frame, ensure_ascii=False, separators=(",", ":"), default=str)
-    return text.encode("utf-8", "surrogateescape") + b"\n"
+    return dumps(frame).encode("utf-8", "surrogateescape") + b"\n"
 
 
 class ProtocolError(ValueError):
@@ -78,10 +77,9 @@ def decode(line: bytes, what: str = "a request") -> dict[str, Any]:
     """The frame a line carries; a ProtocolError saying why when it is not a JSON object
     (`what`: what the line was, for the message)."""
     try:
-        frame = json.loads(line.decode("utf-8", "surrogateescape"))
-    except json.JSONDecodeError as e:
-        where = f"line {e.lineno}, column {e.colno}"
-        raise ProtocolError(f"{what} that is not JSON: {e.msg} ({where})") from None
+        frame = loads(line.decode("utf-8", "surrogateescape"))
+    except DecodeError as e:
+        raise ProtocolError(f"{what} that is not JSON: {e}") from None
     if not isinstance(frame, dict):
         raise ProtocolError(f"{what} that is not a JSON object")
     return frame
