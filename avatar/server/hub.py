@@ -258,6 +258,7 @@ class Hub:
             await engine.close()
         self._libraries.clear()
         await self.warm.close()
+        await self.agents.close()
 
     @contextlib.contextmanager
     def watched(self) -> Iterator[None]:

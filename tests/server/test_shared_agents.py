@@ -1,8 +1,9 @@
-"""Several sessions on one running ACP agent (`avatar.bridges.acp.shared`), on the fake agent with
-the `shared_process` quirk: the next session of a project opens on the agent that runs (no
-agent started or initialized for it), sessions side by side on it keep their answers and
+"""Several sessions on running ACP agents (`avatar.bridges.acp.shared`), on the fake agent with
+the `shared_process` quirk: the next session of a project opens on an agent that runs (no
+agent started or initialized for it), on one no other session uses when there is one (at
+most two agents of a launch), sessions side by side on one agent keep their answers and
 their permission questions apart, an agent's death ends the turn of every session on it, and
-the agent ends with its last session."""
+the agents end with the server."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import json
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,29 +36,56 @@ async def test_back_to_back_sessions_open_on_the_agent_already_running(tmp_path:
     state = tmp_path / "state"
     pids, sessions = [], []
     try:
-        for client in ("a", "b", "c"):  # one after the other, without a pause
+        for client in ("a", "b", "c", "d", "e"):  # one after the other, without a pause
             live = await hub.open(options, client=client)
             assert (await live.prompt(f"from {client}", client))["exit"] == 0
             pids.append(live.engine.status().facts["pid"])
             sessions.append(live.session_id)
             live.detach(client)
-        assert len(set(sessions)) == 3
-        assert len(set(pids)) == 1  # one agent ran them all,
-        assert _requests(state, "initialize") == 1  # initialized once
-        assert await _agents(state, 1) == pids[:1]  # and it still runs for the next
+        assert len(set(sessions)) == 5
+        # Two agents ran them all, each initialized once: the next session was prepared on
+        # the agent the current one did not run on (the warm one), and they took turns.
+        assert len(set(pids)) == 2 and pids[1:] == pids[1:3] * 2
+        assert _requests(state, "initialize") == 2
+        assert sorted(await _agents(state, 2)) == sorted(set(pids))  # both kept for the next
     finally:
         await hub.close()
-    assert await _agents(state, 0) == []  # it ends with the server
+    assert await _agents(state, 0) == []  # they end with the server
 
 
-async def _two_on_one(hub: Hub, tmp_path: Path, seen: dict[str, list[Event]]) -> list[object]:
-    """Two clients' sessions, side by side, subscribed into `seen`; their live sessions."""
+async def test_a_new_session_opens_on_an_agent_no_session_uses(tmp_path: Path) -> None:
+    """One agent does one thing at a time: a second session beside a first goes to a second
+    agent (a third shares one), and a session after both left reuses one, started before."""
+    hub = _hub(tmp_path, SHARED)
+    hub.keep_warm = False
+    options = OpenOptions(cwd=tmp_path / "work", provider="fake")
+    state = tmp_path / "state"
+    try:
+        held = [await hub.open(options, client=c) for c in ("a", "b", "c")]
+        pids = [live.engine.status().facts["pid"] for live in held]
+        assert pids[0] != pids[1] and pids[2] in pids[:2]
+        for client, live in zip("abc", held, strict=True):
+            live.detach(client)
+        later = await hub.open(options, client="d")
+        assert later.engine.status().facts["pid"] in pids[:2]
+        assert _requests(state, "initialize") == 2
+    finally:
+        await hub.close()
+    assert await _agents(state, 0) == []
+
+
+async def _two_on_one(hub: Hub, tmp_path: Path, seen: dict[str, list[Event]]) -> list[Any]:
+    """Two clients' sessions side by side on one agent, subscribed into `seen`; their live
+    sessions. (Three are opened: the second, "x", goes to an agent of its own, and the
+    third shares the first's.)"""
+    hub.keep_warm = False
     options = OpenOptions(cwd=tmp_path / "work", provider="fake")
     made = []
-    for client in ("a", "b"):
+    for client in ("a", "x", "b"):
         live = await hub.open(options, client=client, answers=True)
-        collect(live.subscribe(client, answers=True), seen[client])
-        made.append(live)
+        if client != "x":
+            collect(live.subscribe(client, answers=True), seen[client])
+            made.append(live)
     return made
 
 
@@ -151,9 +180,10 @@ async def test_an_agent_that_cannot_close_sessions_takes_only_so_many(
     options = OpenOptions(cwd=tmp_path / "work", provider="fake")
     pids = []
     try:
-        for client in ("a", "b", "c"):
+        for client in ("a", "b", "c", "d", "e"):  # two agents take two each, then a third
             live = await hub.open(options, client=client)
             pids.append(live.engine.status().facts["pid"])
-        assert pids[0] == pids[1] != pids[2]
+        assert pids[:4] == pids[:2] * 2 and pids[0] != pids[1]
+        assert pids[4] not in pids[:4]
     finally:
         await hub.close()

@@ -11,8 +11,15 @@ Every ACP bridge runs on one (alone on it, unless it was given an `AgentPool`). 
 its engines one pool: a bridge started with the same launch as an agent of the pool runs its
 session on that agent instead of starting another (where the provider has the
 `shared_process` quirk), so the next session of a project costs a `session/new`, not an
-agent's start. The agent ends with the last bridge on it; before that, a bridge that leaves
-closes its own session (`session/close`, where the agent offers it).
+agent's start. A bridge that leaves closes its own session (`session/close`, where the agent
+offers it).
+
+The pool runs up to `AGENTS_PER_KEY` agents of one launch, and a session opens on one that
+no bridge uses when there is one: an agent does one thing at a time (Gemini's `session/new`
+is ~25 ms of its one thread), and the server prepares the next session while the current one
+runs, so the two go to two agents and neither waits for the other. An agent of the pool that
+its last bridge left is parked for the next session, and ends once unused for
+`PARKED_KEPT` seconds or with the pool; one outside a pool ends with its last bridge.
 """
 
 from __future__ import annotations
@@ -37,6 +44,10 @@ SHARED_PROCESS = "shared_process"
 #: what a session held even after `session/close`, and one without it keeps all of it.
 MOST_SESSIONS = 200
 MOST_SESSIONS_UNCLOSED = 32
+#: Agents of one launch a pool runs at most (see the module docstring).
+AGENTS_PER_KEY = 2
+#: Seconds an agent of a pool that no bridge uses is kept for the next session.
+PARKED_KEPT = 600.0
 
 
 class AgentCalls(Protocol):
@@ -117,6 +128,8 @@ class SharedAgent:
         self._pool = pool
         self._turns = asyncio.Lock()
         self._ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.parked: asyncio.TimerHandle | None = None  # (unused, in its pool: its expiry)
+        self.picked = 0  # (when its pool last gave it a session: the least recent goes next)
 
     @property
     def alive(self) -> bool:
@@ -168,7 +181,7 @@ class SharedAgent:
         agent = self.agent
         if agent is None:
             return True
-        if self.users:
+        if self.users or (self._pool is not None and self._pool.park(self)):
             if agent.can_close() and agent.alive:
                 for session_id in sessions:
                     with contextlib.suppress(Exception):
@@ -178,6 +191,12 @@ class SharedAgent:
             self._pool.forget(self)
         await agent.close(sessions[0] if sessions else None)
         return True
+
+    def unpark(self) -> None:
+        """Taken for a session: no longer parked."""
+        if self.parked is not None:
+            self.parked.cancel()
+            self.parked = None
 
     # -- what the connection tells every bridge on it -------------------------------------------
 
@@ -251,31 +270,85 @@ async def run_on(
 
 
 class AgentPool:
-    """Running ACP agents that the bridges given this pool share, one per launch key (see
-    the module docstring)."""
+    """Running ACP agents that the bridges given this pool share, up to `per_key` per launch
+    key, parked `parked_kept` seconds once unused (see the module docstring)."""
 
-    def __init__(self) -> None:
-        self._agents: dict[str, SharedAgent] = {}
+    def __init__(self, per_key: int = AGENTS_PER_KEY, parked_kept: float = PARKED_KEPT) -> None:
+        self.per_key, self.parked_kept = per_key, parked_kept
+        self._agents: dict[str, list[SharedAgent]] = {}
+        self._ending: set[asyncio.Task[None]] = set()
+        self._picks = 0
 
     async def agent_for(self, key: str) -> tuple[SharedAgent, bool]:
         """The agent of `key` to run a session on, and whether it must be started (then the
-        caller starts it and says so: `SharedAgent.started`). One being started by another
-        bridge is waited for."""
+        caller starts it and says so: `SharedAgent.started`): one no bridge uses, else a new
+        one while there are fewer than `per_key`, else the one with the fewest bridges; of
+        equals, the one given a session least recently (the other one's session is the one
+        about to run). One being started by another bridge is waited for."""
         while True:
-            found = self._agents.get(key)
-            if found is None:
+            agents = self._agents.get(key, [])
+            unused = [a for a in agents if not a.users]
+            if not unused and len(agents) < self.per_key:
                 break
+            found = min(unused or agents, key=lambda a: (len(a.users), a.picked))
             if await found.ready():
+                found.unpark()
+                self._picks += 1
+                found.picked = self._picks
                 return found, False
-            if self._agents.get(key) is found:  # dead or full: the next start replaces it
-                del self._agents[key]
-        made = self._agents[key] = SharedAgent(key, self)
+            self.forget(found)  # dead or full: another takes its place
+            if not found.users:
+                self._end(found)
+        made = SharedAgent(key, self)
+        self._picks += 1
+        made.picked = self._picks
+        self._agents.setdefault(key, []).append(made)
         return made, True
+
+    def park(self, agent: SharedAgent) -> bool:
+        """Keep `agent`, which its last bridge left, for the next session; False when it is
+        not kept (not this pool's any more, or dead): it ends now."""
+        if agent not in self._agents.get(agent.key, []) or not agent.alive:
+            return False
+        if self.parked_kept > 0:
+            agent.unpark()
+            agent.parked = asyncio.get_running_loop().call_later(
+                self.parked_kept, self._expire, agent
+            )
+        return True
+
+    def _expire(self, agent: SharedAgent) -> None:
+        agent.parked = None
+        if not agent.users:
+            self.forget(agent)
+            self._end(agent)
+
+    def _end(self, agent: SharedAgent) -> None:
+        """End `agent`, which no bridge uses, in the background."""
+        agent.unpark()
+        if agent.agent is None:
+            return
+        task = asyncio.ensure_future(agent.agent.close())
+        self._ending.add(task)
+        task.add_done_callback(self._ending.discard)
 
     def forget(self, agent: SharedAgent) -> None:
         """`agent` runs no more sessions of others (it ended, or failed to start)."""
-        if self._agents.get(agent.key) is agent:
-            del self._agents[agent.key]
+        agents = self._agents.get(agent.key, [])
+        if agent in agents:
+            agents.remove(agent)
+            if not agents:
+                del self._agents[agent.key]
+
+    async def close(self) -> None:
+        """End the parked agents (those with bridges on them end with their last)."""
+        for agents in list(self._agents.values()):
+            for agent in list(agents):
+                if not agent.users:
+                    self.forget(agent)
+                    self._end(agent)
+        if self._ending:
+            await asyncio.gather(*self._ending, return_exceptions=True)
 
     def __len__(self) -> int:
-        return len(self._agents)
+        return sum(len(agents) for agents in self._agents.values())
