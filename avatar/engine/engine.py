@@ -204,6 +204,12 @@ class Engine:
 
     # ----- providers and models -----------------------------------------------------------
 
+    @property
+    def requested_provider(self) -> str | None:
+        """The provider asked for by name (`-p`), None when none was: a session resumed by id
+        then runs on its own provider."""
+        return self._requested
+
     def chosen_provider(self) -> str:
         """The provider of the open session, else the one the next `open()` will use: the
         one asked for, else the default of docs/design.md §3 (config or preset, else native

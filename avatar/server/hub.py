@@ -146,8 +146,9 @@ class Hub:
             ref = newest[0].id if newest else None
         async with self._one_open(ref):
             live = self.get(ref) if ref else None
-            if live is not None and not self.kept.join(live, engine):
-                live = None  # (kept, and changed elsewhere since: closed; opened anew)
+            asked = options.provider or engine.requested_provider
+            if live is not None and not self.kept.join(live, engine, asked):
+                live = None  # (kept, and changed elsewhere since or of another agent: opened anew)
             if live is not None:
                 if on_events is not None:
                     on_events(live.subscribe(client, replay=replay, answers=answers))

@@ -21,7 +21,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from avatar.core.errors import AvatarError
+from avatar.core.errors import AvatarError, UsageError
 
 if TYPE_CHECKING:
     from avatar.engine.engine import Engine
@@ -63,10 +63,26 @@ class KeptSessions:
         """Whether `live` is kept without clients now."""
         return live in self._kept
 
-    def join(self, live: LiveSession, engine: Engine) -> bool:
+    def join(self, live: LiveSession, engine: Engine, provider: str | None = None) -> bool:
         """May a client join `live`? Always when it is not kept; a kept one only when its
         provider's files (found through `engine`'s library) are there and unchanged since it
-        was kept. It is no longer kept either way (a stale one is closed)."""
+        was kept. It is no longer kept either way (a stale one is closed).
+
+        `provider`: the agent the client names (`-p`). A live session of another is not
+        joined, as without a server it would not be resumed there: a kept one is closed (the
+        session then opens as asked, or fails saying whose it is), one in use is refused."""
+        runs = live.engine.status().provider
+        if provider and runs and provider != runs:
+            if live not in self._kept:
+                sid = live.session_id
+                raise UsageError(
+                    f"session {sid} is live in the server on {runs}, not {provider}: join it "
+                    f"with -p {runs} (or without -p), or carry it over with -p {provider} "
+                    f"--from {sid}"
+                )
+            self.release(live)
+            self._close(live)
+            return False
         kept = self._kept.get(live)
         if kept is None:
             return True

@@ -52,3 +52,30 @@ def test_follow_ups_join_the_session_kept_loaded(
     )
     assert alone.returncode == 0 and alone.stdout == "answer 5\n", alone.stderr
     assert said == [alone.stderr] * 3  # what a follow-up says, served or not
+
+
+def test_a_resume_naming_another_agent_does_not_join_the_kept_session(
+    model_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """`-p gemini chat --resume ID` of a codex session kept loaded in the server says whose
+    session it is and ends 2, as without a server: no answer from codex in its place."""
+    require_bridges("codex-acp")
+    home = AgentHome(tmp_path, model_server)
+    env = avatar_env(home)
+    env.pop("OPENAI_BASE_URL", None)
+    cwd = home.workdir
+    model_server.queue("responses").extend(Reply.text(f"answer {n}") for n in range(1, 4))
+    first = avatar(env, cwd, "-p", "codex", "chat", "one", timeout=120)
+    found = SESSION_LINE.search(first.stderr)
+    assert first.returncode == 0 and found, first.stderr
+    session = found.group(1)
+    alone = avatar(env, cwd, "-p", "gemini", "chat", "--resume", session, "two", timeout=120)
+    assert alone.returncode == 2 and "belongs to codex, not gemini" in alone.stderr
+    with serving(env, cwd):
+        kept = avatar(env, cwd, "-p", "codex", "chat", "--resume", session, "two", timeout=120)
+        assert kept.returncode == 0 and kept.stdout == "answer 2\n", kept.stderr
+        served = avatar(env, cwd, "-p", "gemini", "chat", "--resume", session, "three", timeout=120)
+        assert (served.returncode, served.stdout, served.stderr) == (2, "", alone.stderr)
+        # and the session is not lost: its own agent resumes it
+        again = avatar(env, cwd, "-p", "codex", "chat", "--resume", session, "three", timeout=120)
+        assert again.returncode == 0 and again.stdout == "answer 3\n", again.stderr

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from avatar.core.config import parse_settings
+from avatar.core.errors import UsageError
 from avatar.engine.engine import Engine
 from avatar.server.hub import Event, Hub, OpenOptions
 from avatar.server.warm import WarmAgents
@@ -249,6 +250,19 @@ async def test_continue_joins_the_newest_session_when_it_is_live(tmp_path: Path)
         await hub.close()
         for task in tasks:
             await task
+
+
+async def test_a_client_naming_another_agent_is_refused_a_session_in_use(
+    hub: Hub, tmp_path: Path
+) -> None:
+    """A live session that is not merely kept is not joined by one asking for it on another
+    agent (`-p native`), nor taken from whoever holds it: the asker is told whose it is."""
+    live = await hub.open(OpenOptions(cwd=tmp_path / "work", provider="fake"), client="a")
+    other = OpenOptions(cwd=tmp_path / "work", provider="native")
+    said = f"session {live.session_id} is live in the server on fake, not native"
+    with pytest.raises(UsageError, match=said):
+        await hub.open(other, client="b", resume=live.session_id)
+    assert not live.closed and [i.session_id for i in hub.live()] == [live.session_id]
 
 
 async def test_an_attach_mid_turn_gets_the_running_turn_once(hub: Hub, tmp_path: Path) -> None:
