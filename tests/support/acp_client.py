@@ -13,12 +13,11 @@ Standard library only, so it also measures start-up (benchmarks/acp_face.py).
 
 from __future__ import annotations
 
-import json
-import subprocess
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from tests.support.stdio_peer import StdioPeer
 
 Answerer = Callable[[dict[str, Any]], str | None]
 """Picks the option id for a permission question's params (None: cancelled)."""
@@ -55,7 +54,7 @@ class AcpError(Exception):
         self.message = str(error.get("message"))
 
 
-class AcpClient:
+class AcpClient(StdioPeer):
     """One running agent, the requests sent to it (ids counted from 1), what it sent back."""
 
     def __init__(
@@ -67,52 +66,19 @@ class AcpClient:
         timeout: float = 120,
         answer: Answerer = deny,
     ) -> None:
-        self.proc = subprocess.Popen(
-            list(argv),
-            env=dict(env),
-            cwd=cwd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        self.timeout = timeout
+        super().__init__(argv, env=env, cwd=cwd, timeout=timeout)
         self.answer = answer
-        self._next = 0
         self.early: dict[Any, dict[str, Any]] = {}  #: answers read while waiting for another
         self.updates: list[dict[str, Any]] = []  #: every session/update's params, in order
         self.asked: list[dict[str, Any]] = []  #: every permission question's params
         self.called: list[str] = []  #: the method of every request the agent made
-        self._stderr: list[bytes] = []
-        self._reading = threading.Thread(target=self._drain_stderr, daemon=True)
-        self._reading.start()
 
     def __enter__(self) -> AcpClient:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _drain_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self._stderr.append(line)
-
-    def stderr(self) -> str:
-        """What the agent wrote on stderr so far."""
-        return b"".join(self._stderr).decode(errors="replace")
-
-    def send(self, message: dict[str, Any]) -> None:
-        """Write one message."""
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
-
     def read(self) -> dict[str, Any]:
         """The next message the agent writes, its requests answered and its updates kept."""
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        assert line, f"the agent ended: {self.stderr()}"
-        message: dict[str, Any] = json.loads(line)
+        message: dict[str, Any] = self.read_line()
         if "method" in message and "id" in message:
             self.called.append(str(message["method"]))
         if message.get("method") == "session/update":
@@ -131,15 +97,6 @@ class AcpClient:
             self.send({"jsonrpc": "2.0", "id": message["id"], "error": error})
         return message
 
-    def start(self, method: str, params: dict[str, Any] | None = None) -> int:
-        """Send a request without waiting; its id (`answer_to` waits for it)."""
-        self._next += 1
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next, "method": method}
-        if params is not None:
-            message["params"] = params
-        self.send(message)
-        return self._next
-
     def answer_to(self, msg_id: int) -> Any:
         """The result of request `msg_id`; `AcpError` for an error answer."""
         while msg_id not in self.early:
@@ -154,10 +111,6 @@ class AcpClient:
     def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
         """Send a request and wait for its result."""
         return self.answer_to(self.start(method, params))
-
-    def notify(self, method: str, params: dict[str, Any]) -> None:
-        """Send a notification."""
-        self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
     def initialize(self) -> dict[str, Any]:
         """`initialize` as an editor asks it (fs and terminal offered); its result."""
@@ -183,17 +136,3 @@ class AcpClient:
     def text(self, session_id: str, kind: str = "agent_message_chunk") -> str:
         """The text of a session's chunks of one kind, joined."""
         return "".join(u["content"].get("text", "") for u in self.of(session_id, kind))
-
-    def close(self) -> int:
-        """Close stdin and wait for the agent to end; its exit code."""
-        if self.proc.stdin and not self.proc.stdin.closed:
-            self.proc.stdin.close()
-        try:
-            return self.proc.wait(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait()
-        finally:
-            self._reading.join(timeout=5)
-            if self.proc.stdout is not None:
-                self.proc.stdout.close()

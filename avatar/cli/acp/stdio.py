@@ -4,24 +4,25 @@ known, and `initialize` answered there, before click, the engine or asyncio load
 An editor starts its agent and asks `initialize` at once; answering it is the start-up the user
 waits on (docs/startup.md; benchmarks/acp_face.py: ≤ 1.3× a stdlib agent's answer). What
 avatar can do is the same whatever the config says (`hello`), so the answer needs nothing but
-`json`; the rest of avatar loads after it, and the lines that come in the meantime wait in
+JSON; the rest of avatar loads after it, and the lines that come in the meantime wait in
 `Stdio` until the protocol (`avatar.cli.acp.agent`) takes them (`attach`).
 
 Stdout is the protocol's alone: `listen` keeps a copy of fd 1 for it and points fd 1 (and
 `sys.stdout`) at stderr, so a stray print, or a program avatar runs that inherits fd 1, can
 never put a line in the client's stream.
 
-On the path of every `avatar acp` start: at module level it imports only `os`, `sys`, `json`
-and `threading`, never `typing`.
+On the path of every `avatar acp` start: at module level it imports only `os`, `sys`,
+`threading` and `avatar.core.quickjson` (JSON without `json`'s import of `re` and `enum`),
+never `typing`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
 
+from avatar.core.quickjson import dumps, loads
 from avatar.core.version import __version__
 
 TYPE_CHECKING = False  # not `typing`: see the module docstring
@@ -55,7 +56,7 @@ def hello(params: dict[str, Any]) -> dict[str, Any]:
 
 def _request(line: bytes) -> dict[str, Any] | None:
     try:
-        message = json.loads(line)
+        message = loads(line.decode())
     except ValueError:
         return None
     return message if isinstance(message, dict) else None
@@ -100,7 +101,7 @@ class Stdio:
         params = message.get("params")
         self.greeted = params if isinstance(params, dict) else {}
         answer = {"jsonrpc": "2.0", "id": message["id"], "result": hello(self.greeted)}
-        self._put(json.dumps(answer).encode() + b"\n")
+        self._put(dumps(answer).encode() + b"\n")
         return True
 
     def attach(self, sink: Callable[[bytes | None], None]) -> None:
