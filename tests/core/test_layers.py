@@ -23,6 +23,7 @@ CLI_MAY_IMPORT = (
     "avatar.core.version",
     "avatar.core.errors",
     "avatar.core.jsonrpc",  # pure: JSON-RPC lines (avatar acp speaks it as an agent)
+    "avatar.core.quickjson",  # pure: JSON without json's import (avatar acp's first answer)
     "avatar.core.fileio",  # pure: one whole line appended (avatar acp's record of its sessions)
     "avatar.core.prompts",  # what `Engine.send` takes: a prompt and its images
     "avatar.policy.permissions",
