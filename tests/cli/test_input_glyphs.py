@@ -40,20 +40,20 @@ def _repl(tmp_path: Path) -> Repl:
     return Repl(engine, Screen(io.StringIO(), live_tail=True))
 
 
-async def _drawn(repl: Repl, text: str, columns: int) -> GlyphTerminal:
-    """The terminal once the REPL's prompt has drawn `text` typed into its box."""
+async def _drawn(repl: Repl, keys: str, columns: int) -> GlyphTerminal:
+    """The terminal once the REPL's prompt has drawn what `keys` typed into its box."""
     output = GlyphOutput(columns)
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=output):
         session = make_prompt(repl)
         drawn: asyncio.Future[GlyphTerminal] = asyncio.get_running_loop().create_future()
 
         def check(app: object) -> None:  # (the screen as drawn: leaving erases the prompt)
-            if session.default_buffer.text == text and not drawn.done():
+            if session.default_buffer.text and not drawn.done():
                 drawn.set_result(copy.deepcopy(output.terminal))
 
         session.app.after_render += check
+        pipe.send_text(keys)  # (read at once: the first text drawn is all of it)
         running = asyncio.ensure_future(session.prompt_async())
-        pipe.send_text(text)
         screen = await asyncio.wait_for(drawn, 20)
         session.app.exit(result="")
         await running
@@ -82,6 +82,14 @@ async def test_the_live_tail_above_the_box_keeps_its_emoji_whole(tmp_path: Path)
     screen = await _drawn(repl, "x", 30)
     assert screen.line(0) == f"fine {THUMB} and {FAMILY} here"
     assert screen.line(1) == "› x"
+
+
+async def test_arrows_and_backspace_step_over_a_glyph_whole(tmp_path: Path) -> None:
+    left, right, backspace = "\x1b[D", "\x1b[C", "\x7f"
+    typed = THUMB * 3 + left + "x" + FAMILY + backspace + left + left + backspace + right
+    screen = await _drawn(_repl(tmp_path), typed, 30)
+    assert screen.line(0) == "› " + THUMB + "x" + THUMB  # no tone split off, no thumb left bare
+    assert screen.cursor == (0, 4)  # after the first thumb
 
 
 def test_the_status_line_fits_its_width_in_cells() -> None:

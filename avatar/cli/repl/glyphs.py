@@ -23,6 +23,7 @@ from avatar.cli.output.cells import glyphs
 
 if TYPE_CHECKING:
     from prompt_toolkit.formatted_text import StyleAndTextTuples
+    from prompt_toolkit.key_binding import KeyBindingsBase, KeyPressEvent
     from prompt_toolkit.layout.processors import TransformationInput
     from prompt_toolkit.layout.screen import Char
 
@@ -140,3 +141,47 @@ class Glyphs(Processor):
             return back.get(i, length + i - total)
 
         return Transformation(shown, to_display, to_source)
+
+
+def glyph_keys() -> KeyBindingsBase:
+    """Left, Right, Backspace and Delete over a glyph of several code points (a toned thumb,
+    a joined family, a flag) take it whole, as a terminal shows it: prompt-toolkit's own step
+    one code point, into the glyph, where typed text splits it and Backspace leaves a thumb
+    without its tone. Elsewhere its own bindings act."""
+    from prompt_toolkit.application.current import get_app
+    from prompt_toolkit.filters import Condition
+    from prompt_toolkit.key_binding import KeyBindings
+
+    bindings = KeyBindings()
+
+    def steps() -> tuple[int, int]:
+        """How far the cursor moves back and forward to the next glyph's edge on its line."""
+        document = get_app().current_buffer.document
+        line, at = document.current_line, document.cursor_position_col
+        if line.isascii():
+            return 1, 1
+        edges = [g.start for g in glyphs(line)] + [len(line)]
+        back = at - max((e for e in edges if e < at), default=at - 1)
+        forward = min((e for e in edges if e > at), default=at + 1) - at
+        return back, forward
+
+    wide_back = Condition(lambda: steps()[0] > 1)
+    wide_forward = Condition(lambda: steps()[1] > 1)
+
+    @bindings.add("left", filter=wide_back)
+    def _left(event: KeyPressEvent) -> None:
+        event.current_buffer.cursor_position -= steps()[0]
+
+    @bindings.add("right", filter=wide_forward)
+    def _right(event: KeyPressEvent) -> None:
+        event.current_buffer.cursor_position += steps()[1]
+
+    @bindings.add("backspace", filter=wide_back)
+    def _backspace(event: KeyPressEvent) -> None:
+        event.current_buffer.delete_before_cursor(steps()[0])
+
+    @bindings.add("delete", filter=wide_forward)
+    def _delete(event: KeyPressEvent) -> None:
+        event.current_buffer.delete(steps()[1])
+
+    return bindings

@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING
 from prompt_toolkit import PromptSession
 from prompt_toolkit.formatted_text import AnyFormattedText, FormattedText, StyleAndTextTuples
 from prompt_toolkit.history import FileHistory
+from prompt_toolkit.key_binding import merge_key_bindings
 
 from avatar.cli.repl import menu
 from avatar.cli.repl.complete import ReplCompleter
-from avatar.cli.repl.glyphs import Glyphs, install, to_glyphs
+from avatar.cli.repl.glyphs import Glyphs, glyph_keys, install, to_glyphs
 from avatar.cli.repl.keys import key_bindings, tune
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ def make_prompt(repl: ReplHost) -> PromptSession[str]:
         history=MaskedHistory(str(history), lambda text: _recorded(repl, text)),
         completer=ReplCompleter(repl.engine, lambda: repl.engine.sessions(), repl.agent_commands),
         complete_while_typing=False,
-        key_bindings=key_bindings(repl),
+        key_bindings=merge_key_bindings([key_bindings(repl), glyph_keys()]),
         bottom_toolbar=lambda: to_glyphs([("", repl.toolbar())]),
         input_processors=[Glyphs()],  # emoji in the cells a terminal gives them
         refresh_interval=0,  # none: redrawn by `reading.keep_moving` while busy, never when idle
