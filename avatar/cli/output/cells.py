@@ -67,3 +67,9 @@ def clip(text: str, width: int, *, mark: str = "…") -> str:
         return text
     room = width - cell_width(mark)
     return (cut(text, room)[0] if room > 0 else "") + mark
+
+
+def pad(text: str, width: int) -> str:
+    """`text` in exactly `width` cells: clipped (`clip`), then filled with spaces."""
+    shown = clip(text, width)
+    return shown + " " * (width - cell_width(shown))
