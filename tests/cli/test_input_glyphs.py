@@ -92,6 +92,15 @@ async def test_arrows_and_backspace_step_over_a_glyph_whole(tmp_path: Path) -> N
     assert screen.cursor == (0, 4)  # after the first thumb
 
 
+async def test_an_escape_joined_to_a_mark_is_still_shown_not_sent(tmp_path: Path) -> None:
+    # A combining mark after ESC makes one glyph of the two: it is left to prompt-toolkit,
+    # which shows the ESC as `^[` as it shows any, rather than drawn as a stand-in's glyph
+    # (whose ESC prompt-toolkit's output would at least turn into `?`).
+    pasted = f"\x1b[200~a\x1b\u0301[31mred {THUMB}\x1b[201~"
+    screen = await _drawn(_repl(tmp_path), pasted, 40)
+    assert screen.line(0).startswith("› a^[") and f"[31mred {THUMB}" in screen.line(0)
+
+
 def test_the_status_line_fits_its_width_in_cells() -> None:
     line = fit([Part("idle", HINT), Part("… " + THUMB * 30, TAIL)], 40)
     assert cell_width(line) < 40 and line.startswith("idle")

@@ -15,11 +15,12 @@ for that mark is the glyph itself (`install`), which is what reaches the termina
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from prompt_toolkit.layout.processors import Processor, Transformation
 
-from avatar.cli.output.cells import glyphs
+from avatar.cli.output.cells import Glyph, glyphs
 
 if TYPE_CHECKING:
     from prompt_toolkit.formatted_text import StyleAndTextTuples
@@ -66,15 +67,22 @@ def _needs_stand_in(text: str, cells: int) -> bool:
     return len(text) > 1 or get_cwidth(text) != cells
 
 
+@lru_cache(maxsize=64)
+def _stand_ins(text: str) -> tuple[Glyph, ...]:
+    """The glyphs of `text` that need a stand-in (the same lines are drawn again and again:
+    each redraw of the prompt, a few a second while a turn runs)."""
+    if text.isascii():
+        return ()
+    return tuple(g for g in glyphs(text) if _needs_stand_in(text[g.start : g.end], g.cells))
+
+
 def _mapped(fragments: StyleAndTextTuples) -> tuple[StyleAndTextTuples, list[int]] | None:
     """`fragments` with their glyphs as stand-ins, and where each character of the text went
     (its index in the new text); None when nothing needs a stand-in."""
     if any("[ZeroWidthEscape]" in f[0] for f in fragments):
         return None  # (escape sequences: none in the REPL's text)
     text = "".join(f[1] for f in fragments)
-    if text.isascii():
-        return None
-    found = [g for g in glyphs(text) if _needs_stand_in(text[g.start : g.end], g.cells)]
+    found = _stand_ins(text)
     if not found:
         return None
     owner: list[int] = []  # each character's fragment
