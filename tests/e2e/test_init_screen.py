@@ -2,7 +2,8 @@
 studies the project and writes the instructions file it reads, said in one line before it
 runs. On native (no init of its own) the prompt naming AGENTS.md reaches the model and the
 file the agent writes appears; on Claude Code the agent's own /init runs (its own prompt, about
-CLAUDE.md, reaches the model); on codex-acp, an ACP agent without one, avatar's prompt does."""
+CLAUDE.md, reaches the model); on codex-acp, an ACP agent without one, avatar's prompt does,
+and on Gemini CLI too (it lists an init, which over ACP only answers with its prompt)."""
 
 from __future__ import annotations
 
@@ -44,15 +45,18 @@ def test_init_on_native_asks_for_agents_md_and_the_file_appears(
 
 
 def _init_on(home: AgentHome, server: FakeModelServer, provider: str, api: str, said: str) -> str:
-    """`/init` typed in `provider`'s REPL, the model answering on `api`: the line said is on
-    the screen; what the model was asked."""
+    """`/init` typed in `provider`'s REPL after a first turn (the agent has listed its own
+    commands by then), the model answering on `api`: the line said is on the screen; what the
+    model was asked for /init."""
     require_bridges()
-    server.script(api, Reply.text("The file is written."))
+    server.script(api, Reply.text("Hello there."), Reply.text("The file is written."))
     with repl(home, "-p", provider, "repl") as term:
+        term.type("hello")
+        term.wait_for(r"Hello there\.(?s:.*)" + TURN_DONE, timeout=120)
         term.type("/init")
         lines = body(term.wait_for(r"The file is written\.(?s:.*)" + TURN_DONE, timeout=120))
     _said(lines, said)
-    return next(r for r in server.requests_for(api) if r.is_main).last_user_text()
+    return [r for r in server.requests_for(api) if r.is_main][-1].last_user_text()
 
 
 def test_init_on_claude_runs_claude_s_own_init(
@@ -71,3 +75,11 @@ def test_init_on_codex_asks_codex_for_agents_md(
     said = "(/init: asking codex to study the project and write or update AGENTS.md)"
     asked = _init_on(agent_home, model_server, "codex", "responses", said)
     assert ASKED.format(file="AGENTS.md") in asked
+
+
+def test_init_on_gemini_asks_gemini_for_gemini_md(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    said = "(/init: asking gemini to study the project and write or update GEMINI.md)"
+    asked = _init_on(agent_home, model_server, "gemini", "gemini", said)
+    assert ASKED.format(file="GEMINI.md") in asked

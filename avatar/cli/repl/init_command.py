@@ -1,10 +1,11 @@
 """`/init`, as in Claude Code, Codex and Gemini CLI: the agent studies the project and writes
 (or brings up to date) the instructions file it reads at the start of each session.
 
-Where the agent has its own init (claude, claude-acp and gemini list `init` among their
-commands; the provider data says so before they have listed any), that runs; elsewhere (native,
-codex-acp, other ACP agents) the agent is asked to do it in a prompt naming its file
-(`instructions` in `avatar/providers/providers.toml`: AGENTS.md unless the agent reads another).
+Where the agent has its own init, that runs: Claude Code and claude-agent-acp (`own_init` in
+`avatar/providers/providers.toml`, which says so before they have listed their commands), and
+an ACP agent that lists `init`. Elsewhere the agent is asked in a prompt naming its file
+(`instructions` there: AGENTS.md unless the agent reads another): native, codex-acp (which lists
+no init), and Gemini CLI, whose /init over ACP only answers with the prompt it would send.
 Which of the two runs is said in one line first."""
 
 from __future__ import annotations
@@ -31,8 +32,7 @@ async def init(repl: ReplHost, args: list[str]) -> bool:
         return False
     provider = repl.engine.chosen_provider()
     spec = repl.engine.registry.spec(provider)
-    offered = repl.agent_commands()
-    own = "init" in offered if offered else spec.own_init
+    own = spec.own_init if spec.own_init is not None else "init" in repl.agent_commands()
     file = spec.instructions
     if own:
         repl.say(
