@@ -86,7 +86,7 @@ async def test_the_live_tail_above_the_box_keeps_its_emoji_whole(tmp_path: Path)
 
 async def test_arrows_and_backspace_step_over_a_glyph_whole(tmp_path: Path) -> None:
     left, right, backspace = "\x1b[D", "\x1b[C", "\x7f"
-    typed = THUMB * 3 + left + "x" + FAMILY + backspace + left + left + backspace + right
+    typed = THUMB * 3 + left + "x" + FAMILY + backspace + left + "\x02" + backspace + right
     screen = await _drawn(_repl(tmp_path), typed, 30)
     assert screen.line(0) == "› " + THUMB + "x" + THUMB  # no tone split off, no thumb left bare
     assert screen.cursor == (0, 4)  # after the first thumb

@@ -152,10 +152,10 @@ class Glyphs(Processor):
 
 
 def glyph_keys() -> KeyBindingsBase:
-    """Left, Right, Backspace and Delete over a glyph of several code points (a toned thumb,
-    a joined family, a flag) take it whole, as a terminal shows it: prompt-toolkit's own step
-    one code point, into the glyph, where typed text splits it and Backspace leaves a thumb
-    without its tone. Elsewhere its own bindings act."""
+    """Left, Right (Ctrl-B, Ctrl-F), Backspace and Delete over a glyph of several code points
+    (a toned thumb, a joined family, a flag) take it whole, as a terminal shows it: prompt-
+    toolkit's own step one code point, into the glyph, where typed text splits it and
+    Backspace leaves a thumb without its tone. Elsewhere its own bindings act."""
     from prompt_toolkit.application.current import get_app
     from prompt_toolkit.filters import Condition
     from prompt_toolkit.key_binding import KeyBindings
@@ -177,10 +177,12 @@ def glyph_keys() -> KeyBindingsBase:
     wide_forward = Condition(lambda: steps()[1] > 1)
 
     @bindings.add("left", filter=wide_back)
+    @bindings.add("c-b", filter=wide_back)  # (Emacs' keys for them, prompt-toolkit's default)
     def _left(event: KeyPressEvent) -> None:
         event.current_buffer.cursor_position -= steps()[0]
 
     @bindings.add("right", filter=wide_forward)
+    @bindings.add("c-f", filter=wide_forward)
     def _right(event: KeyPressEvent) -> None:
         event.current_buffer.cursor_position += steps()[1]
 
