@@ -93,6 +93,10 @@ class ProviderSpec:
     untrusted_args: tuple[str, ...] = ()
     untrusted_env: dict[str, str] = field(default_factory=dict)
     untrusted_meta: dict[str, Any] = field(default_factory=dict)
+    # The instructions file the agent reads at the start of a session, which `/init` has it
+    # write; and whether `/init` runs the agent's own init (None: where it lists one).
+    instructions: str = "AGENTS.md"
+    own_init: bool | None = None
     builtin: bool = True  # one of the five providers always offered (others: when found)
 
     @property

@@ -10,21 +10,23 @@ from typing import TYPE_CHECKING
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
+from avatar.cli.output.cells import clip, pad
 from avatar.cli.output.table import label
 from avatar.cli.repl.complete import pick
+from avatar.cli.repl.glyphs import install, to_glyphs
 from avatar.core.times import ago
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
+    from prompt_toolkit.formatted_text import StyleAndTextTuples
 
     from avatar.sessions.types import SessionInfo, Transcript
 
 
 def row(s: SessionInfo) -> str:
     """One line of the picker: provider, title, age, messages."""
-    title = label(s)
-    title = title if len(title) <= 48 else title[:47] + "…"
-    return f"{s.provider:<11} {title:<48} {ago(s.updated or s.created):>9} {s.messages:>4} msgs"
+    title = pad(label(s), 48)
+    return f"{s.provider:<11} {title} {ago(s.updated or s.created):>9} {s.messages:>4} msgs"
 
 
 class _Sessions(Completer):
@@ -36,7 +38,7 @@ class _Sessions(Completer):
     ) -> Iterator[Completion]:
         text = document.text
         for s in pick(text, self.sessions)[:30]:
-            yield Completion(s.id, -len(text), display=row(s))
+            yield Completion(s.id, -len(text), display=to_glyphs([("", row(s))]))
 
 
 HINT = "type to filter · Tab/↑↓ · Enter resumes · Ctrl-C cancels"
@@ -51,6 +53,7 @@ async def pick_session(
 
     if not sessions:
         return None
+    install()  # (emoji in titles and previews in the cells a terminal gives them)
     picker: PromptSession[str] = PromptSession(
         message="resume › ",
         completer=_Sessions(sessions),
@@ -73,7 +76,7 @@ def _with_preview(
     picker: PromptSession[str],
     sessions: list[SessionInfo],
     read: Callable[[SessionInfo], Transcript],
-) -> Callable[[], str]:
+) -> Callable[[], StyleAndTextTuples]:
     """The picker's bottom toolbar: the hint, then the last turns of the highlighted session
     (else of the best match of what is typed)."""
     from avatar.cli.repl.preview import Previews
@@ -81,7 +84,7 @@ def _with_preview(
     by_id = {s.id: s for s in sessions}
     previews = Previews(read, lambda: picker.app.invalidate())
 
-    def toolbar() -> str:
+    def toolbar() -> StyleAndTextTuples:
         buffer = picker.default_buffer
         state = buffer.complete_state
         chosen = state.current_completion if state is not None else None
@@ -91,10 +94,10 @@ def _with_preview(
             found = pick(buffer.text, sessions)
             shown = found[0] if found else None
         if shown is None:
-            return HINT
+            return [("", HINT)]
         width = picker.app.output.get_size().columns - 1
         lines = previews.get(shown, width)
-        head = f"── {label(shown)}"[:width]
-        return "\n".join([HINT, head, *(lines if lines is not None else ["…"])])
+        head = clip(f"── {label(shown)}", width)
+        return to_glyphs([("", "\n".join([HINT, head, *(lines if lines is not None else ["…"])]))])
 
     return toolbar

@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from avatar.cli.output.cells import clip
 from avatar.core.errors import AvatarError
 from avatar.policy.terminal_text import inert
 
@@ -34,7 +35,7 @@ def preview_lines(transcript: Transcript, width: int, limit: int = LINES) -> lis
                 lines.append(f"  {text}")
             if m.tool_calls:
                 lines.append("  ✓ " + ", ".join(call.name for call in m.tool_calls[:4]))
-    cut = [line if len(line) <= width else line[: width - 1] + "…" for line in lines[-limit:]]
+    cut = [clip(line, width) for line in lines[-limit:]]
     return [inert(line) for line in cut]
 
 

@@ -3,18 +3,21 @@ completion, multi-line input (a pasted block stays one message), the REPL's keys
 (`avatar.cli.repl.keys`: single-key permission answers, Esc, `?`, Ctrl-T, Ctrl-O), the live
 tail of the answer's block in progress above the input line, and the status line (redrawn
 several times a second while a turn or command runs, so the spinner moves and the tail grows;
-still when idle)."""
+still when idle). All three draw an emoji in the cells a terminal gives it
+(`avatar.cli.repl.glyphs`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.formatted_text import AnyFormattedText, FormattedText
+from prompt_toolkit.formatted_text import AnyFormattedText, FormattedText, StyleAndTextTuples
 from prompt_toolkit.history import FileHistory
+from prompt_toolkit.key_binding import merge_key_bindings
 
 from avatar.cli.repl import menu
 from avatar.cli.repl.complete import ReplCompleter
+from avatar.cli.repl.glyphs import Glyphs, glyph_keys, install, to_glyphs
 from avatar.cli.repl.keys import key_bindings, tune
 
 if TYPE_CHECKING:
@@ -40,13 +43,15 @@ def make_prompt(repl: ReplHost) -> PromptSession[str]:
     """The prompt session of `repl`."""
     history = repl.engine.home / "history"
     history.parent.mkdir(parents=True, exist_ok=True)
+    install()  # (the screen draws a stand-in as its glyph: `avatar.cli.repl.glyphs`)
     session: PromptSession[str] = PromptSession(
         message=lambda: _with_live_tail(repl, _prompt_text(repl)),
         history=MaskedHistory(str(history), lambda text: _recorded(repl, text)),
         completer=ReplCompleter(repl.engine, lambda: repl.engine.sessions(), repl.agent_commands),
         complete_while_typing=False,
-        key_bindings=key_bindings(repl),
-        bottom_toolbar=repl.toolbar,
+        key_bindings=merge_key_bindings([key_bindings(repl), glyph_keys()]),
+        bottom_toolbar=lambda: to_glyphs([("", repl.toolbar())]),
+        input_processors=[Glyphs()],  # emoji in the cells a terminal gives them
         refresh_interval=0,  # none: redrawn by `reading.keep_moving` while busy, never when idle
         enable_history_search=False,  # Ctrl-R searches; up-arrow walks history
         # The prompt as drawn (the live tail of the answer above it included) is not left in
@@ -75,4 +80,7 @@ def _with_live_tail(repl: ReplHost, prompt: str) -> AnyFormattedText:
     from prompt_toolkit.application.current import get_app
 
     tail = repl.screen.live_tail(get_app().output.get_size().columns - 1)
-    return FormattedText([("fg:ansibrightblack", tail + "\n"), ("", prompt)]) if tail else prompt
+    shown: StyleAndTextTuples = [("", prompt)]
+    if tail:
+        shown.insert(0, ("fg:ansibrightblack", tail + "\n"))
+    return FormattedText(to_glyphs(shown))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from avatar.cli.output.cells import cell_width, pad
 from avatar.core.times import ago
 
 if TYPE_CHECKING:
@@ -27,11 +28,10 @@ _FIXED = 3 + 2 + 8 + 2 + 2
 
 def row(turn: Turn, columns: int = 100) -> str:
     """One turn as `/rewind` lists it: number, age, the user's first words, what changed;
-    the words cut so that the line fits `columns` (down to 12 of them)."""
+    the words cut so that the line fits `columns` cells (down to 12 of them)."""
     summary = turn.summary()
-    width = max(12, min(44, columns - 1 - _FIXED - len(summary)))
-    words = turn.prompt if len(turn.prompt) <= width else turn.prompt[: width - 1] + "…"
-    return f"{turn.number:>3}  {ago(turn.at):>8}  {words:<{width}}  {summary}"
+    width = max(12, min(44, columns - 1 - _FIXED - cell_width(summary)))
+    return f"{turn.number:>3}  {ago(turn.at):>8}  {pad(turn.prompt, width)}  {summary}"
 
 
 def listing(turns: list[Turn], columns: int | None = None) -> str:
@@ -85,6 +85,8 @@ async def pick(repl: ReplHost) -> list[str] | None:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.completion import WordCompleter
 
+    from avatar.cli.repl.glyphs import install, to_glyphs
+
     if repl.engine.status().session_id is None:
         return None
     turns = repl.engine.checkpoints.turns()
@@ -96,9 +98,11 @@ async def pick(repl: ReplHost) -> list[str] | None:
 
     columns = shutil.get_terminal_size((100, 24)).columns
     shown = {str(t.number): row(t, columns) for t in turns}
+    install()  # (the menu's rows draw their emoji in the cells a terminal gives them)
+    drawn = {number: to_glyphs([("", line)]) for number, line in shown.items()}
     which: PromptSession[str] = PromptSession(
         message="rewind to before turn › ",
-        completer=WordCompleter(numbers, display_dict=shown, sentence=True),
+        completer=WordCompleter(numbers, display_dict=drawn, sentence=True),
         complete_while_typing=False,  # (a menu drawn over the list above would hide it)
         bottom_toolbar="a turn's number (Tab lists them) · Enter · Ctrl-C cancels",
     )

@@ -21,7 +21,6 @@ rendering for a person, not the model's text as data (that is `chat`'s stdout).
 from __future__ import annotations
 
 import contextlib
-import re
 import sys
 import time
 from collections.abc import Iterator
@@ -70,28 +69,6 @@ DIFF_LINES = 12
 SUMMARY_CHARS = 100
 # Words that make a stderr line the reason an agent died (rather than a stray warning).
 _REASON_WORDS = ("error", "fatal", "panic", "killed", "exception", "denied", "not found", "failed")
-
-
-#: What joins an emoji to the one before it in a terminal's one glyph, which prompt-toolkit
-#: would count as cells of their own (a skin tone, a ZWJ and the emoji it joins): left out of
-#: the live tail, so that its lines are as wide as the prompt thinks (the answer, once drawn
-#: by rich, keeps them).
-_ONE_CELL_PAIR = re.compile("[\U0001f3fb-\U0001f3ff]|\u200d.\ufe0f?")
-
-
-def _cut(line: str, width: int) -> list[str]:
-    """`line` cut into pieces of at most `width` terminal cells (a wide character counts
-    two), as the prompt that draws them counts cells."""
-    from prompt_toolkit.utils import get_cwidth
-
-    pieces, piece, used = [], "", 0
-    for char in line:
-        cells = get_cwidth(char)
-        if used + cells > width and piece:
-            pieces.append(piece)
-            piece, used = "", 0
-        piece, used = piece + char, used + cells
-    return [*pieces, piece]
 
 
 def reason_line(detail: str | None) -> str:
@@ -240,10 +217,12 @@ class Screen:
     def live_tail(self, width: int, rows: int = 4) -> str:
         """The last `rows` lines, at most `width` wide, of the block in progress (its
         markdown source): what the prompt shows above its input line until it is drawn."""
-        text = _ONE_CELL_PAIR.sub("", self._blocks.tail[-width * rows * 2 :])
+        from avatar.cli.output.cells import cut
+
+        text = self._blocks.tail[-width * rows * 2 :]
         lines: list[str] = []
         for line in text.split("\n")[-rows:]:
-            lines.extend(_cut(line, width))
+            lines.extend(cut(line, width))
         return inert("\n".join(lines[-rows:]).rstrip())
 
     def _draw(self, block: Block) -> None:

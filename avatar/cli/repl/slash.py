@@ -225,6 +225,12 @@ async def _compact(repl: ReplHost, args: list[str]) -> bool:
     return False
 
 
+async def _init(repl: ReplHost, args: list[str]) -> bool:
+    from avatar.cli.repl.init_command import init
+
+    return await init(repl, args)
+
+
 async def _clear(repl: ReplHost, args: list[str]) -> bool:
     # As in Claude Code: a new conversation (Ctrl-L clears the screen alone).
     sys.stdout.write("\x1b[2J\x1b[H")
@@ -301,6 +307,13 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "compact the context (native, or the agent's own /compact)",
         _compact,
         activity="compacting",
+    ),
+    SlashCommand(
+        "/init",
+        "",
+        "the agent studies the project and writes its instructions file (AGENTS.md, CLAUDE.md…)",
+        _init,
+        activity="starting /init",
     ),
     SlashCommand(
         "/rewind",

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from avatar.cli.output.cells import cell_width, clip
+
 SEPARATOR = " · "
 
 # Ranks: the lower, the longer a part stays. HINT is never dropped.
@@ -60,17 +62,18 @@ def figures(numbers: Figures) -> list[Part]:
 
 def fit(parts: list[Part], width: int) -> str:
     """The parts joined, in their order, without the least important ones that do not fit
-    in `width` columns; what still does not fit is cut at the end with `…`."""
+    in `width` columns; what still does not fit is cut at the end with `…` (measured in a
+    terminal's cells: an emoji in the answer's tail takes two)."""
     kept = list(parts)
-    while len(SEPARATOR.join(p.text for p in kept)) >= width:
+    while cell_width(SEPARATOR.join(p.text for p in kept)) >= width:
         droppable = [p for p in kept if p.rank != HINT]
         if len(droppable) <= 1:
             break
         kept.remove(max(droppable, key=lambda p: p.rank))
     line = SEPARATOR.join(p.text for p in kept)
-    excess = len(line) - width + 1
+    excess = cell_width(line) - width + 1
     rest = [p for p in kept if p.rank != HINT]
-    if excess > 0 and rest and len(rest[0].text) > excess + 1:
-        short = Part(rest[0].text[: len(rest[0].text) - excess - 1] + "…", rest[0].rank)
+    if excess > 0 and rest and cell_width(rest[0].text) > excess + 1:
+        short = Part(clip(rest[0].text, cell_width(rest[0].text) - excess), rest[0].rank)
         line = SEPARATOR.join((short if p is rest[0] else p).text for p in kept)
-    return line if len(line) < width else line[: max(width - 2, 1)] + "…"
+    return line if cell_width(line) < width else clip(line, max(width - 1, 1))
