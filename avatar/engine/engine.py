@@ -35,12 +35,7 @@ from avatar.engine.config_layers import project_config
 from avatar.engine.model_choice import ModelChoice
 from avatar.engine.settings import SettingsPolicy, SettingsSource
 from avatar.library import worktrees
-from avatar.library.catalog import Catalog
-from avatar.library.library import Deleted as Deleted  # (what `delete` returns: public)
-from avatar.library.library import DeleteHow, Library
-from avatar.library.library import SearchHow as SearchHow  # (what `search` takes: public)
 from avatar.providers.registry import ProviderRegistry, shipped
-from avatar.sessions.types import SessionInfo, Transcript
 
 if TYPE_CHECKING:
     from avatar.bridges.acp.shared import AgentPool
@@ -56,11 +51,16 @@ if TYPE_CHECKING:
     from avatar.engine.shell import ShellResult
     from avatar.engine.status import EngineStatus
     from avatar.engine.switching import SwitchHow
+    from avatar.library.catalog import Catalog
     from avatar.library.checkpoints.turns import Turn as Turn  # (a turn and its checkpoints)
+    from avatar.library.library import Deleted as Deleted  # (what `delete` returns: public)
+    from avatar.library.library import DeleteHow, Library
+    from avatar.library.library import SearchHow as SearchHow  # (what `search` takes: public)
     from avatar.library.search.hits import SearchHit
     from avatar.library.worktrees import Worktree
     from avatar.policy.permissions import PermissionHandler
     from avatar.providers.registry import ProviderSpec
+    from avatar.sessions.types import SessionInfo, Transcript
 
 
 class Engine:
@@ -100,9 +100,8 @@ class Engine:
         self._listeners: list[Listener] = []
         #: The providers: their table, their environment, the secret detector.
         self.registry = ProviderRegistry(settings, self.env)
-        self.catalog = Catalog(self.registry, self.home)  #: the stores and records
-        #: Every provider's sessions (docs/design.md §8): see `avatar.library.library`.
-        self.library = Library(self.catalog, self.cwd, self.home, self._open_id, self._delete)
+        self._catalog: Catalog | None = None  # (`catalog` and `library`: built on first use)
+        self._library: Library | None = None
         self._handler: PermissionHandler | None = None
         self._agent: Agent | None = None  # (built when a session first needs an agent)
         self._checkpoints: Checkpoints | None = None
@@ -156,6 +155,25 @@ class Engine:
 
         files = agent_files(self.cwd, self.registry.specs(), self.home, self.env)
         return ProjectTrust(config, files, self.home)
+
+    @property
+    def catalog(self) -> Catalog:
+        """The stores and avatar's records of the sessions (`avatar.library.catalog`). Built
+        on first use, as the library: a one-shot starts its agent before loading them."""
+        if self._catalog is None:
+            from avatar.library.catalog import Catalog
+
+            self._catalog = Catalog(self.registry, self.home)
+        return self._catalog
+
+    @property
+    def library(self) -> Library:
+        """Every provider's sessions (docs/design.md §8): see `avatar.library.library`."""
+        if self._library is None:
+            from avatar.library.library import Library
+
+            self._library = Library(self.catalog, self.cwd, self.home, self._open_id, self._delete)
+        return self._library
 
     @property
     def agent(self) -> Agent:

@@ -84,7 +84,7 @@ _ORDER = """
 import os, sys
 _out = open(os.environ["ORDER_LOG"] + "." + str(os.getpid()), "a")
 def _hook(event, args):
-    if event == "import" and args[0] in ("asyncio", "click"):
+    if event == "import" and args[0] in ("asyncio", "click", "avatar.library.catalog"):
         _out.write("import " + args[0] + "\\n"); _out.flush()
     elif event == "subprocess.Popen":
         _out.write("start " + " ".join(map(str, args[1])) + "\\n"); _out.flush()
@@ -116,3 +116,5 @@ def test_the_agent_starts_before_the_event_loop_loads(
     # A plain `chat PROMPT` starts it before click and the command tree load, too
     # (`avatar.cli.early`).
     assert started < ours.index("import click"), ours
+    # (and before the session stores and records, which only the open needs)
+    assert started < ours.index("import avatar.library.catalog"), ours
