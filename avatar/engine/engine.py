@@ -324,12 +324,34 @@ class Engine:
         into the provider's own store, where it can be). `provider` defaults to the engine's.
         `engine.agent` has the other ways to open: `new`, `resume`, `continue_last`, `fork`."""
         name = self.registry.spec(provider).name if provider else self._requested
+        if self.one_shot:
+            import asyncio
+
+            asyncio.get_running_loop().call_soon(self._ready_for_turn)
         if source:
             default = name or self.registry.default(self.settings)
             return await self.agent.open_from(source, default, imported)
         return await self.agent.open(
             name, resume=resume, continue_last=continue_last, session_id=session_id
         )
+
+    def _ready_for_turn(self) -> None:
+        """What a one-shot's turn needs besides its agent, loaded while the agent boots (the
+        open awaits it): the checkpoints' code, avatar's records of the sessions, the secrets
+        detector the turn's title is masked with and the thread the files are recorded in.
+        Loaded once the session is open, they held the loop up, and with it the agent's first
+        updates, which the first prompt waits out (`avatar.bridges.acp.stream`). A failure
+        here is the turn's to meet and say."""
+        import asyncio
+        import contextlib
+
+        from avatar.policy.secrets import process_detector
+
+        with contextlib.suppress(Exception):
+            self.checkpoints  # noqa: B018  (its code loads)
+            self.catalog.records().all()
+            process_detector()
+            asyncio.get_running_loop().run_in_executor(None, int)  # (its thread starts)
 
     async def enter_worktree(self, name: str | None = None) -> Worktree:
         """Make a git worktree of this repository (`avatar.library.worktrees.create`; `name`:
