@@ -35,6 +35,7 @@ from avatar.engine.config_layers import project_config
 from avatar.engine.model_choice import ModelChoice
 from avatar.engine.settings import SettingsPolicy, SettingsSource
 from avatar.library import worktrees
+from avatar.policy.secrets import process_detector
 from avatar.providers.registry import ProviderRegistry, shipped
 
 if TYPE_CHECKING:
@@ -344,8 +345,6 @@ class Engine:
         here is the turn's to meet and say."""
         import asyncio
         import contextlib
-
-        from avatar.policy.secrets import process_detector
 
         with contextlib.suppress(Exception):
             self.checkpoints  # noqa: B018  (its code loads)
