@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
 import subprocess
 import sys
@@ -32,6 +31,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+
+from avatar.core.ids import sha256_hex
 
 SOURCE = Path(__file__).with_name("stub.c")
 #: What a user without a compiler is told to do.
@@ -45,7 +46,7 @@ class StubError(Exception):
 
 def _digest() -> str:
     text = SOURCE.read_bytes() + os.uname().machine.encode()  # (= platform.machine())
-    return hashlib.sha256(text).hexdigest()[:16]
+    return sha256_hex(text)[:16]
 
 
 def _places() -> list[Path]:
