@@ -51,11 +51,17 @@ def main(argv: list[str] | None = None) -> None:
     enabled = gc.isenabled()
     gc.disable()
     without_pydantic_plugins()
+    # A one-shot `chat` starts its agent before click and the command tree load.
+    from avatar.cli.early import start_ahead
+    from avatar.cli.state import discard_prebuilt
+
     try:
+        start_ahead(args)
         from avatar.cli.commands import run
 
         run(args)
     finally:
+        discard_prebuilt()  # (the command ended before it took the agent started for it)
         # And what is alive now dies with the process: no last walk over it at exit.
         settled(enable=enabled)
 

@@ -35,12 +35,8 @@ from avatar.engine.config_layers import project_config
 from avatar.engine.model_choice import ModelChoice
 from avatar.engine.settings import SettingsPolicy, SettingsSource
 from avatar.library import worktrees
-from avatar.library.catalog import Catalog
-from avatar.library.library import Deleted as Deleted  # (what `delete` returns: public)
-from avatar.library.library import DeleteHow, Library
-from avatar.library.library import SearchHow as SearchHow  # (what `search` takes: public)
+from avatar.policy.secrets import process_detector
 from avatar.providers.registry import ProviderRegistry, shipped
-from avatar.sessions.types import SessionInfo, Transcript
 
 if TYPE_CHECKING:
     from avatar.bridges.acp.shared import AgentPool
@@ -56,11 +52,16 @@ if TYPE_CHECKING:
     from avatar.engine.shell import ShellResult
     from avatar.engine.status import EngineStatus
     from avatar.engine.switching import SwitchHow
+    from avatar.library.catalog import Catalog
     from avatar.library.checkpoints.turns import Turn as Turn  # (a turn and its checkpoints)
+    from avatar.library.library import Deleted as Deleted  # (what `delete` returns: public)
+    from avatar.library.library import DeleteHow, Library
+    from avatar.library.library import SearchHow as SearchHow  # (what `search` takes: public)
     from avatar.library.search.hits import SearchHit
     from avatar.library.worktrees import Worktree
     from avatar.policy.permissions import PermissionHandler
     from avatar.providers.registry import ProviderSpec
+    from avatar.sessions.types import SessionInfo, Transcript
 
 
 class Engine:
@@ -100,9 +101,8 @@ class Engine:
         self._listeners: list[Listener] = []
         #: The providers: their table, their environment, the secret detector.
         self.registry = ProviderRegistry(settings, self.env)
-        self.catalog = Catalog(self.registry, self.home)  #: the stores and records
-        #: Every provider's sessions (docs/design.md §8): see `avatar.library.library`.
-        self.library = Library(self.catalog, self.cwd, self.home, self._open_id, self._delete)
+        self._catalog: Catalog | None = None  # (`catalog` and `library`: built on first use)
+        self._library: Library | None = None
         self._handler: PermissionHandler | None = None
         self._agent: Agent | None = None  # (built when a session first needs an agent)
         self._checkpoints: Checkpoints | None = None
@@ -156,6 +156,25 @@ class Engine:
 
         files = agent_files(self.cwd, self.registry.specs(), self.home, self.env)
         return ProjectTrust(config, files, self.home)
+
+    @property
+    def catalog(self) -> Catalog:
+        """The stores and avatar's records of the sessions (`avatar.library.catalog`). Built
+        on first use, as the library: a one-shot starts its agent before loading them."""
+        if self._catalog is None:
+            from avatar.library.catalog import Catalog
+
+            self._catalog = Catalog(self.registry, self.home)
+        return self._catalog
+
+    @property
+    def library(self) -> Library:
+        """Every provider's sessions (docs/design.md §8): see `avatar.library.library`."""
+        if self._library is None:
+            from avatar.library.library import Library
+
+            self._library = Library(self.catalog, self.cwd, self.home, self._open_id, self._delete)
+        return self._library
 
     @property
     def agent(self) -> Agent:
@@ -312,12 +331,32 @@ class Engine:
         into the provider's own store, where it can be). `provider` defaults to the engine's.
         `engine.agent` has the other ways to open: `new`, `resume`, `continue_last`, `fork`."""
         name = self.registry.spec(provider).name if provider else self._requested
+        if self.one_shot:
+            import asyncio
+
+            asyncio.get_running_loop().call_soon(self._ready_for_turn)
         if source:
             default = name or self.registry.default(self.settings)
             return await self.agent.open_from(source, default, imported)
         return await self.agent.open(
             name, resume=resume, continue_last=continue_last, session_id=session_id
         )
+
+    def _ready_for_turn(self) -> None:
+        """What a one-shot's turn needs besides its agent, loaded while the agent boots (the
+        open awaits it): the checkpoints' code, avatar's records of the sessions, the secrets
+        detector the turn's title is masked with and the thread the files are recorded in.
+        Loaded once the session is open, they held the loop up, and with it the agent's first
+        updates, which the first prompt waits out (`avatar.bridges.acp.stream`). A failure
+        here is the turn's to meet and say."""
+        import asyncio
+        import contextlib
+
+        with contextlib.suppress(Exception):
+            self.checkpoints  # noqa: B018  (its code loads)
+            self.catalog.records().all()
+            process_detector()
+            asyncio.get_running_loop().run_in_executor(None, int)  # (its thread starts)
 
     async def enter_worktree(self, name: str | None = None) -> Worktree:
         """Make a git worktree of this repository (`avatar.library.worktrees.create`; `name`:
@@ -495,6 +534,9 @@ class Engine:
         (`avatar.engine.ahead`); one no session took is stopped by the next open or
         `close()`."""
         if self.one_shot:
+            from avatar.policy.kernel.stub import probe_soon
+
+            probe_soon()  # (what the kernel allows: asked while the walls' code loads)
             from avatar.bridges.held_back import holding
 
             spec = self.registry.spec(self.chosen_provider())

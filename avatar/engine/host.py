@@ -48,7 +48,6 @@ class EngineCore(Protocol):
     add_dirs: list[Path]
     worktree: Path | None
     registry: ProviderRegistry
-    catalog: Catalog
     models: ModelChoice
     #: The agent a one-shot started before the rest of avatar loaded (`Engine.launch_ahead`).
     ahead: StartedAhead
@@ -58,6 +57,11 @@ class EngineCore(Protocol):
     trust: bool
     #: Running agents shared with other engines (the server's), or None.
     agent_pool: AgentPool | None
+
+    @property
+    def catalog(self) -> Catalog:
+        """The stores and avatar's records of the sessions."""
+        ...
 
     @property
     def checkpoints(self) -> TurnRecorder:

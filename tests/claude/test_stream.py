@@ -9,14 +9,16 @@ from typing import Any
 
 import pytest
 
-from avatar.bridges.claude.stream import (
+from avatar.bridges.claude.argv import (
     REQUIRED_FLAGS,
-    StreamTranslator,
     build_argv,
     mcp_config,
     mcp_env,
-    permission_answer,
     permission_mode,
+)
+from avatar.bridges.claude.stream import (
+    StreamTranslator,
+    permission_answer,
     tool_title,
     user_message,
 )

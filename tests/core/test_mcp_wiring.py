@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from avatar.bridges.claude.stream import build_argv, mcp_env
+from avatar.bridges.claude.argv import build_argv, mcp_env
 from avatar.bridges.mcp import build_mcp_servers, stdio_command
 from avatar.core.config import McpServer, Settings
 

@@ -84,8 +84,8 @@ _ORDER = """
 import os, sys
 _out = open(os.environ["ORDER_LOG"] + "." + str(os.getpid()), "a")
 def _hook(event, args):
-    if event == "import" and args[0] == "asyncio":
-        _out.write("import asyncio\\n"); _out.flush()
+    if event == "import" and args[0] in ("asyncio", "click", "avatar.library.catalog"):
+        _out.write("import " + args[0] + "\\n"); _out.flush()
     elif event == "subprocess.Popen":
         _out.write("start " + " ".join(map(str, args[1])) + "\\n"); _out.flush()
 sys.addaudithook(_hook)
@@ -96,7 +96,7 @@ def test_the_agent_starts_before_the_event_loop_loads(
     tmp_path: Path, model_server: FakeModelServer
 ) -> None:
     """The point of starting ahead: in `avatar chat`, the agent's process starts before asyncio
-    (and all that loads after it) is imported, so the two overlap."""
+    and click (and all that loads after them) are imported, so the two overlap."""
     require_bridges("codex-acp")
     home = AgentHome(tmp_path / "home", model_server)
     _tapped(home)
@@ -113,3 +113,8 @@ def test_the_agent_starts_before_the_event_loop_loads(
     ]
     started = next(i for i, line in enumerate(ours) if "acp_tap.py" in line)
     assert started < ours.index("import asyncio"), ours
+    # A plain `chat PROMPT` starts it before click and the command tree load, too
+    # (`avatar.cli.early`).
+    assert started < ours.index("import click"), ours
+    # (and before the session stores and records, which only the open needs)
+    assert started < ours.index("import avatar.library.catalog"), ours

@@ -36,17 +36,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from avatar.bridges.base import BaseBridge, BridgeContext, OpenRequest
+from avatar.bridges.claude.argv import mcp_env, permission_mode
 from avatar.bridges.claude.launch import ClaudeAhead
 from avatar.bridges.claude.permission import PermissionDesk
 from avatar.bridges.claude.process import ClaudeProcess
 from avatar.bridges.claude.starting import ClaudeStarter
 from avatar.bridges.claude.state import ClaudeSession, Fresh, OnDisk, PendingFork
-from avatar.bridges.claude.stream import (
-    StreamTranslator,
-    mcp_env,
-    permission_mode,
-    user_message,
-)
+from avatar.bridges.claude.stream import StreamTranslator, user_message
 from avatar.bridges.turn import Turn, TurnSignal
 from avatar.core.errors import ProviderError, SessionNotFoundError, UsageError
 from avatar.core.events import BaseEvent, Error, Notice, OpenHow, SessionStarted, TurnFinished

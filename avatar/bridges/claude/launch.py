@@ -14,15 +14,15 @@ it now, and stops it otherwise.
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from avatar.bridges import spawning
+from avatar.bridges.claude.argv import build_argv, mcp_env
 from avatar.bridges.claude.state import Fresh
-from avatar.bridges.claude.stream import build_argv, mcp_env
+from avatar.core.ids import new_uuid
 from avatar.policy import sandbox
 from avatar.policy.scope import ScopePolicy
 
@@ -130,4 +130,4 @@ class ClaudeAhead:
 
 def fresh_session() -> Fresh:
     """A new session id for claude to start on."""
-    return Fresh(str(uuid.uuid4()))
+    return Fresh(new_uuid())

@@ -24,17 +24,15 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
-import platform
-import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+
+from avatar.core.ids import sha256_hex
 
 SOURCE = Path(__file__).with_name("stub.c")
 #: What a user without a compiler is told to do.
@@ -47,8 +45,8 @@ class StubError(Exception):
 
 
 def _digest() -> str:
-    text = SOURCE.read_bytes() + platform.machine().encode()
-    return hashlib.sha256(text).hexdigest()[:16]
+    text = SOURCE.read_bytes() + os.uname().machine.encode()  # (= platform.machine())
+    return sha256_hex(text)[:16]
 
 
 def _places() -> list[Path]:
@@ -73,6 +71,8 @@ def compiler(avoid: Iterable[Path] = ()) -> str | None:
         real = Path(os.path.realpath(entry))
         if not any(real.is_relative_to(b) for b in banned):
             dirs.append(entry)
+    import shutil
+
     for name in _COMPILERS:
         found = shutil.which(name, path=os.pathsep.join(dirs))
         if found:
@@ -86,6 +86,8 @@ def _build(target: Path, cc: str) -> None:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if target.exists():
             return  # another avatar built it meanwhile
+        import tempfile
+
         fd, tmp = tempfile.mkstemp(prefix=".avatar-stub-", dir=target.parent)
         os.close(fd)
         try:
@@ -106,16 +108,22 @@ def _build(target: Path, cc: str) -> None:
                 os.unlink(tmp)
 
 
+def _built() -> Path | None:
+    """The stub, where it is built already."""
+    name = f"avatar-stub-{_digest()}"
+    return next((p / name for p in _places() if (p / name).is_file()), None)
+
+
 @cache
 def executable() -> Path:
     """The built stub (built now if needed); StubError when it cannot be."""
     if sys.platform != "linux":
         raise StubError("the sandbox stub is for Linux")
+    built = _built()
+    if built is not None:
+        return built
     name = f"avatar-stub-{_digest()}"
     places = _places()
-    for place in places:
-        if (place / name).is_file():
-            return place / name
     # Not from a PATH directory inside the project avatar runs in (an activated `.venv/bin`).
     cwd = Path.cwd()
     cc = compiler([cwd] if cwd != Path(cwd.anchor) else [])
@@ -149,16 +157,50 @@ class Probe:
     seccomp: bool = False
 
 
+#: The probe `probe_soon` started, until `probe()` reads its answer; and whether it did.
+_probing: subprocess.Popen[str] | None = None
+_probed = False
+
+
+def probe_soon() -> None:
+    """Start the probe now, where the stub is built already (nothing is built here), for
+    `probe()` to find its answer ready: a one-shot starts it as it begins to load the walls,
+    which the probe then runs beside (~3 ms, more under load: benchmarks/oneshot.py)."""
+    global _probing
+    if _probing is not None or _probed or sys.platform != "linux":
+        return
+    built = _built()
+    if built is None:
+        return
+    with contextlib.suppress(OSError):
+        _probing = _start_probe(built)
+
+
+def _start_probe(stub: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [str(stub), "--probe"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
 @cache
 def probe() -> Probe:
     """Ask the stub, once per process, what this kernel allows: private mount, PID and user
-    namespaces, network namespaces, a seccomp filter."""
+    namespaces, network namespaces, a seccomp filter (`probe_soon` may have asked it)."""
+    global _probing, _probed
+    started, _probing, _probed = _probing, None, True
     if available() is not None:
+        if started is not None:
+            started.kill()
+            started.communicate()
         return Probe()
     try:
-        out = subprocess.run(
-            [str(executable()), "--probe"], capture_output=True, text=True, timeout=30
-        ).stdout
+        proc = started or _start_probe(executable())
+        try:
+            out = proc.communicate(timeout=30)[0]
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     except (OSError, subprocess.SubprocessError):
         return Probe()
     found = dict(part.split("=", 1) for part in out.split() if "=" in part)
@@ -269,6 +311,8 @@ def resolve(program: str, path: str, cwd: Path) -> str:
         if full.is_dir() or not os.access(full, os.X_OK):
             raise PermissionError(13, "Permission denied", program)
         return program
+    import shutil  # (loaded by the time an agent starts: the private temp dir's)
+
     found = shutil.which(program, path=path)
     if found is None:
         raise FileNotFoundError(2, "No such file or directory", program)
