@@ -7,13 +7,16 @@ the session hold only the answer; the banner is one notice on stderr."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 
+from avatar.providers.registry import shipped
 from tests.support.acp_agent import provider_entry
+from tests.support.acp_client import AcpClient
 from tests.support.drive import Avatar
-from tests.support.homes import AgentHome, avatar_env
+from tests.support.homes import AgentHome, avatar_env, bridge_bin, require_bridges
 from tests.support.model_server import FakeModelServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -39,3 +42,30 @@ def test_a_banner_said_as_a_session_opens_is_a_notice_not_an_answer(
     avatar("-p", "native", "chat", "--from", sid, "go on")
     handed = model_server.requests_for("chat")[-1].all_text()
     assert "the word is HERON" in handed and BANNER not in handed
+
+
+@pytest.mark.parametrize("provider", ["codex", "claude-acp", "gemini"])
+def test_the_shipped_agents_say_nothing_unasked_as_a_session_opens(
+    provider: str, agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    """Quirk `quiet_open` (their first prompt goes at once, without the banner guard's wait)
+    holds for each of them: a second after `session/new`, the session has had no text."""
+    spec = shipped()[provider]
+    require_bridges(spec.command[0])
+    env = {**avatar_env(agent_home), **spec.env}
+    env.pop("OPENAI_BASE_URL", None)
+    argv = [bridge_bin(spec.command[0]), *spec.command[1:]]
+    assert "quiet_open" in spec.quirks
+    with AcpClient(argv, env=env, cwd=agent_home.workdir) as client:
+        client.initialize()
+        params = {"cwd": str(agent_home.workdir), "mcpServers": []}
+        sid = client.request("session/new", params)["sessionId"]
+        time.sleep(1.0)
+        client.request("session/new", params)  # (its answer comes after whatever was said)
+        said = [u for u in client.of(sid) if u.get("sessionUpdate") in TEXT]
+        assert said == [], said
+        assert client.of(sid) or provider == "gemini", "nothing at all came: the test saw nothing"
+
+
+#: The updates that carry what an agent says (a banner would be one of them).
+TEXT = {"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"}

@@ -33,6 +33,10 @@
 - `shared_process`: the agent keeps several sessions in one process, as ACP allows (codex-acp,
   claude-agent-acp, Gemini CLI): given a pool (the server's), a bridge runs its session on
   the running agent started as it would start its own (`avatar.bridges.acp.shared`).
+- `quiet_open`: the agent says nothing unasked as a session opens (codex-acp, claude-agent-acp,
+  Gemini CLI; tests/integration/test_agent_banner.py drives each), so its first prompt goes as
+  soon as the session is open, not once it has been quiet for `stream.OPEN_QUIET` (the guard
+  that keeps a start-up banner out of the first answer, for every other agent).
 - `missing_file_empty`: Gemini's write_file reads the file through `fs/read_text_file` first
   and takes only a thrown Error with code ENOENT as "not there"; the JSON-RPC error of a
   missing file reaches it as a plain object, so it could never create a file. A missing file
@@ -58,6 +62,11 @@ from avatar.providers.registry import ProviderSpec
 REPLAY_QUIET = 0.15
 LATE_REPLAY_QUIET = 0.6
 REPLAY_LIMIT = 15.0
+
+
+def quiet_open(spec: ProviderSpec) -> bool:
+    """Whether the agent is known to say nothing unasked as a session opens (`quiet_open`)."""
+    return "quiet_open" in spec.quirks
 
 
 def replay_quiet(spec: ProviderSpec) -> float:

@@ -230,7 +230,7 @@ class SessionOpener:
         except (RpcError, WrongAnswer) as e:
             return failure(f"session/fork of {session_id}", e)
         self.current = forked
-        self.router.opened()
+        self.router.opened(guard=not acp_quirks.quiet_open(self.ctx.spec))
         return OpenResult(forked, "forked", "session/fork", _offered(resp))
 
     async def _instead(self, failures: list[Failure], what: str) -> OpenResult:
@@ -252,7 +252,7 @@ class SessionOpener:
                 f"{self.name}: session/new failed: {describe_error(e)}"
             ) from None
         self.current = session_id
-        self.router.opened()
+        self.router.opened(guard=not acp_quirks.quiet_open(self.ctx.spec))
         return OpenResult(session_id, "new", "session/new", _offered(resp))
 
     # -- single steps -----------------------------------------------------------------------
@@ -296,7 +296,7 @@ class SessionOpener:
         with self._opening(session_id):
             resp = await self._authed("session/resume", self._params(sessionId=session_id))
         self.current = session_id
-        self.router.opened()
+        self.router.opened(guard=not acp_quirks.quiet_open(self.ctx.spec))
         return _offered(resp)
 
     async def list_page(self, cursor: str | None) -> dict[str, Any]:

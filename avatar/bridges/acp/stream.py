@@ -99,11 +99,12 @@ class UpdateRouter:
         self._settled.clear()
         self._touch()
 
-    def opened(self) -> None:
+    def opened(self, guard: bool = True) -> None:
         """A session was just opened: the next prompt waits until the agent has been quiet
         for `OPEN_QUIET` s, and what it says meanwhile is no answer (see the module
-        docstring)."""
-        if not self._replaying:
+        docstring); `guard=False`: an agent known to say nothing then (quirk `quiet_open`)
+        is prompted at once."""
+        if guard and not self._replaying:
             self._settled.clear()
             self._touch()
             self.settle(OPEN_QUIET, OPEN_LIMIT)
