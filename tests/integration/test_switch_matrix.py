@@ -158,7 +158,11 @@ def test_ping_pong_returns_to_both_sessions(
     engine = engine_for(agent_home, "native")
     sessions = engine.sessions()
     assert len(sessions) == 2
-    assert {s.title for s in sessions} == {"PING-1 build the lexer", "PONG-1 add tests"}
+    titles = {s.provider: s.title for s in sessions}
+    assert titles["native"] == "PING-1 build the lexer"
+    # codex names a thread itself, from a model call after its first turn, when that call ends
+    # before codex is left (the fake model names it so); else its first prompt titles it
+    assert titles["codex"] in {"PONG-1 add tests", "Fake session title"}
 
 
 IMPORTS = [("codex", "native"), ("codex", "claude"), ("native", "codex")]
