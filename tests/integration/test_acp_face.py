@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.acp_client import AcpClient, text
-from tests.support.drive import Avatar
+from tests.support.drive import Avatar, backdate_gemini
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer
 
@@ -42,6 +42,7 @@ def test_list_has_three_providers_and_a_gemini_session_loads_with_its_turns(
         assert own.request("session/prompt", asked)["stopReason"] == "end_turn"
     [written] = agent_home.gemini_dir.glob(f"tmp/*/chats/session-*-{gemini[:8]}.jsonl")
     assert said["gemini"] in written.read_text()
+    backdate_gemini(agent_home, "gemini", gemini)  # (its load then waits for no clock minute)
     model_server.script("responses", "Codex answer.")
     codex, _, _ = run.session(run("-p", "codex", "chat", said["codex"]))
     model_server.script("anthropic", "Claude answer.")
