@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from avatar.providers.registry import shipped
 from tests.e2e.test_terminal import TURN_DONE, body, repl
 from tests.support.homes import AgentHome, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
@@ -44,11 +45,13 @@ def test_init_on_native_asks_for_agents_md_and_the_file_appears(
     assert (agent_home.workdir / "AGENTS.md").read_text() == written
 
 
-def _init_on(home: AgentHome, server: FakeModelServer, provider: str, api: str, said: str) -> str:
+def _init_on(
+    home: AgentHome, server: FakeModelServer, provider: str, api: str, said: str
+) -> list[str]:
     """`/init` typed in `provider`'s REPL after a first turn (the agent has listed its own
     commands by then), the model answering on `api`: the line said is on the screen; what the
     model was asked since the first turn (the last user message of each request)."""
-    require_bridges()
+    require_bridges(shipped()[provider].command[0])
     server.script(api, Reply.text("Hello there."), Reply.text("The file is written."))
     with repl(home, "-p", provider, "repl") as term:
         term.type("hello")
@@ -60,37 +63,26 @@ def _init_on(home: AgentHome, server: FakeModelServer, provider: str, api: str, 
     return texts[texts.index(next(t for t in texts if "hello" in t)) + 1 :]
 
 
+@pytest.mark.parametrize("provider", ["claude", "claude-acp"])
 def test_init_on_claude_runs_claude_s_own_init(
-    agent_home: AgentHome, model_server: FakeModelServer
+    provider: str, agent_home: AgentHome, model_server: FakeModelServer
 ) -> None:
-    said = "(/init: claude's own /init, which studies the project and writes CLAUDE.md)"
-    asked = _init_on(agent_home, model_server, "claude", "anthropic", said)
+    said = f"(/init: {provider}'s own /init, which studies the project and writes CLAUDE.md)"
+    asked = _init_on(agent_home, model_server, provider, "anthropic", said)
     # Claude Code's own /init, expanded into its prompt; not avatar's
-    assert any("<command-name>/init</command-name>" in t for t in asked), asked
+    if provider == "claude":
+        assert any("<command-name>/init</command-name>" in t for t in asked), asked
     assert any("create a CLAUDE.md file" in t for t in asked), asked
     assert not any(ASKED.format(file="CLAUDE.md") in t for t in asked), asked
 
 
-def test_init_on_codex_asks_codex_for_agents_md(
-    agent_home: AgentHome, model_server: FakeModelServer
+@pytest.mark.parametrize(
+    ("provider", "api", "file"),
+    [("codex", "responses", "AGENTS.md"), ("gemini", "gemini", "GEMINI.md")],
+)
+def test_init_on_an_agent_without_a_working_own_asks_for_its_file(
+    provider: str, api: str, file: str, agent_home: AgentHome, model_server: FakeModelServer
 ) -> None:
-    said = "(/init: asking codex to study the project and write or update AGENTS.md)"
-    asked = _init_on(agent_home, model_server, "codex", "responses", said)
-    assert any(ASKED.format(file="AGENTS.md") in t for t in asked), asked
-
-
-def test_init_on_gemini_asks_gemini_for_gemini_md(
-    agent_home: AgentHome, model_server: FakeModelServer
-) -> None:
-    said = "(/init: asking gemini to study the project and write or update GEMINI.md)"
-    asked = _init_on(agent_home, model_server, "gemini", "gemini", said)
-    assert any(ASKED.format(file="GEMINI.md") in t for t in asked), asked
-
-
-def test_init_on_claude_acp_runs_claude_s_own_init(
-    agent_home: AgentHome, model_server: FakeModelServer
-) -> None:
-    said = "(/init: claude-acp's own /init, which studies the project and writes CLAUDE.md)"
-    asked = _init_on(agent_home, model_server, "claude-acp", "anthropic", said)
-    assert any("create a CLAUDE.md file" in t for t in asked), asked
-    assert not any(ASKED.format(file="CLAUDE.md") in t for t in asked), asked
+    said = f"(/init: asking {provider} to study the project and write or update {file})"
+    asked = _init_on(agent_home, model_server, provider, api, said)
+    assert any(ASKED.format(file=file) in t for t in asked), asked

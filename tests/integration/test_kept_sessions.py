@@ -18,15 +18,24 @@ from tests.support.served import serving
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
 
-def test_follow_ups_join_the_session_kept_loaded(
-    model_server: FakeModelServer, tmp_path: Path
-) -> None:
+def _codex_home(
+    model_server: FakeModelServer, tmp_path: Path, answers: int
+) -> tuple[dict[str, str], Path]:
+    """A home for codex on the fake model server, which answers `answer 1` … `answer N`; its
+    environment and project."""
     require_bridges("codex-acp")
     home = AgentHome(tmp_path, model_server)
     env = avatar_env(home)
     env.pop("OPENAI_BASE_URL", None)
-    cwd = home.workdir
-    model_server.queue("responses").extend(Reply.text(f"answer {n}") for n in range(1, 6))
+    replies = (Reply.text(f"answer {n}") for n in range(1, answers + 1))
+    model_server.queue("responses").extend(replies)
+    return env, home.workdir
+
+
+def test_follow_ups_join_the_session_kept_loaded(
+    model_server: FakeModelServer, tmp_path: Path
+) -> None:
+    env, cwd = _codex_home(model_server, tmp_path, answers=5)
 
     def ps() -> list[tuple[str, list[str], float]]:
         shown = json.loads(avatar(env, cwd, "ps", "--json").stdout)
@@ -59,12 +68,7 @@ def test_a_resume_naming_another_agent_does_not_join_the_kept_session(
 ) -> None:
     """`-p gemini chat --resume ID` of a codex session kept loaded in the server says whose
     session it is and ends 2, as without a server: no answer from codex in its place."""
-    require_bridges("codex-acp")
-    home = AgentHome(tmp_path, model_server)
-    env = avatar_env(home)
-    env.pop("OPENAI_BASE_URL", None)
-    cwd = home.workdir
-    model_server.queue("responses").extend(Reply.text(f"answer {n}") for n in range(1, 4))
+    env, cwd = _codex_home(model_server, tmp_path, answers=3)
     first = avatar(env, cwd, "-p", "codex", "chat", "one", timeout=120)
     found = SESSION_LINE.search(first.stderr)
     assert first.returncode == 0 and found, first.stderr
