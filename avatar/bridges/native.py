@@ -247,11 +247,9 @@ class NativeBridge(BaseBridge):
             await self.session.abort()
 
     async def steer(self, text: str) -> bool:
-        """Queue text for the running turn; it reaches the model before its next call."""
-        if self.session is None:
-            return False
-        self.session.steer(text)
-        return True
+        """Add text to the running turn; it reaches the model before its next call. False
+        when no turn would read it (none runs, or it has made its last call)."""
+        return self.session is not None and self.session.steer(text)
 
     async def set_model(self, model: str) -> None:
         """Switch model (id, provider/id or unique prefix) from the next call on."""

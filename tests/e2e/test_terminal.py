@@ -265,11 +265,13 @@ def test_a_steered_answer_starts_on_its_own_line(
     )
     with repl(agent_home, "-p", "native", "repl") as term:
         term.type("start the task")
-        term.wait_for("busy: typing steers")
+        term.wait_for("busy: typing steers")  # (said once the session is open)
+        term.wait_for("working on it")  # (the answer streams: its next call will read this)
         term.type("use tabs")
         lines = body(term.wait_for(TURN_END, timeout=60))
         assert "› use tabs" in lines
-        assert "Using tabs now." in lines  # on its own line, not glued to the first answer
+        # On its own line, not glued to the first answer.
+        assert "Using tabs now." in lines, "\n".join(lines)
 
 
 def test_compact_on_a_short_session_says_so_once(

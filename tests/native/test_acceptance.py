@@ -151,6 +151,23 @@ async def test_steering_arrives_in_the_next_request(
     assert events[-1].stop_reason == "end_turn"
 
 
+async def test_steering_with_no_turn_running_is_refused_not_kept(
+    project: Path, tmp_path: Path, model_server: FakeModelServer
+) -> None:
+    # Refused, the caller queues the line as a turn of its own; it is never slipped into the
+    # next turn ahead of that turn's own prompt.
+    model_server.script("chat", Reply.text("First."), Reply.text("Second."))
+    bridge = make_bridge(project, tmp_path / "home", model_server, "chat")
+    await bridge.start()
+    await bridge.open(OpenRequest("new"))
+    assert not await bridge.steer("QUOKKA early")
+    [event async for event in bridge.send("one")]
+    assert not await bridge.steer("QUOKKA late")
+    [event async for event in bridge.send("two")]
+    await bridge.stop()
+    assert not any("QUOKKA" in r.all_text() for r in model_server.requests_for("chat"))
+
+
 @pytest.mark.parametrize("api", APIS)
 async def test_abort_during_slow_stream_is_prompt_and_resumable(
     api: str, project: Path, tmp_path: Path, model_server: FakeModelServer

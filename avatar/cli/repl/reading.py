@@ -84,14 +84,15 @@ async def keep_moving(repl: Repl, app: Application[str]) -> None:
     clock), a few times a second, and once more when the work ends (the status line says idle
     even when nothing was printed last); an idle screen is left alone. Another client's turn
     streaming in (`avatar attach`) moves it too."""
-    moving = False
+    moving, ended = False, repl.ended
     while True:
         await asyncio.sleep(TICK)
         busy = repl.busy or repl.permission is not None or bool(repl.screen.pending)
         busy = busy or repl.engine.turn_elsewhere  # (another client's turn: its status too)
-        if app.is_running and (busy or moving):
+        # (Work that began and ended between two ticks was drawn busy as its line was sent.)
+        if app.is_running and (busy or moving or repl.ended != ended):
             app.invalidate()
-        moving = busy
+        moving, ended = busy, repl.ended
 
 
 async def read_lines(repl: Repl) -> None:

@@ -75,6 +75,8 @@ class Repl:
         self.engine.subscribe(self._on_event)
         self.work: asyncio.Task[None] | None = None  # the running turn or slow command
         self.turn_running = False
+        #: How many turns and slow commands have ended (the screen redraws after each).
+        self.ended = 0
         #: Lines typed while busy, and prompts other clients sent (with their name).
         self.queued: deque[tuple[str, str | None]] = deque()
         self.permission: asyncio.Future[Answer | Refusal] | None = None
@@ -295,7 +297,9 @@ class Repl:
             parts.append(Part("add the output? y / n", HINT))
         elif self.busy:
             if self.turn_running:
-                hint = "busy: typing steers" if status.steers else "busy: typing queues"
+                # (Until its session is open, a turn cannot be steered: a line waits.)
+                steers = status.steers and status.session_id is not None
+                hint = "busy: typing steers" if steers else "busy: typing queues"
                 parts.append(Part(hint, HINT))
             quiet = time.monotonic() - self.screen.last_output
             if self.screen.pending:
@@ -389,6 +393,7 @@ class Repl:
         """The running work is over: start what was queued meanwhile, in order (a command
         that runs at once lets the next line go too)."""
         self.work = None
+        self.ended += 1
         while self.queued and not self.busy:
             line, client = self.queued.popleft()
             if self.hosting is not None:

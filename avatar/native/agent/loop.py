@@ -130,6 +130,7 @@ class Agent:
         self.hooks = hooks
         self.max_requests = max_requests
         self.steering: deque[str] = deque()
+        self._steerable = False  # a turn runs and will read `steering` before it ends
         self._partial = _Partial()
         self.current_call: ToolCall | None = None
         #: Plan mode: only the tools that change nothing are offered (and run), and the
@@ -154,6 +155,7 @@ class Agent:
         requests = 0
         overflow_retried = False
         specs = self.tool_specs()
+        self._steerable = True
         try:
             while True:
                 self._inject_steering(emit)
@@ -181,6 +183,16 @@ class Agent:
         except BaseException:  # a failure: the log must stay whole for the next turn
             self._record_partial(emit, "error", FAILED_OUTPUT)
             raise
+        finally:
+            # Set with no await since `steering` was last read: later text is for a next turn.
+            self._steerable = False
+
+    def steer(self, text: str) -> bool:
+        """Add `text` to the running turn, before its next model call; False when no turn
+        runs or the running one has made its last call (the caller keeps it for the next)."""
+        if self._steerable:
+            self.steering.append(text)
+        return self._steerable
 
     def _inject_steering(self, emit: Emit) -> None:
         while self.steering:

@@ -78,7 +78,6 @@ class AgentSession:
         self._turn: asyncio.Task[None] | None = None
         self._emit_to: Callable[[BaseEvent], None] | None = None
         self._aborting = False
-        self._pending_steering: list[str] = []
         self._turn_base = (0, 0)  # the session's token totals when the running turn began
         self._dirty = False  # entries added since the last fsync + index update
         self.compactor = Compactor(self)
@@ -195,9 +194,6 @@ class AgentSession:
         self._turn_base = (self.state.input_tokens, self.state.output_tokens)
         stop = "end_turn"
         try:
-            for pending in self._pending_steering:
-                self.record_steering(pending)
-            self._pending_steering.clear()
             self.record_entry(MessageEntry(role="user", text=text))
             self.state.messages[-1].images = images  # (for this run's calls only)
             reason = await self.agent.run(emit)
@@ -224,12 +220,9 @@ class AgentSession:
             emit(TurnFinished(stop_reason=stop))  # type: ignore[arg-type]
             emit(_END)  # type: ignore[arg-type]
 
-    def steer(self, text: str) -> None:
-        """Queue text for the running turn (or the next one)."""
-        if self.agent is not None and self.running:
-            self.agent.steering.append(text)
-        else:
-            self._pending_steering.append(text)
+    def steer(self, text: str) -> bool:
+        """Add text to the running turn (`Agent.steer`); False when none would read it."""
+        return self.agent is not None and self.agent.steer(text)
 
     async def abort(self) -> None:
         """Stop the running turn: stream closed, tools killed, `interrupted` recorded."""
