@@ -5,7 +5,6 @@ The logic lives in :mod:`tests.support`; this file only wires it into pytest.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,13 +13,6 @@ import pytest
 from tests.support.homes import AgentHome
 from tests.support.homes import avatar_env as build_avatar_env
 from tests.support.model_server import FakeModelServer
-
-
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto` (pyproject's addopts): one worker more than the cores, up to four. Most tests
-    wait on agent processes: on two cores, three workers ran the suite in 13:36 where two took
-    16:57 and 17:33 (one machine, one afternoon)."""
-    return min((os.cpu_count() or 1) + 1, 4)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -117,7 +117,10 @@ def test_a_fork_resumes_with_every_turn_before_it(
 
     info = json.loads(avatar("session", "info", fork, "--json").stdout)
     assert info["messages"] == 4 and "files_gone" not in info
-    assert info["title"] == "the word is HERON" and info["parent"] == f"codex/{parent}"
+    # codex names a thread itself, from a model call after its first turn, when that call ends
+    # before codex is left (the fake model names it so); else its first prompt titles it.
+    assert info["title"] in {"the word is HERON", "Fake session title"}
+    assert info["parent"] == f"codex/{parent}"
 
     model_server.script("responses", "HERON and 47.")
     went_on = avatar("chat", "--resume", fork, "what were they?")
