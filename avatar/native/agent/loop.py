@@ -129,7 +129,7 @@ class Agent:
         self.system_prompt = system_prompt
         self.hooks = hooks
         self.max_requests = max_requests
-        self.steering: deque[str] = deque()
+        self._steering: deque[str] = deque()
         self._steerable = False  # a turn runs and will read `steering` before it ends
         self._partial = _Partial()
         self.current_call: ToolCall | None = None
@@ -173,7 +173,7 @@ class Agent:
                         raise
                     continue
                 if not calls:
-                    if self.steering:
+                    if self._steering:
                         continue  # the user typed something meanwhile: answer it too
                     return stop
                 await self._run_tools(calls, emit)
@@ -191,12 +191,12 @@ class Agent:
         """Add `text` to the running turn, before its next model call; False when no turn
         runs or the running one has made its last call (the caller keeps it for the next)."""
         if self._steerable:
-            self.steering.append(text)
+            self._steering.append(text)
         return self._steerable
 
     def _inject_steering(self, emit: Emit) -> None:
-        while self.steering:
-            text = self.steering.popleft()
+        while self._steering:
+            text = self._steering.popleft()
             self.hooks.record_steering(text)
             emit(UserMessage(text=text))
 
