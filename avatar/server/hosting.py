@@ -40,6 +40,7 @@ from avatar.server.shared import (
     said_of,
     turn_ended,
     turn_exit,
+    turn_started,
 )
 
 if TYPE_CHECKING:
@@ -229,12 +230,7 @@ class Hosting:
         """A turn starts: the REPL's own prompt, or `client`'s (an attached client's)."""
         self._turns += 1
         self._stop, self._failed = "end_turn", False
-        self._running = {
-            "type": "turn_started",
-            "turn": self._turns,
-            "client": client or self.client,
-            "prompt": prompt,
-        }
+        self._running = turn_started(self._turns, client or self.client, prompt)
         if self.registered:
             self._send({"event": self._running})
         else:

@@ -7,7 +7,8 @@ goes to every client that can answer one, and the first answer wins.
 Events are JSON-ready dicts: those of `chat --json` (`BaseEvent.to_dict`), plus the hub's own,
 whose `type` says what happened to the live session rather than in the agent:
 
-- `turn_started` {turn, client, prompt}: a queued prompt starts running;
+- `turn_started` {turn, client, prompt, at}: a queued prompt starts running (`at`: when, the
+  wall clock, by which every client times the turn);
 - `turn_ended` {turn, client, error, exit}: it ended (`error`: the one line an `AvatarError`
   said, else None; `exit`: the exit code `chat` would give it);
 - `permission_asked` {id, title, kind, diffs}: a question waits for an answer (`answer()`);
@@ -52,6 +53,7 @@ from avatar.server.shared import (
     said_of,
     turn_ended,
     turn_exit,
+    turn_started,
 )
 
 if TYPE_CHECKING:
@@ -329,14 +331,8 @@ class LiveSession:
 
     async def _run(self, turn: _Turn) -> Event:
         self.broadcast.turn_begins()
-        self._publish(
-            {
-                "type": "turn_started",
-                "turn": turn.number,
-                "client": turn.client,
-                "prompt": turn.text if isinstance(turn.text, str) else turn.text.recorded,
-            }
-        )
+        prompt = turn.text if isinstance(turn.text, str) else turn.text.recorded
+        self._publish(turn_started(turn.number, turn.client, prompt))
         stop, failed = "end_turn", False
         try:
             async for event in self.engine.send(turn.text):

@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from avatar.core.errors import AvatarError, UsageError
@@ -77,6 +78,7 @@ class RemoteEngine(Engine):
     _model: str | None = None
     _numbers: Numbers = Numbers()
     _finished: TurnFinished | None = None  # a turn's end, held until its figures come
+    _turn_starts: tuple[Callable[[float], None], ...] = ()  # (`on_turn_start`)
 
     async def attach(self, ref: str, client: str | None = None) -> list[TranscriptMessage]:
         """Attach to the live session `ref` (id or prefix) as `client`; the conversation so
@@ -148,11 +150,22 @@ class RemoteEngine(Engine):
                 verdict.set_result(("", None))
         self._verdicts.clear()
 
+    def on_turn_start(self, callback: Callable[[float], None]) -> None:
+        """Call `callback` when the live session starts a turn (this client's or another's),
+        with the moment it started in `time.monotonic()` terms: a screen times the turn from
+        it, not from when a prompt was typed (it may wait behind another turn) or from the
+        attach (a turn joined midway)."""
+        self._turn_starts = (*self._turn_starts, callback)
+
     def _dispatch(self, data: dict[str, Any]) -> None:
         kind = data["type"]
         if kind == "turn_started":
             self._mine = data["client"] == self.client
             self._others = None if self._mine else str(data["client"])
+            at = data.get("at")
+            ago = max(0.0, time.time() - at) if isinstance(at, (int, float)) else 0.0
+            for callback in self._turn_starts:
+                callback(time.monotonic() - ago)
             if not self._mine:
                 self._emit(UserMessage(text=f"({data['client']}) {data['prompt']}"))
         elif kind == "turn_ended":

@@ -7,6 +7,7 @@ attach frame carries it.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
@@ -114,6 +115,14 @@ def turn_exit(stop: str, failed: bool) -> int:
     """The exit code `chat` gives a turn that stopped with `stop` (its `turn_finished` stop
     reason), after an error event or not (`failed`): 130 cancelled, 1 failed, else 0."""
     return 130 if stop == "cancelled" else 1 if failed or stop == "error" else 0
+
+
+def turn_started(turn: int, client: str, prompt: str) -> Event:
+    """The `turn_started` event: turn number `turn`, `client`'s `prompt`, starting now
+    (`at`, the wall clock: a client's turn line times the turn from it, also one it joined
+    midway or queued a prompt behind)."""
+    at = time.time()
+    return {"type": "turn_started", "turn": turn, "client": client, "prompt": prompt, "at": at}
 
 
 def turn_ended(

@@ -432,10 +432,12 @@ class Screen:
         self.flush()
         self._muted = True
 
-    def begin_turn(self) -> None:
-        """A turn starts: time it, and say what is awaited."""
+    def begin_turn(self, at: float | None = None) -> None:
+        """A turn starts (`at`: when it did, in `time.monotonic()` terms; else now): time it,
+        and say what is awaited."""
         self._muted = False
-        self.turn_started = self.last_output = time.monotonic()
+        self.turn_started = time.monotonic() if at is None else at
+        self.last_output = time.monotonic()
         self.activity = "waiting for the model"
         self.tokens = 0
         self._answered = False  # text, thinking, a tool call or an error was shown

@@ -91,6 +91,8 @@ async def _attached(engine: Engine, ref: str) -> int:
     try:
         messages = await engine.attach(ref)
         repl = Repl(engine)
+        # Each turn is timed from its start on the session, as the REPL running it times it.
+        engine.on_turn_start(repl.screen.begin_turn)
         if engine.started is not None:
             repl.screen.on_event(engine.started)
         repl.screen.history(messages)
