@@ -9,9 +9,9 @@ makes that result directly, and gives up (None) on anything else: a value of ano
 an unknown or missing key, a value an `Annotated` marker refuses. What it gives up on,
 pydantic checks, converts or refuses with its own message.
 
-The markers' own rules are the ones pydantic runs: a marker's `before(value)` (a conversion
-ahead of the field's check, such as YAML's bare `off` read as "off") and `keeps(value)` (a
-check after it) are called here as in its pydantic hook.
+The markers' own rules are the ones pydantic runs (`avatar.core.config_markers`): a
+marker's `before(value)` (a conversion ahead of the field's check, such as YAML's bare `off`
+read as "off") and `keeps(value)` (a check after it) are called here as in its pydantic hook.
 
 So what `build` accepts is a subset of what pydantic accepts, with the same result
 (tests/core/test_exact.py checks both on generated data).
