@@ -3,7 +3,9 @@ Ctrl-C's as the baseline, interleaved in the same run. The installed `avatar` ru
 agent in tmux against the fake model server, whose answer is held mid-stream; the time is
 from just before `tmux send-keys` to the notice's bytes in the pane's output (`pipe-pane`),
 so both keys pay the same tmux round trip. Target: Esc within 100 ms; before the fix it took
-1.5–2 s (prompt-toolkit waited for a second key after Esc).
+1.5–2 s (prompt-toolkit waited for a second key after Esc). Later, both keys waited ~140 ms
+more whenever a block had been printed in the 0.2 s before: prompt-toolkit's own pause between
+two writes above the prompt, now `WRITE_GAP` (avatar.cli.repl.reading).
 """
 
 from __future__ import annotations
@@ -81,7 +83,7 @@ def run(quick: bool) -> list[dict[str, object]]:
         row(
             "REPL: Esc → (interrupted), less the round trip",
             esc - echo,
-            ctrl_c - echo,
+            None,  # (an absolute target: Ctrl-C's, as near the round trip, is no ratio's base)
             f"≤ {TARGET * 1000:.0f} ms",
             esc - echo <= TARGET,
         ),

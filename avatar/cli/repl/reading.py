@@ -5,9 +5,11 @@ runs); without one, stdin line by line, each turn finished before the next line 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, TextIO, cast
 
 from avatar.cli.repl import menu
 
@@ -17,12 +19,30 @@ if TYPE_CHECKING:
     from avatar.cli.repl.repl import Repl
 
 TICK = 0.25  # seconds between redraws while busy
+#: Seconds prompt-toolkit's stdout proxy waits after a write above the prompt before the next
+#: (its own default, 0.2 s, held an interrupt's `(interrupted)` that long behind the block
+#: printed just before it, and a finished block off the screen between the live tail and its
+#: place above the prompt). Writes in that gap still go together, as one repaint.
+WRITE_GAP = 0.02
+
+
+@contextlib.contextmanager
+def printing_above_prompt() -> Iterator[None]:
+    """`sys.stdout` and `sys.stderr` write above the running prompt (prompt-toolkit's
+    `patch_stdout`, raw, with `WRITE_GAP` between repaints)."""
+    from prompt_toolkit.patch_stdout import StdoutProxy
+
+    with StdoutProxy(sleep_between_writes=WRITE_GAP, raw=True) as proxy:
+        saved = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = cast(TextIO, proxy)
+        try:
+            yield
+        finally:
+            sys.stdout, sys.stderr = saved
 
 
 async def read_terminal(repl: Repl) -> None:
     """The interactive loop on a terminal, until the user leaves."""
-    from prompt_toolkit.patch_stdout import patch_stdout
-
     from avatar.cli.repl.prompt import make_prompt
 
     prompt = make_prompt(repl)
@@ -53,7 +73,7 @@ async def read_terminal(repl: Repl) -> None:
     ticker = asyncio.create_task(keep_moving(repl, prompt.app))
     leaving = 0.0  # when Ctrl-D was pressed mid-turn (a second one soon after leaves)
     try:
-        with repl.notifier.reporting(), patch_stdout(raw=True):
+        with repl.notifier.reporting(), printing_above_prompt():
             while True:
                 default, back[:] = "\n".join(back), []
                 try:

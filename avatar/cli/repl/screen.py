@@ -167,8 +167,9 @@ class Screen:
     @contextlib.contextmanager
     def together(self) -> Iterator[None]:
         """What is printed inside, written to the terminal at once: above a running prompt
-        each write is a repaint after which prompt-toolkit waits a moment (0.2 s), so a
-        notice printed just after a block would show that much later."""
+        each write is a repaint after which prompt-toolkit waits a moment
+        (`avatar.cli.repl.reading.WRITE_GAP`), so lines written one by one would show that
+        much apart."""
         with self.console.capture() as captured:
             yield
         self.out.write(captured.get())
