@@ -30,13 +30,12 @@ from pathlib import Path
 
 from benchmarks.common import ROOT, avatar_exe, row
 
-#: Seconds of CPU a process tree may use in `_QUIET` seconds and still count as at rest.
-_QUIET = 0.2
+#: Seconds a process tree must use almost no CPU in (`_settle`) to count as at rest.
+_QUIET = 0.3
 LOOP = 10
 FOLLOW_UPS = 7
 TARGET = 1.3
-#: Warm Claude one-shots (and floor prompts) per round: with two a round, one slow sample moved
-#: the median by half the figure.
+#: Warm Claude one-shots (and floor prompts) per round.
 CLAUDE_RUNS = 4
 ACP = ("codex", "gemini", "claude-acp")
 
@@ -53,15 +52,22 @@ def _cpu(pids: list[int]) -> float:
 
 
 def _settle(server: int) -> None:
-    """Wait until the server and its agents are at rest (or 20 s)."""
+    """Wait until the server and its agents are at rest (or 20 s): a window of `_QUIET`
+    seconds, longer than the server waits after a turn to start the next warm agent
+    (`REFILL_AFTER`), in which they used (almost) no CPU and no process started. (Counting only
+    the processes seen at its start, it ended as the server started a warm claude; the next
+    one-shot then waited for claude's boot: the warm Claude row's slow samples.)"""
+    from avatar.server.live import REFILL_AFTER
     from tests.support.served import descendants
 
+    assert _QUIET > REFILL_AFTER
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
-        pids = [server, *descendants(server)]
+        below = descendants(server)
+        pids = [server, *below]
         before = _cpu(pids)
         time.sleep(_QUIET)
-        if _cpu(pids) - before < 0.02:
+        if descendants(server) == below and _cpu(pids) - before < 0.02:
             return
 
 

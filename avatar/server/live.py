@@ -62,7 +62,12 @@ if TYPE_CHECKING:
     from avatar.engine.engine import Engine
     from avatar.policy.permissions import Answer, Refusal
 
-__all__ = ["Event", "LiveInfo", "LiveSession", "State"]
+__all__ = ["REFILL_AFTER", "Event", "LiveInfo", "LiveSession", "State"]
+
+#: Seconds after a session's first turn ends when the next warm agent starts
+#: (`after_first_turn`): starting one holds the loop a few ms (its walls), and the turn's
+#: clients are told it ended first.
+REFILL_AFTER = 0.2
 
 
 @dataclass
@@ -323,9 +328,7 @@ class LiveSession:
                 self.broadcast.turn_begins()
             if not turn.done.done():
                 turn.done.set_result(ended)
-            # A moment later: starting an agent holds the loop for ~20 ms (its walls), and
-            # the turn's clients are told it ended first.
-            asyncio.get_running_loop().call_later(0.2, self._first_turn_over)
+            asyncio.get_running_loop().call_later(REFILL_AFTER, self._first_turn_over)
             if not self.clients and not self.busy:
                 self._on_closed(self, None)
 
