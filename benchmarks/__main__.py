@@ -1,8 +1,10 @@
 """Run every benchmark and print one table: `python -m benchmarks [--quick] [--only NAME]`.
 
 Each row shows a figure beside the baseline it is judged against, both measured in the same
-run. To measure a variant of avatar, put a copy of its `avatar` package first on PYTHONPATH:
-the commands timed run with that PYTHONPATH too.
+run. To measure another build of avatar, name its `avatar` command in `AVATAR_BENCH_EXE`
+(`benchmarks.common.avatar_exe`): for a copy of the package, a script that runs the installed
+`avatar` with the copy first on PYTHONPATH. Most commands timed run in an environment of their
+own (the tests' `avatar_env`), which PYTHONPATH does not reach; `native` and `resume` pass it on.
 """
 
 from __future__ import annotations
