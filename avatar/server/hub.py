@@ -75,8 +75,8 @@ def build_engine(options: OpenOptions) -> Engine:
     )
 
 
-#: Seconds after a session opened with no turn running when the next warm agent starts
-#: (else when its first turn ends: `LiveSession.after_first_turn`).
+#: Seconds after a session opened when the next warm agent starts, unless its first turn
+#: ended before (`LiveSession.after_first_turn`).
 REFILL_WITHIN = 2.0
 
 

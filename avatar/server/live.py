@@ -358,16 +358,15 @@ class LiveSession:
         return event
 
     def after_first_turn(self, callback: Callable[[], None], within: float) -> None:
-        """Call `callback` once: when the first turn ends, or `within` seconds from now if
-        no turn runs then (the server starts the next warm agent so: on two cores, an agent
-        booting beside this session's first turn slows that turn)."""
+        """Call `callback` once: when the first turn ends, or `within` seconds from now,
+        whichever comes first. The server starts the next warm agent so: not beside a short
+        first turn (on two cores, an agent booting beside a one-shot's ~0.2 s turn slowed it
+        by a third), but beside a long one, a real model's turn of seconds, which mostly
+        waits on the model; the one-shot a script sends right after it then finds that agent
+        started. (The second of a script's one-shots waited for a whole boot; the later ones
+        found theirs started only because the refill of the session before came late.)"""
         self._after_first = callback
-
-        def lapsed() -> None:
-            if self._running is None:
-                self._first_turn_over()
-
-        asyncio.get_running_loop().call_later(within, lapsed)
+        asyncio.get_running_loop().call_later(within, self._first_turn_over)
 
     def _first_turn_over(self) -> None:
         callback, self._after_first = self._after_first, None

@@ -2,21 +2,24 @@
 `lazy_session_files`): the next chat through the server takes it, so no `session/new` waits on
 the way to the answer, and a session opened ahead and never used leaves nothing behind: not in
 codex's own store, not in avatar's list, not after the server stops. Back to back, each chat
-runs on the codex-acp that ran the one before, its session opened while that one ran."""
+runs on the codex-acp that ran the one before, its session opened while that one ran. Claude's
+next process starts while a long first turn still runs, and the next chat runs on it."""
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 
-from tests.support.drive import SESSION_LINE, avatar
+from tests.support.drive import SESSION_LINE, avatar, start
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
-from tests.support.served import descendants, processes_with, serving
+from tests.support.served import command_line, descendants, processes_with, serving
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -129,3 +132,51 @@ def gemini_files(home: AgentHome) -> list[str]:
     """The short ids of Gemini's session files in this home."""
     files = (home.home / ".gemini" / "tmp").glob("*/chats/session-*.json*")
     return [f.name.rsplit("-", 1)[1].split(".")[0] for f in files]
+
+
+def claude_sessions(server: int) -> set[str]:
+    """The sessions of the claude processes the server runs (their `--session-id`)."""
+    found: set[str] = set()
+    for pid in descendants(server):
+        words = command_line(pid).split()
+        if "--session-id" in words and any(w.endswith("claude") for w in words):
+            found.add(words[words.index("--session-id") + 1])
+    return found
+
+
+def test_a_long_first_turn_does_not_hold_back_the_next_claude(
+    model_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """A one-shot whose turn outlasts `REFILL_WITHIN` (a real model's turn of seconds): the
+    server starts the next session's claude while that turn still runs, and the chat a script
+    sends right after it runs on that claude (it used to start only once the turn ended, and
+    the next chat waited for claude's boot)."""
+    require_bridges("claude")
+    home = AgentHome(tmp_path, model_server)
+    env = avatar_env(home)
+    release = threading.Event()
+    model_server.script(
+        "anthropic",
+        Reply.text("A long answer.", chunks=["A long ", "answer."]).held(release),
+        Reply.text("The next one."),
+    )
+    with serving(env, home.workdir) as server:
+        first = start(env, home.workdir, "-p", "claude", "chat", "take your time")
+        try:
+            wait_until(
+                lambda: len(claude_sessions(server.pid)) == 2,
+                timeout=30,
+                what="a second claude while the first turn runs",
+            )
+            assert first.poll() is None  # (still held: the turn runs)
+        finally:
+            release.set()
+        out, err = first.communicate(timeout=120)
+        assert first.returncode == 0 and out == "A long answer.\n", err
+        found = SESSION_LINE.search(err)
+        assert found
+        [ahead] = claude_sessions(server.pid) - {found.group(1)}
+        run = avatar(env, home.workdir, "-p", "claude", "chat", "next", timeout=120)
+    assert run.returncode == 0 and run.stdout == "The next one.\n", run.stderr
+    found = SESSION_LINE.search(run.stderr)
+    assert found and found.group(1) == ahead
