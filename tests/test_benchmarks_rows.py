@@ -61,6 +61,7 @@ def test_server_rows_judge_each_figure_against_its_floor() -> None:
     s.add("codex widths", 0.16)  # 1.33×: missed
     s.add("floor claude", 0.30)
     s.add("claude", 0.30)
+    s.add("claude back to back", 0.50, 0.70, 0.60)
     s.add("list", 0.05)
     follow = [[0.13], [0.14], [0.20]]  # the worst, 1.67×: missed
     rows = {str(r["name"]): r for r in server.rows_of(s, ["codex"], True, follow)}
@@ -69,6 +70,9 @@ def test_server_rows_judge_each_figure_against_its_floor() -> None:
     assert rows["10 back to back, terminal widths alternating"]["ok"] is False
     assert rows["7 back-to-back chat --resume ID follow-ups, worst"]["ok"] is False
     assert rows["warm avatar -p claude chat (server)"]["ok"] is True
+    back_to_back = rows["10 back-to-back avatar -p claude chat (server)"]
+    assert back_to_back["value"] == pytest.approx(0.60)  # reported beside the floor, no target
+    assert back_to_back["ratio"] == pytest.approx(0.60 / 0.32) and back_to_back["ok"] is True
     assert rows["avatar session list (server)"]["ok"] is True
 
 
