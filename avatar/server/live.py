@@ -360,11 +360,9 @@ class LiveSession:
     def after_first_turn(self, callback: Callable[[], None], within: float) -> None:
         """Call `callback` once: when the first turn ends, or `within` seconds from now,
         whichever comes first. The server starts the next warm agent so: not beside a short
-        first turn (on two cores, an agent booting beside a one-shot's ~0.2 s turn slowed it
-        by a third), but beside a long one, a real model's turn of seconds, which mostly
-        waits on the model; the one-shot a script sends right after it then finds that agent
-        started. (The second of a script's one-shots waited for a whole boot; the later ones
-        found theirs started only because the refill of the session before came late.)"""
+        turn (on two cores, an agent booting beside a one-shot's ~0.2 s turn slows it by a
+        third), but beside a real model's turn of seconds, which mostly waits on the model,
+        so that the one-shot a script sends right after it finds that agent started."""
         self._after_first = callback
         asyncio.get_running_loop().call_later(within, self._first_turn_over)
 
