@@ -66,6 +66,7 @@ class Checkpoints:
         self._told: set[str] = set()  # the notices said once
         self._running: tuple[TurnLog, int, FileStore | None, str | None] | None = None
         self._paused = False  # a rewind's own seeding turn is not a turn of the session
+        self._recording: asyncio.Task[None] | None = None  # the files after the last turn
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -191,6 +192,7 @@ class Checkpoints:
     async def before_turn(self, session: OpenSession, prompt: str) -> None:
         """Record the project's files before a turn of `session` starts (`prompt`: what the
         user sent, of which the first words are kept, masked)."""
+        await self.settled()
         self._running = None
         if self._paused:
             return
@@ -204,13 +206,29 @@ class Checkpoints:
             self._tell(f"rewind: this turn is not recorded: {_why(e)}")
 
     async def after_turn(self) -> None:
-        """Record the files the turn left, and what it changed."""
+        """Start recording the files the turn left, and what it changed. It runs on after
+        this returns: the turn is over for the user when the agent says so, and a key
+        pressed then is not taken by the turn (`settled` waits for the record)."""
         running, self._running = self._running, None
-        if running is None:
+        if running is None or self.host.one_shot:  # (`chat` exits sooner: the next turn,
+            return  # or a listing, knows what the turn changed)
+        self._recording = asyncio.create_task(self._record_after(*running))
+
+    async def settled(self) -> None:
+        """Wait for the files after the last turn to be recorded (before the next turn, a
+        rewind, or closing)."""
+        recording = self._recording
+        if recording is None:
             return
-        log, number, store, before = running
-        if self.host.one_shot:  # (`chat` exits sooner: the next turn, or a listing, knows)
-            return
+        try:
+            await asyncio.shield(recording)
+        finally:
+            if recording.done() and self._recording is recording:
+                self._recording = None
+
+    async def _record_after(
+        self, log: TurnLog, number: int, store: FileStore | None, before: str | None
+    ) -> None:
         after = await asyncio.to_thread(self._record, store)
         files = []
         if store is not None and before is not None and after is not None:
@@ -250,6 +268,7 @@ class Checkpoints:
         new session, which becomes the open one."""
         if not files and not conversation:
             raise UsageError("rewind the files, the conversation, or both")
+        await self.settled()  # (the files after the last turn are its, not the rewind's)
         provider, sid = self._which(session)
         turns = TurnLog(self.host.home, provider, sid).turns()
         chosen = self._turn(turn, provider, sid)

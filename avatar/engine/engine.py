@@ -552,5 +552,7 @@ class Engine:
     async def close(self) -> None:
         """Stop the active agent (flushing its session); the engine can open again later."""
         self.ahead.stop()
+        if self._checkpoints is not None:
+            await self._checkpoints.settled()  # (the files after the last turn: recorded)
         if self._agent is not None:
             await self._agent.close()

@@ -63,3 +63,32 @@ def test_esc_stops_the_answer_before_the_model_sends_more_and_keeps_the_new_line
         assert "alpha29" not in term.history()
     said = model_server.requests_for(AGENTS[provider])[-1].conversation_texts()
     assert any("first\nsecond" in text for text in said), said
+
+
+def test_the_keys_are_idle_once_the_turn_end_shows_though_the_files_are_still_recorded(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    """Recording the project's files after a turn (for /rewind) takes as long as the files
+    changed need; meanwhile the turn-end line shows, and keys are taken as when idle: Esc does
+    not interrupt a finished turn, Esc then Enter is a new line, and Enter sends at once."""
+    hold = threading.Event()
+    model_server.script("chat", held_answer(hold), Reply.text("Two lines read."))
+    with repl(agent_home, "-p", "native", "repl") as term:
+        term.type("talk")
+        term.wait_for("alpha28", timeout=90)
+        for d in range(50):  # the user's build writes 5,000 files meanwhile: ~1 s to record
+            (agent_home.workdir / "build" / f"d{d}").mkdir(parents=True)
+            for i in range(100):
+                (agent_home.workdir / "build" / f"d{d}" / f"f{i}.txt").write_text(f"{d} {i}\n")
+        hold.set()
+        term.wait_for(TURN_END, timeout=60)
+        term.type("first", enter=False)
+        term.keys("Escape")
+        time.sleep(0.3)
+        term.keys("Enter")
+        term.type("second")
+        term.wait_for(r"Two lines read\.", timeout=90)
+        shown = term.history()
+    assert "(interrupted)" not in shown and "queued" not in shown, shown
+    said = model_server.requests_for("chat")[-1].conversation_texts()
+    assert any("first\nsecond" in text for text in said), said
