@@ -44,7 +44,15 @@ def avatar_env(agent_home: AgentHome) -> dict[str, str]:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slow modules first (stress, memory, kills: minutes each), so that the workers share
-    them out at the start instead of one worker running the last of them while the others
-    wait; the rest keeps its order."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """The longest modules first: the slow ones (stress, memory, kills: minutes each), then
+    those driving real agents, then the unit tests, which fill the end, so that no worker runs
+    the last long module while the others wait. (pyproject's `--no-loadscope-reorder` keeps
+    this order: xdist would otherwise put the modules with the most tests first, and the
+    slow ones, a test or two each, last.) Within each group the order is the collection's."""
+
+    def group(item: pytest.Item) -> int:
+        if item.get_closest_marker("slow") is not None:
+            return 0
+        return 1 if item.get_closest_marker("integration") is not None else 2
+
+    items.sort(key=group)
