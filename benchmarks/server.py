@@ -4,7 +4,8 @@ interleaved: a slow stretch of the machine hits figure and floor alike; medians)
 - the warm floor of each ACP agent (codex, Gemini, claude-acp): `python -c pass` plus
   `session/new` and one prompt on the agent already running and at rest, through the plain
   stdlib ACP client (`plain_acp --warm`), back to back as the loop below;
-- a loop of 10 back-to-back `avatar -p PROVIDER chat hello` one-shots (no pause: the next
+- a loop of 10 back-to-back `avatar -p PROVIDER chat hello` one-shots (5 with `--quick`; no
+  pause: the next
   session is prepared while the current one runs, on the same agent): median ≤ 1.3× its
   floor; for codex also with the terminal's width changing at every one-shot (warm agents are
   keyed on what changes the agent, not `COLUMNS`);
@@ -34,6 +35,7 @@ from benchmarks.common import ROOT, avatar_exe, row
 #: Seconds a process tree must use almost no CPU in (`_settle`) to count as at rest.
 _QUIET = 0.3
 LOOP = 10
+QUICK_LOOP = 5
 FOLLOW_UPS = 7
 TARGET = 1.3
 #: Warm Claude one-shots (and floor prompts) per round.
@@ -110,7 +112,8 @@ def run(quick: bool) -> list[dict[str, object]]:
 
     if not bridges_installed("codex-acp"):
         return []
-    rounds = 2 if quick else 3
+    rounds = 1 if quick else 3
+    loop = QUICK_LOOP if quick else LOOP  # (`--quick`: within its two minutes)
     specs = shipped()
     acp = [p for p in ACP if bridges_installed(specs[p].command[0])]
     claude = bridges_installed("claude")
@@ -129,7 +132,7 @@ def run(quick: bool) -> list[dict[str, object]]:
         def floor_of(provider: str) -> list[str]:
             spec = specs[provider]
             agent = [bridge_bin(spec.command[0]), *spec.command[1:]]
-            client = [sys.executable, "-m", "benchmarks.plain_acp", "--warm", str(LOOP)]
+            client = [sys.executable, "-m", "benchmarks.plain_acp", "--warm", str(loop)]
             return [*client, *agent, "--", "hello"]
 
         def chat(provider: str, *args: str) -> list[str]:
@@ -151,11 +154,11 @@ def run(quick: bool) -> list[dict[str, object]]:
                     s.add(f"floor {provider}", *_floor(floor_of(provider), spec_env, cwd))
                     settle()
                     s.add(
-                        provider, *[_timed(chat(provider, "hello"), env, cwd) for _ in range(LOOP)]
+                        provider, *[_timed(chat(provider, "hello"), env, cwd) for _ in range(loop)]
                     )
                 if "codex" in acp:
                     settle()
-                    for n in range(LOOP):
+                    for n in range(loop):
                         wide = {**env, "COLUMNS": str(80 + 40 * (n % 2))}
                         s.add("codex widths", _timed(chat("codex", "hello"), wide, cwd))
                     _follow_ups(follow, env, cwd, chat, settle)
@@ -173,12 +176,12 @@ def run(quick: bool) -> list[dict[str, object]]:
                     settle()
                     s.add(
                         "claude back to back",
-                        *[_timed(chat("claude", "hello"), env, cwd) for _ in range(LOOP)],
+                        *[_timed(chat("claude", "hello"), env, cwd) for _ in range(loop)],
                     )
                 settle()
                 for _ in range(3):
                     s.add("list", _timed([avatar_exe(), "session", "list"], env, cwd))
-    return rows_of(s, acp, claude, follow)
+    return rows_of(s, acp, claude, follow, loop=loop)
 
 
 def _follow_ups(
@@ -202,9 +205,10 @@ def _follow_ups(
 
 
 def rows_of(
-    s: Samples, acp: list[str], claude: bool, follow: list[list[float]]
+    s: Samples, acp: list[str], claude: bool, follow: list[list[float]], *, loop: int = LOOP
 ) -> list[dict[str, object]]:
-    """The rows of the samples `s` (their medians) and of each follow-up's times."""
+    """The rows of the samples `s` (their medians) and of each follow-up's times; `loop`:
+    one-shots in each back-to-back loop."""
     rows: list[dict[str, object]] = []
     start = s.median("pass")
     rows.append(row("python -c pass", start, None, "-", True))
@@ -212,11 +216,11 @@ def rows_of(
         floor = start + s.median(f"floor {provider}")
         rows.append(row(f"warm floor: session/new + prompt on {provider}", floor, None, "-", True))
         figure = s.median(provider)
-        name = f"{LOOP} back-to-back avatar -p {provider} chat (server)"
+        name = f"{loop} back-to-back avatar -p {provider} chat (server)"
         rows.append(row(name, figure, floor, f"≤ {TARGET}× floor", figure <= TARGET * floor))
         if provider == "codex":
             wide = s.median("codex widths")
-            name = f"{LOOP} back to back, terminal widths alternating"
+            name = f"{loop} back to back, terminal widths alternating"
             rows.append(row(name, wide, floor, f"≤ {TARGET}× floor", wide <= TARGET * floor))
             if follow[0]:
                 each = [statistics.median(t) for t in follow]
@@ -233,7 +237,7 @@ def rows_of(
         rows.append(row(name, figure, floor, f"≤ {TARGET}× floor", figure <= TARGET * floor))
         # One claude is started ahead for the next session, once a turn is over: turns shorter
         # than claude's boot (~0.4 s) outrun it (docs/startup.md).
-        name = f"{LOOP} back-to-back avatar -p claude chat (server)"
+        name = f"{loop} back-to-back avatar -p claude chat (server)"
         rows.append(row(name, s.median("claude back to back"), floor, "(reported)", True))
     listing = s.median("list")
     rows.append(row("avatar session list (server)", listing, None, "≤ 60 ms", listing <= 0.060))

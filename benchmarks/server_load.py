@@ -6,7 +6,7 @@
   (median), beside the same question asked of the idle server in the same run (the
   baseline); `avatar ps` end to end is reported the same way (it went from 0.02 s to 2.85 s
   when reads ran on the server's event loop);
-- flat memory: after a warm-up, 1,000 served commands of each kind (300 with --quick) —
+- flat memory: after a warm-up, 1,000 served commands of each kind (200 with --quick) —
   `session list`, `ps`, one-shot native chats, attach/detach to a hosted session — sent as
   their clients send them (`tests.support.served_load`); the server's resident set after the
   warm-up is the baseline, the growth over all of them the figure. Target: < 5 MB (it grew
@@ -120,8 +120,8 @@ def flat_memory(quick: bool) -> list[dict[str, object]]:
     from tests.support.served import serving
 
     # (the allocator settles over the first ~1,000 one-shots: fewer leave its growth in the
-    # figure; tests/server/test_memory.py)
-    count, warm_up = (300, 600) if quick else (1000, 1000)
+    # figure; tests/server/test_memory.py. `--quick` is a glance within its two minutes.)
+    count, warm_up = (200, 300) if quick else (1000, 1000)
     with tempfile.TemporaryDirectory() as tmp, FakeModelServer() as model:
         home = AgentHome(Path(tmp), model)
         env = avatar_env(home)
