@@ -5,10 +5,9 @@ interleaved: a slow stretch of the machine hits figure and floor alike; medians)
   `session/new` and one prompt on the agent already running and at rest, through the plain
   stdlib ACP client (`plain_acp --warm`), back to back as the loop below;
 - a loop of 10 back-to-back `avatar -p PROVIDER chat hello` one-shots (5 with `--quick`; no
-  pause: the next
-  session is prepared while the current one runs, on the same agent): median ≤ 1.3× its
-  floor; for codex also with the terminal's width changing at every one-shot (warm agents are
-  keyed on what changes the agent, not `COLUMNS`);
+  pause: the next session is prepared while the current one runs, on the same agent): median
+  ≤ 1.3× its floor; for codex also with the terminal's width changing at every one-shot
+  (warm agents are keyed on what changes the agent, not `COLUMNS`);
 - a warm Claude one-shot (the server has claude started on a new session ahead) against a
   running claude answering one prompt (`plain_stream_json --warm`) plus `python -c pass`:
   ≤ 1.3×; and a loop of 10 back to back, reported (one claude is started ahead, once a turn
