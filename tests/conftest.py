@@ -59,6 +59,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=group)
 
 
+@pytest.hookimpl(optionalhook=True)  # the oldest-Python run in .ci/run has no xdist
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """`-n auto`: a worker per core and one more (pyproject caps it at four). Most tests wait
     on agent processes, so one worker per core left the cores idle: on two cores the suite

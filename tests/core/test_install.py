@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -145,3 +146,21 @@ def test_the_install_uses_the_lock() -> None:
     for where, line in [("README", readme_install()), (".ci/run", "\n".join(ci_lines()))]:
         assert "--require-hashes -r requirements.lock" in line, where
         assert "--no-deps --no-build-isolation -e ." in line, where
+
+
+def test_the_oldest_python_run_collects_without_xdist() -> None:
+    """.ci/run's second pass (the secret detector on the distribution's Python) installs pytest
+    without xdist; the suite's conftest must load there too. It did not once: an xdist hook
+    without `optionalhook` stopped that pass at collection, and CI with it."""
+    assert '-o addopts=""' in "\n".join(ci_lines())
+    run = subprocess.run(
+        [
+            *(sys.executable, "-m", "pytest", "-p", "no:xdist", "-o", "addopts=", "--collect-only"),
+            *("-q", "tests/policy/test_secrets.py"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
