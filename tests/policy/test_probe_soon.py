@@ -53,3 +53,17 @@ def test_nothing_is_built_or_started_ahead_where_the_stub_is_not_built(tmp_path:
     where = tmp_path / "stub"
     assert _run("soon", "only", AVATAR_STUB_DIR=str(where)) == ["before []"]
     assert not where.exists() or not list(where.iterdir())
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the stub is for Linux")
+def test_the_probe_gives_the_landlock_abi_the_kernel_gives() -> None:
+    """`support()` takes Landlock's ABI from the stub's probe (a one-shot loads no ctypes):
+    the stub's answer is the kernel's own, which `landlock.abi_version` asks for directly."""
+    ask = (
+        "from avatar.policy.kernel import landlock, stub\n"
+        "from avatar.policy import sandbox\n"
+        "print(stub.probe().landlock, landlock.abi_version(), sandbox.support().landlock_abi)"
+    )
+    out = subprocess.run([sys.executable, "-c", ask], capture_output=True, text=True, check=True)
+    probed, kernel, supported = out.stdout.split()
+    assert probed == kernel == supported

@@ -4,13 +4,12 @@ A ruleset *handles* some access rights — anything it handles is refused unless
 it beneath a file or directory — and confines the process that applies it and everything it
 starts, for good. Rights not handled stay allowed, so one ruleset can confine writes only
 (agents) or reads and writes (commands). The stub (`stub.c`) applies it, from the rights and
-paths avatar gives; this module holds the rights and asks the kernel which ABI it offers. See
-landlock(7).
+paths avatar gives, and its `--probe` says which ABI the kernel offers; this module holds the
+rights and asks the kernel itself only where there is no stub. See landlock(7).
 """
 
 from __future__ import annotations
 
-import ctypes
 import sys
 from functools import cache
 
@@ -72,6 +71,8 @@ def abi_version() -> int:
     kernel, or Landlock disabled at boot)."""
     if sys.platform != "linux":
         return 0
+    import ctypes  # (only here: the stub's probe tells a one-shot, without ctypes)
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         version = libc.syscall(_SYS_CREATE_RULESET, None, 0, _CREATE_RULESET_VERSION)

@@ -29,7 +29,8 @@
      l RIGHTS PATH  allow RIGHTS beneath PATH
      t              refuse TIOCSTI and TIOCLINUX (seccomp)
 
-   `avatar-stub --probe` prints what the kernel allows here: `namespaces=N network=N seccomp=N`.
+   `avatar-stub --probe` prints what the kernel allows here:
+   `landlock=ABI namespaces=N network=N seccomp=N` (ABI 0: no Landlock).
    Every failure ends the process with status 126 and one line on stderr: never run unwalled. */
 
 #define _GNU_SOURCE
@@ -623,6 +624,7 @@ static void run_init(char **argv, int status_fd) {
 
 static int probe(void) {
     int ns = 0, net = 0, filter = 0;
+    long abi = syscall(SYS_LL_CREATE, NULL, 0, 1UL /* LANDLOCK_CREATE_RULESET_VERSION */);
     pid_t child = fork();
     if (child == 0) {
         int flags = CLONE_NEWNS | CLONE_NEWPID | (geteuid() ? CLONE_NEWUSER : 0);
@@ -640,7 +642,7 @@ static int probe(void) {
     if (child == 0) _exit(seccomp_filter() == 0 ? 0 : 1);
     if (child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status))
         filter = WEXITSTATUS(status) == 0;
-    printf("namespaces=%d network=%d seccomp=%d\n", ns, net, filter);
+    printf("landlock=%ld namespaces=%d network=%d seccomp=%d\n", abi > 0 ? abi : 0, ns, net, filter);
     return 0;
 }
 

@@ -33,6 +33,7 @@ from functools import cache
 from pathlib import Path
 
 from avatar.core.ids import sha256_hex
+from avatar.core.which import which
 
 SOURCE = Path(__file__).with_name("stub.c")
 #: What a user without a compiler is told to do.
@@ -71,10 +72,8 @@ def compiler(avoid: Iterable[Path] = ()) -> str | None:
         real = Path(os.path.realpath(entry))
         if not any(real.is_relative_to(b) for b in banned):
             dirs.append(entry)
-    import shutil
-
     for name in _COMPILERS:
-        found = shutil.which(name, path=os.pathsep.join(dirs))
+        found = which(name, os.pathsep.join(dirs))
         if found:
             return found
     return None
@@ -150,8 +149,10 @@ def available() -> str | None:
 
 @dataclass(frozen=True)
 class Probe:
-    """What the kernel lets the stub do here."""
+    """What the kernel lets the stub do here (`landlock`: the Landlock ABI it offers, 0 for
+    none)."""
 
+    landlock: int = 0
     namespaces: bool = False
     network: bool = False
     seccomp: bool = False
@@ -184,8 +185,9 @@ def _start_probe(stub: Path) -> subprocess.Popen[str]:
 
 @cache
 def probe() -> Probe:
-    """Ask the stub, once per process, what this kernel allows: private mount, PID and user
-    namespaces, network namespaces, a seccomp filter (`probe_soon` may have asked it)."""
+    """Ask the stub, once per process, what this kernel allows: Landlock (its ABI), private
+    mount, PID and user namespaces, network namespaces, a seccomp filter (`probe_soon` may
+    have asked it)."""
     global _probing, _probed
     started, _probing, _probed = _probing, None, True
     if available() is not None:
@@ -204,7 +206,11 @@ def probe() -> Probe:
     except (OSError, subprocess.SubprocessError):
         return Probe()
     found = dict(part.split("=", 1) for part in out.split() if "=" in part)
-    return Probe(*(found.get(k) == "1" for k in ("namespaces", "network", "seccomp")))
+    abi = found.get("landlock", "0")
+    return Probe(
+        int(abi) if abi.isdigit() else 0,
+        *(found.get(k) == "1" for k in ("namespaces", "network", "seccomp")),
+    )
 
 
 @dataclass
@@ -311,9 +317,7 @@ def resolve(program: str, path: str, cwd: Path) -> str:
         if full.is_dir() or not os.access(full, os.X_OK):
             raise PermissionError(13, "Permission denied", program)
         return program
-    import shutil  # (loaded by the time an agent starts: the private temp dir's)
-
-    found = shutil.which(program, path=path)
+    found = which(program, path)
     if found is None:
         raise FileNotFoundError(2, "No such file or directory", program)
     return found
