@@ -11,9 +11,9 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
+from avatar.core.which import which
 from avatar.policy.denied import ScopeDenied
 
 
@@ -28,7 +28,7 @@ def program_name(program: str) -> str:
             f"command {program!r} is not allowed by the scope: run allowed programs by name"
         )
     real = os.path.realpath(program)
-    found = shutil.which(name)
+    found = which(name)
     if found is not None and os.path.realpath(found) == real:
         return name
     path = os.environ.get("PATH", "").split(os.pathsep)

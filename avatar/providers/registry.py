@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from avatar.core.errors import AvatarError, UsageError
 from avatar.core.fileio import atomic_write
-from avatar.policy.secrets import SecretDetector
+from avatar.core.which import which
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -308,6 +308,7 @@ class ProviderRegistry:
         when first asked for: a listing never needs it."""
         if self._secrets is None:
             from avatar.native.models import ModelRegistry
+            from avatar.policy.secrets import SecretDetector
 
             names = ModelRegistry.from_settings(self._settings).key_variables()
             envs = [self.env, *(spec.env for spec in self.specs())]
@@ -368,9 +369,7 @@ def find_executable(program: str, path: str | None = None) -> str | None:
         p = Path(program).expanduser()
         # Absolute: `./agent` as a string would become `agent`, which exec looks up on PATH.
         return os.path.abspath(p) if p.is_file() and os.access(p, os.X_OK) else None
-    import shutil  # (with its archive modules) only when a program is looked for
-
-    found = shutil.which(program, path=path)
+    found = which(program, path)
     if found:
         return found
     candidate = BRIDGES_BIN / program

@@ -34,6 +34,8 @@ CLI_MAY_IMPORT = (
     "avatar.providers.registry",
     "avatar.sessions.types",
     "avatar.core.times",
+    "avatar.core.quick_exit",  # the process's end (it calls CPython's own exit steps)
+    "avatar.core.which",  # pure: `shutil.which` without shutil (where `avatar mcp` runs from)
 )
 
 

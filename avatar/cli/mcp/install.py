@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import sys
 import tomllib
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from avatar.core.errors import UsageError
+from avatar.core.which import which
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -90,7 +90,7 @@ def command_line() -> list[str]:
     argv0 = sys.argv[0] if sys.argv else ""
     if os.path.basename(argv0) == "avatar" and os.access(argv0, os.X_OK):
         return [os.path.abspath(argv0)]
-    found = shutil.which("avatar")
+    found = which("avatar")
     if found:
         return [os.path.abspath(found)]
     return [sys.executable, "-m", "avatar"]
