@@ -31,9 +31,9 @@ def main(argv: list[str] | None = None) -> None:
     # before click, pydantic or the ACP SDK load, so that this costs little more than Python.
     from avatar.server.client import served
 
-    code = served(args)
-    if code is not None:
-        raise SystemExit(code)
+    served_code = served(args)
+    if served_code is not None:
+        raise SystemExit(served_code)
     if _acp(args):
         # An editor asks `initialize` the moment it starts its agent: the answer is given
         # while the rest loads (`avatar.cli.acp.stdio`).
@@ -42,7 +42,8 @@ def main(argv: list[str] | None = None) -> None:
         listen()
     import gc
 
-    from avatar.cli.startup import settled, without_pydantic_plugins
+    from avatar.cli.startup import inspect_when_used, settled, without_pydantic_plugins
+    from avatar.core.quick_exit import exit_now
 
     # Start-up creates the objects that live as long as the process (modules, classes,
     # validators); the collector walking them again and again while they are made costs
@@ -51,19 +52,26 @@ def main(argv: list[str] | None = None) -> None:
     enabled = gc.isenabled()
     gc.disable()
     without_pydantic_plugins()
+    inspect_when_used()
     # A one-shot `chat` starts its agent before click and the command tree load.
     from avatar.cli.early import start_ahead
     from avatar.cli.state import discard_prebuilt
 
+    status: object = 0
     try:
         start_ahead(args)
         from avatar.cli.commands import run
 
         run(args)
+    except SystemExit as done:  # (click ends every command so)
+        status = done.code
     finally:
         discard_prebuilt()  # (the command ended before it took the agent started for it)
         # And what is alive now dies with the process: no last walk over it at exit.
         settled(enable=enabled)
+    if argv is None:  # (this process is the command: nothing of a caller runs after it)
+        exit_now(status)
+    raise SystemExit(status)
 
 
 def _acp(args: list[str]) -> bool:

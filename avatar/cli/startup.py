@@ -1,5 +1,5 @@
-"""Start-up's own measures: pydantic's plugin scan answered before it runs, and what start-up
-built kept out of later garbage collections."""
+"""Start-up's own measures: pydantic's plugin scan answered before it runs, `inspect` loaded
+when first used, and what start-up built kept out of later garbage collections."""
 
 from __future__ import annotations
 
@@ -66,3 +66,31 @@ def without_pydantic_plugins() -> None:
 
     loader.get_plugins = get_plugins  # type: ignore[attr-defined]
     sys.modules[name] = loader
+
+
+def inspect_when_used() -> None:
+    """Load `inspect` when something first uses it, not when `dataclasses` imports it.
+
+    `dataclasses` imports `inspect` (with `ast`, `dis`, `tokenize`: ~4 ms) for one use, the
+    signature it writes as the docstring of a class without one; avatar's classes have
+    theirs. A cold one-shot makes its dataclasses before its agent starts and loads what
+    uses `inspect` (asyncio, click) after, while the agent boots: until then `inspect` is a
+    stand-in module that, on the first name asked of it, imports the real one, takes its
+    names and puts it in its place (tests/core/test_startup_inspect.py).
+    """
+    name = "inspect"
+    if name in sys.modules:
+        return
+    import types
+
+    class Deferred(types.ModuleType):
+        def __getattr__(self, attribute: str) -> object:
+            if sys.modules.get(name) is self:
+                del sys.modules[name]
+            import importlib
+
+            real = importlib.import_module(name)
+            self.__dict__.update(real.__dict__)
+            return getattr(real, attribute)
+
+    sys.modules[name] = Deferred(name)

@@ -34,8 +34,7 @@ from avatar.engine.ahead import StartedAhead
 from avatar.engine.config_layers import project_config
 from avatar.engine.model_choice import ModelChoice
 from avatar.engine.settings import SettingsPolicy, SettingsSource
-from avatar.library import worktrees
-from avatar.policy.secrets import process_detector
+from avatar.library import worktree_place
 from avatar.providers.registry import ProviderRegistry, shipped
 
 if TYPE_CHECKING:
@@ -90,7 +89,7 @@ class Engine:
         self.home = home or avatar_home()
         self.add_dirs = [(self.cwd / d).resolve() for d in add_dirs]
         #: The avatar git worktree sessions run in (`enter_worktree`, or a resumed session's).
-        self.worktree: Path | None = worktrees.avatar_worktree(self.cwd)
+        self.worktree: Path | None = worktree_place.avatar_worktree(self.cwd)
         self.wait_busy = True  # a session another process holds: wait, or fail (`--no-wait`)
         #: Only one turn on a new session will run (`chat`): its agent may be started ahead
         #: (`launch_ahead`).
@@ -352,6 +351,8 @@ class Engine:
         import asyncio
         import contextlib
 
+        from avatar.policy.secrets import process_detector
+
         with contextlib.suppress(Exception):
             self.checkpoints  # noqa: B018  (its code loads)
             self.catalog.records().all()
@@ -362,6 +363,8 @@ class Engine:
         """Make a git worktree of this repository (`avatar.library.worktrees.create`; `name`:
         a generated one when None) and run the next sessions in it: it becomes the engine's
         cwd, the project root the sandbox lets agents write in. The open session is closed."""
+        from avatar.library import worktrees
+
         made = worktrees.create(self.cwd, name)
         await self._move_to(made.path)
         return made

@@ -7,15 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from avatar.core.errors import AvatarError
-from avatar.sessions.settings_log import SessionSettings, SessionSettingsLog
 
 if TYPE_CHECKING:
     from avatar.core.config import Settings
     from avatar.engine.config_layers import ProjectConfig
+    from avatar.sessions.settings_log import SessionSettingsLog
 
 #: The settings a run can give on its command line (or in the REPL) and a session keeps.
 OVERRIDABLE = ("model", "permission", "system_prompt")
@@ -118,9 +119,17 @@ class SettingsPolicy:
 
     def __init__(self, source: SettingsSource | None, avatar_home: Path) -> None:
         self.source = source
-        self.log = SessionSettingsLog(avatar_home)
+        self._home = avatar_home
         # The settings the open session sets itself (flags, then its record when resumed).
         self.own: dict[str, Any] = source.given() if source is not None else {}
+
+    @cached_property
+    def log(self) -> SessionSettingsLog:
+        """The sessions' records (loaded when first used: a cold one-shot builds this policy
+        before its agent starts, and needs the records only after the session opens)."""
+        from avatar.sessions.settings_log import SessionSettingsLog
+
+        return SessionSettingsLog(self._home)
 
     def remember(
         self, settings: Settings, model: str | None, provider: str, session_id: str, fresh: bool
@@ -141,6 +150,8 @@ class SettingsPolicy:
                 overrides = {}
         if preset is None and not overrides and (fresh or self.log.get(session_id) is None):
             return  # nothing of its own: the config as it is will do (and no file is written)
+        from avatar.sessions.settings_log import SessionSettings
+
         self.log.put(
             SessionSettings(provider=provider, id=session_id, preset=preset, overrides=overrides)
         )

@@ -28,9 +28,8 @@ from avatar.core.errors import AvatarError, UsageError
 from avatar.library import worktree_modules
 from avatar.library.worktree_modules import git as _git
 from avatar.library.worktree_modules import last_line as _last
+from avatar.library.worktree_place import PLACE, git_dir
 
-#: Where a repository's avatar worktrees live, under its git common dir.
-PLACE = ("avatar", "worktrees")
 BRANCH_PREFIX = "avatar/"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
@@ -84,30 +83,6 @@ def create(cwd: Path, name: str | None = None) -> Worktree:
     source = Path(_git(cwd, "rev-parse", "--show-toplevel")[1])
     empty = tuple(worktree_modules.initialise(source, path))
     return Worktree(name, path, branch, left_behind=ok and changed != "", empty_submodules=empty)
-
-
-def git_dir(cwd: Path) -> Path | None:
-    """The git directory of the worktree whose top is `cwd` (read from `.git`, no git run:
-    listing stays fast); None when `cwd` is no worktree's top."""
-    dot = cwd / ".git"
-    if dot.is_dir():
-        return dot
-    try:
-        text = dot.read_text()
-    except OSError:
-        return None
-    if not text.startswith("gitdir:"):
-        return None
-    return (cwd / text.removeprefix("gitdir:").strip()).resolve()
-
-
-def avatar_worktree(cwd: Path) -> Path | None:
-    """`cwd` when it is the top of one of avatar's worktrees (`avatar -C` into one): its
-    sessions are that worktree's."""
-    gitdir = git_dir(cwd)  # <common>/worktrees/<id> for a linked worktree
-    if gitdir is None or gitdir.parent.name != "worktrees":
-        return None
-    return cwd if cwd.parent == gitdir.parent.parent.joinpath(*PLACE) else None
 
 
 def of_repository(cwd: Path) -> list[Path]:

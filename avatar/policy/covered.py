@@ -34,6 +34,8 @@ class Findings:
 
 @dataclass
 class _Scanned:
+    """What a scan of one directory found, and its mtime then."""
+
     mtime_ns: int
     findings: Findings
 

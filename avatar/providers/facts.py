@@ -7,7 +7,6 @@ import contextlib
 import json
 import re
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -140,6 +139,8 @@ class CapabilityCache:
             names,
         ):
             return
+        from datetime import UTC, datetime  # (here: a cold one-shot loads this module early)
+
         data[provider] = {
             "version": version,
             "capabilities": names,

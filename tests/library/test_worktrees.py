@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from avatar.core.errors import UsageError
-from avatar.library import worktrees
+from avatar.library import worktree_place, worktrees
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -38,14 +38,14 @@ def test_a_worktree_is_made_in_the_git_dir_and_found_again(repo: Path) -> None:
     assert made.branch == "avatar/w1" and not made.left_behind
     assert (made.path / "f").read_text() == "one\n"
     assert worktrees.of_repository(repo) == [made.path]
-    assert worktrees.avatar_worktree(made.path) == made.path
-    assert worktrees.avatar_worktree(repo) is None
+    assert worktree_place.avatar_worktree(made.path) == made.path
+    assert worktree_place.avatar_worktree(repo) is None
     assert git(repo, "status", "--porcelain") == ""
 
 
 def test_a_plain_linked_worktree_is_not_avatars(repo: Path, tmp_path: Path) -> None:
     git(repo, "worktree", "add", "-q", "-b", "side", str(tmp_path / "side"), "HEAD")
-    assert worktrees.avatar_worktree(tmp_path / "side") is None
+    assert worktree_place.avatar_worktree(tmp_path / "side") is None
     assert worktrees.of_repository(repo) == []
 
 

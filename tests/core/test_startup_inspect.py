@@ -1,0 +1,129 @@
+"""What a cold one-shot loads before its agent starts, and how it ends (docs/startup.md).
+
+- `inspect` (with `ast`, `dis`, `tokenize`) loads on its first use, not with `dataclasses`
+  (`avatar.cli.startup.inspect_when_used`): the stand-in then answers as the real module.
+- Before `claude` starts, avatar has loaded none of what only later steps need: `inspect`,
+  `ctypes` (the Landlock ABI comes from the stub's probe), `shutil` (`avatar.core.which`),
+  `datetime`, the worktree maker, the settings records, the secret detector.
+- The command's process ends with the command's status, its output all written
+  (`avatar.core.quick_exit.exit_now`), and code registered to run at exit still runs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.support.homes import AgentHome, avatar_env, require_bridges
+from tests.support.model_server import FakeModelServer, Reply
+
+LATER = (
+    "ast",  # (with the real `inspect`; its stand-in is in sys.modules)
+    "ctypes",
+    "shutil",
+    "datetime",
+    "avatar.library.worktrees",
+    "avatar.sessions.settings_log",
+    "avatar.policy.secrets",
+)
+
+
+def _python(code: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, **kwargs
+    )  # type: ignore[call-overload]
+
+
+def test_inspect_loads_when_used_and_answers_as_itself() -> None:
+    out = _python(
+        "import sys\n"
+        "from avatar.cli.startup import inspect_when_used\n"
+        "inspect_when_used()\n"
+        "import dataclasses\n"
+        "@dataclasses.dataclass\n"
+        "class Told:\n"
+        "    '''A docstring of its own.'''\n"
+        "    x: int = 0\n"
+        "print('before', 'ast' in sys.modules)\n"
+        "@dataclasses.dataclass\n"
+        "class Untold:\n"
+        "    y: str = ''\n"
+        "print('doc', Untold.__doc__)\n"
+        "import inspect\n"
+        "from inspect import signature\n"
+        "print('sig', signature(lambda a, b=2: 0), inspect.isclass(Told))\n"
+        "print('real', sys.modules['inspect'].__file__ == inspect.__file__ is not None)\n"
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "before False",
+        "doc Untold(y: str = '')",
+        "sig (a, b=2) True",
+        "real True",
+    ]
+
+
+@pytest.mark.integration
+def test_claude_starts_before_what_only_later_steps_need(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    require_bridges("claude")
+    code = (
+        "import sys\n"
+        "seen = []\n"
+        "def hook(event, args):\n"
+        "    claude = event == 'subprocess.Popen' and '--session-id' in list(args[1] or [])\n"
+        "    if claude and not seen:\n"
+        f"        seen.append(sorted(m for m in {LATER!r} if m in sys.modules))\n"
+        "sys.addaudithook(hook)\n"
+        "from avatar.cli import main\n"
+        "try:\n    main(['-p', 'claude', 'chat', 'hello'])\n"
+        "except SystemExit as e:\n    code = e.code\n"
+        "print('BEFORE CLAUDE', seen)\n"
+    )
+    env, cwd = avatar_env(agent_home), agent_home.workdir
+    model_server.script("anthropic", Reply.text("First."))
+    # (the first command of a home also makes its caches: the provider table's among them)
+    first = subprocess.run(
+        [sys.executable, "-m", "avatar", "-p", "claude", "chat", "hi"],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "First." in first.stdout, first.stderr
+    model_server.script("anthropic", Reply.text("Answered."))
+    out = _python(code, env=env, cwd=cwd)
+    assert "Answered." in out.stdout, out.stderr
+    assert "BEFORE CLAUDE [[]]" in out.stdout, out.stdout
+
+
+@pytest.mark.parametrize("status", [0, 3])
+def test_the_process_ends_with_the_status_its_output_written_and_exit_code_run(
+    status: int,
+) -> None:
+    out = _python(
+        "import atexit, sys\n"
+        "from avatar.core.quick_exit import exit_now\n"
+        "atexit.register(lambda: print('at exit', flush=True))\n"
+        "sys.stdout.write('x' * 200_000)\n"
+        f"exit_now({status})\n"
+        "print('not reached')\n"
+    )
+    assert out.returncode == status
+    assert out.stdout == "x" * 200_000 + "at exit\n"
+
+
+def test_with_another_thread_running_the_usual_exit_waits_for_it() -> None:
+    out = _python(
+        "import threading, time\n"
+        "from avatar.core.quick_exit import exit_now\n"
+        "threading.Thread(target=lambda: (time.sleep(0.3), print('thread done'))).start()\n"
+        "exit_now(0)\n"
+        "print('usual exit')\n"
+    )
+    assert out.returncode == 0
+    assert out.stdout.splitlines() == ["usual exit", "thread done"]
