@@ -29,6 +29,15 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 SESSION_LINE = re.compile(r"session: (\S+) \((\S+), (\w+)\)")
 PROVIDERS = ("claude", "codex", "gemini", "native")
 AGENT_PROGRAMS = ("claude", "codex-acp", "gemini", "claude-agent-acp")
+#: codex names a session itself, by a model request of its own after the first turn, when that
+#: answer comes before the one-shot ends it (the fake model's title; a race, as with the real
+#: model): its session is then listed by that name, else by its first prompt.
+CODEX_OWN_TITLE = "Fake session title"
+
+
+def titled(provider: str, title: str | None, prompt: str) -> bool:
+    """The title a listing may show for a session made with `prompt`."""
+    return title == prompt or (provider == "codex" and title == CODEX_OWN_TITLE)
 
 
 @dataclass
@@ -96,7 +105,7 @@ def test_list_all_shows_every_provider(project: Project, tmp_path: Path) -> None
         row = by_id.get(sid)
         assert row is not None, f"{provider} session {sid} missing from {rows}"
         assert row["provider"] == provider
-        assert row["title"] == project.prompts[provider]
+        assert titled(provider, row["title"], project.prompts[provider]), row
         assert row["messages"] == 2, row
         assert os.path.realpath(row["cwd"]) == os.path.realpath(project.cwd)
         assert row["created"] and row["updated"] and row["model"]
@@ -142,7 +151,7 @@ def test_readers_read_the_real_files(project: Project) -> None:
         store = cls(provider, env, ah)
         sid = project.sessions[provider]
         [info] = [s for s in store.list(cwd) if s.id == sid]
-        assert info.title == project.prompts[provider]
+        assert titled(provider, info.title, project.prompts[provider]), info
         assert info.messages == 2 and info.model
         assert os.path.realpath(info.cwd or "") == os.path.realpath(cwd)
         assert info.created and info.updated and info.created <= info.updated
