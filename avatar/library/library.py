@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from avatar.core.errors import AvatarError, UsageError
-from avatar.library import worktrees
+from avatar.library import worktree_place
 from avatar.library.archive import Archives
 from avatar.library.renaming import rename
 from avatar.sessions.types import newest_first
@@ -98,7 +98,7 @@ class Library:
     def _project(self) -> list[Path]:
         """The directories of this project: the cwd, and at the top of a git repository its
         avatar worktrees (`avatar.library.worktrees`)."""
-        return [self.cwd, *worktrees.of_repository(self.cwd)]
+        return [self.cwd, *worktree_place.of_repository(self.cwd)]
 
     def _sessions(self, provider: str | None, any_cwd: bool) -> list[SessionInfo]:
         dirs = [None] if any_cwd else self._project()
@@ -110,11 +110,15 @@ class Library:
         """Remove the git worktree session `info` ran in (`avatar.library.worktrees.remove`);
         a line saying what was done. Refused while it holds work not committed, unless
         `discard` (which throws that away)."""
+        from avatar.library import worktrees
+
         return worktrees.remove(self._worktree(info), discard)
 
     def check_worktree(self, info: SessionInfo, discard: bool = False) -> list[str]:
         """What removing the worktree of session `info` would throw away (`worktrees.unsaved`);
         a UsageError saying what and how when that is anything and not to `discard`."""
+        from avatar.library import worktrees
+
         path = self._worktree(info)
         lost = worktrees.unsaved(path)
         if lost and not discard:

@@ -1,6 +1,7 @@
-"""Where avatar's git worktrees live, and whether a directory is one of them: all an engine
-needs to know of worktrees when it starts (a cold one-shot loads this before its agent
-starts; making and removing them is `avatar.library.worktrees`)."""
+"""Where avatar's git worktrees live, whether a directory is one of them, and which a
+repository has: all an engine and a listing need to know of worktrees (a cold one-shot
+loads this before its agent starts, `session list` at every listing; making and removing
+them is `avatar.library.worktrees`)."""
 
 from __future__ import annotations
 
@@ -32,3 +33,16 @@ def avatar_worktree(cwd: Path) -> Path | None:
     if gitdir is None or gitdir.parent.name != "worktrees":
         return None
     return cwd if cwd.parent == gitdir.parent.parent.joinpath(*PLACE) else None
+
+
+def of_repository(cwd: Path) -> list[Path]:
+    """The avatar worktrees of the repository whose main worktree's top is `cwd` (none when
+    `cwd` is not one)."""
+    dot = cwd / ".git"
+    if not dot.is_dir():
+        return []
+    place = dot.joinpath(*PLACE)
+    try:
+        return sorted(p for p in place.iterdir() if p.is_dir())
+    except OSError:
+        return []

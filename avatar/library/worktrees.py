@@ -85,19 +85,6 @@ def create(cwd: Path, name: str | None = None) -> Worktree:
     return Worktree(name, path, branch, left_behind=ok and changed != "", empty_submodules=empty)
 
 
-def of_repository(cwd: Path) -> list[Path]:
-    """The avatar worktrees of the repository whose main worktree's top is `cwd` (none when
-    `cwd` is not one)."""
-    dot = cwd / ".git"
-    if not dot.is_dir():
-        return []
-    place = dot.joinpath(*PLACE)
-    try:
-        return sorted(p for p in place.iterdir() if p.is_dir())
-    except OSError:
-        return []
-
-
 def unsaved(path: Path) -> list[str]:
     """What removing the worktree at `path` would lose: its uncommitted changes and untracked
     files (as `git status --porcelain` names them, submodules' included), and its submodules'

@@ -37,7 +37,7 @@ def test_a_worktree_is_made_in_the_git_dir_and_found_again(repo: Path) -> None:
     assert made.path == repo / ".git" / "avatar" / "worktrees" / "w1"
     assert made.branch == "avatar/w1" and not made.left_behind
     assert (made.path / "f").read_text() == "one\n"
-    assert worktrees.of_repository(repo) == [made.path]
+    assert worktree_place.of_repository(repo) == [made.path]
     assert worktree_place.avatar_worktree(made.path) == made.path
     assert worktree_place.avatar_worktree(repo) is None
     assert git(repo, "status", "--porcelain") == ""
@@ -46,7 +46,7 @@ def test_a_worktree_is_made_in_the_git_dir_and_found_again(repo: Path) -> None:
 def test_a_plain_linked_worktree_is_not_avatars(repo: Path, tmp_path: Path) -> None:
     git(repo, "worktree", "add", "-q", "-b", "side", str(tmp_path / "side"), "HEAD")
     assert worktree_place.avatar_worktree(tmp_path / "side") is None
-    assert worktrees.of_repository(repo) == []
+    assert worktree_place.of_repository(repo) == []
 
 
 def test_removing_keeps_a_branch_with_commits_and_drops_one_without(repo: Path) -> None:
