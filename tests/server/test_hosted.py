@@ -171,19 +171,19 @@ async def test_a_permission_question_is_answered_by_whoever_answers_first(
     repl = _repl(tmp_path, permission=True)
     try:
         await repl.submit("hello")  # (a first turn: the session opens and is listed)
-        await _until(lambda: repl.permission is not None)
-        repl.answer_key("y")
+        await _until(lambda: repl.asking.pending is not None)
+        repl.asking.answer_key("y")
         await _idle(repl)
         [info] = server.hub.live()
         other = await Attached().attach(info.session_id, "other")
         # Answered from the attached client: the REPL's menu is withdrawn, saying who.
         await repl.submit("risky")
         await _until(lambda: other.of("permission_asked"))
-        assert repl.permission is not None
+        assert repl.asking.pending is not None
         await _until(lambda: [i.state for i in server.hub.live()] == ["permission"])
         request = other.of("permission_asked")[0]["id"]
         other.send({"op": "answer", "id": request, "answer": "allow"})
-        await _until(lambda: repl.permission is None)
+        await _until(lambda: repl.asking.pending is None)
         live = server.hub.attachable(info.session_id)
         assert live is not None and not live.answer(request, "deny", "third")  # first wins
         await _idle(repl)
@@ -191,8 +191,10 @@ async def test_a_permission_question_is_answered_by_whoever_answers_first(
         assert "[permission: yes]" in other.answers()[-1]
         # Answered in the REPL: the attached client is told who answered.
         await repl.submit("again")
-        await _until(lambda: repl.permission is not None and len(other.of("permission_asked")) == 2)
-        repl.answer_key("n")
+        await _until(
+            lambda: repl.asking.pending is not None and len(other.of("permission_asked")) == 2
+        )
+        repl.asking.answer_key("n")
         await _idle(repl)
         await _until(lambda: len(other.of("turn_ended")) == 2)
         said = [(e["answer"], e["client"]) for e in other.of("permission_answered")]

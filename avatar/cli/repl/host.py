@@ -9,12 +9,12 @@ if TYPE_CHECKING:
     import asyncio
     from typing import Any
 
+    from avatar.cli.repl.asking import Asking
     from avatar.cli.repl.notify import Notifier
     from avatar.cli.repl.paste import Pastes
     from avatar.cli.repl.screen import Screen
     from avatar.cli.repl.shell_command import ShellCommands
     from avatar.engine.engine import Engine
-    from avatar.policy.permissions import Answer, Refusal
 
 
 class ReplHost(Protocol):
@@ -22,8 +22,8 @@ class ReplHost(Protocol):
 
     engine: Engine
     screen: Screen
-    #: The permission question waiting for an answer, if any.
-    permission: asyncio.Future[Answer | Refusal] | None
+    #: The permission questions (the one waiting, if any) and the mode.
+    asking: Asking
     #: What the folded pastes and pasted images in the input box stand for.
     pastes: Pastes
     #: The `!command`s, and the outputs kept for the next prompt.
@@ -49,15 +49,6 @@ class ReplHost(Protocol):
 
     def show_transcript(self) -> None:
         """Ctrl-O: the transcript in a pager (a waiting handoff at its end)."""
-
-    def answer_permission(self, text: str) -> bool:
-        """Answer the waiting permission question with `text`; False when it is no answer."""
-
-    def cycle_mode(self) -> None:
-        """Switch to the next permission mode (Shift-Tab)."""
-
-    def answer_key(self, key: str) -> None:
-        """Answer the waiting permission question with a single key (`y`, `a`, `n`)."""
 
     def toolbar(self) -> str:
         """The status line."""

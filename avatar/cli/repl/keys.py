@@ -70,7 +70,7 @@ SHORTCUTS = """\
 def key_bindings(repl: ReplHost) -> KeyBindingsBase:
     """The REPL's own keys (see the module docstring)."""
     bindings = KeyBindings()
-    asking = Condition(lambda: repl.permission is not None)
+    asking = Condition(lambda: repl.asking.pending is not None)
     empty = Condition(lambda: not _buffer_text())
     busy = Condition(lambda: repl.busy)
 
@@ -116,7 +116,7 @@ def key_bindings(repl: ReplHost) -> KeyBindingsBase:
     def _mode(event: KeyPressEvent) -> None:
         from prompt_toolkit.application import run_in_terminal
 
-        run_in_terminal(repl.cycle_mode)
+        run_in_terminal(repl.asking.cycle_mode)
 
     @bindings.add("c-t")
     def _thinking(event: KeyPressEvent) -> None:
@@ -134,9 +134,9 @@ def key_bindings(repl: ReplHost) -> KeyBindingsBase:
             buffer.insert_text(key)
 
             def settle() -> None:
-                if buffer.text == key and repl.permission is not None:
+                if buffer.text == key and repl.asking.pending is not None:
                     buffer.reset()
-                    repl.answer_key(key)
+                    repl.asking.answer_key(key)
                     event.app.invalidate()
 
             asyncio.get_running_loop().call_later(menu.SETTLE, settle)

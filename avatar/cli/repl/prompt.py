@@ -65,7 +65,7 @@ def make_prompt(repl: ReplHost) -> PromptSession[str]:
 
 def _prompt_text(repl: ReplHost) -> str:
     """What the input line starts with: the question waiting for an answer, if any."""
-    if repl.permission is not None:
+    if repl.asking.pending is not None:
         return menu.PROMPT
     return repl.shell.question or "› "
 

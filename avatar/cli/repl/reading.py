@@ -90,7 +90,7 @@ async def read_terminal(repl: Repl) -> None:
                 # The prompt is erased once sent (`make_prompt`): the line is shown here, once.
                 # A line typed while busy is shown by what is done with it (queued, steering),
                 # an answer to the menu by the menu.
-                if line.strip() and not repl.busy and repl.permission is None:
+                if line.strip() and not repl.busy and repl.asking.pending is None:
                     repl.screen.user_line(line.strip())
                 if await repl.handle(line):
                     break
@@ -107,7 +107,7 @@ async def keep_moving(repl: Repl, app: Application[str]) -> None:
     moving, ended = False, repl.ended
     while True:
         await asyncio.sleep(TICK)
-        busy = repl.busy or repl.permission is not None or bool(repl.screen.pending)
+        busy = repl.busy or repl.asking.pending is not None or bool(repl.screen.pending)
         busy = busy or repl.engine.turn_elsewhere  # (another client's turn: its status too)
         # (Work that began and ended between two ticks was drawn busy as its line was sent.)
         if app.is_running and (busy or moving or repl.ended != ended):

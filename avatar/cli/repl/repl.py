@@ -20,10 +20,10 @@ import sys
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from avatar.cli.repl import menu
+from avatar.cli.repl.asking import Asking
 from avatar.cli.repl.mentions import read_mentions
 from avatar.cli.repl.notify import Notifier, channel_for
 from avatar.cli.repl.paste import Pastes
@@ -47,16 +47,13 @@ from avatar.core.events import (
     BaseEvent,
     CommandsAvailable,
     ModeChanged,
-    PermissionRequested,
     SessionStarted,
     UserMessage,
 )
 from avatar.core.prompts import Prompt
-from avatar.policy.permissions import allows
 
 if TYPE_CHECKING:
     from avatar.engine.engine import Engine
-    from avatar.policy.permissions import Answer, Refusal
     from avatar.server.hosting import Hosting
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -71,7 +68,6 @@ class Repl:
         self.screen = screen or Screen()
         # The turn's end line says the engine's count (what the status line and `ps` say).
         self.screen.turn_tokens = lambda: self.engine.status().numbers.turn_tokens
-        self.engine.set_permission_handler(self.ask_permission)
         self.engine.subscribe(self._on_event)
         self.work: asyncio.Task[None] | None = None  # the running turn or slow command
         self.turn_running = False
@@ -79,10 +75,7 @@ class Repl:
         self.ended = 0
         #: Lines typed while busy, and prompts other clients sent (with their name).
         self.queued: deque[tuple[str, str | None]] = deque()
-        self.permission: asyncio.Future[Answer | Refusal] | None = None
-        self._keyed: tuple[str, float] | None = None  # a single-key answer: (key, when)
         self._kept: set[asyncio.Future[Any]] = set()  # tasks keys started
-        self.mode = menu.MODES[0]  # Shift-Tab: ask, accept edits without asking, or plan
         self._reopened = False  # a session was resumed: show where it was, once opened
         self._commands: dict[str, list[str]] = {}  # each provider's own slash commands
         self.hosting: Hosting | None = None  # the session as listed with the server
@@ -97,6 +90,9 @@ class Repl:
         self.shell = ShellCommands(self, self.log)
         #: Rings when a turn ends or a permission waits and the terminal is not focused.
         self.notifier = Notifier(channel_for(engine.settings.notify, os.environ))
+        #: The permission questions, and the mode (Shift-Tab).
+        self.asking = Asking(engine, self.screen, self.notifier, self.say)
+        self.engine.set_permission_handler(self.asking.ask)
 
     def host_on_server(self) -> None:
         """List the open session with the running server (now, or once one is open), so
@@ -111,7 +107,7 @@ class Repl:
             queued=lambda: len(self.queued),
         )
         if self.hosting is not None:
-            self.engine.set_permission_handler(self.hosting.asking(self.ask_permission))
+            self.engine.set_permission_handler(self.hosting.asking(self.asking.ask))
             self.hosting.register()
 
     async def close(self) -> None:
@@ -136,16 +132,6 @@ class Repl:
         self.log.observe(event)
         if self.hosting is not None:
             self.hosting.event(event)
-
-    def _follow_mode(self, mode: str) -> None:
-        """The agent entered or left its plan mode by itself during a turn (claude-acp's
-        plan approved): the REPL's mode follows, so the next turn does not undo it. (Modes
-        set outside turns are avatar's own: at an open, and plan mode before a turn.)"""
-        current = self.engine.current
-        if (mode == menu.PLAN) == (self.mode == menu.PLAN) or not (current and current.can_plan):
-            return
-        self.mode = menu.PLAN if mode == menu.PLAN else menu.MODES[0]
-        self.say(f"(the agent switched to {mode} mode; permission mode: {self.mode})", "dim")
 
     def agent_commands(self) -> list[str]:
         """The slash commands the current provider's agent offers (names without the `/`)."""
@@ -179,88 +165,6 @@ class Repl:
             self.log.earlier(history.messages)
             self.screen.history(history.messages)
 
-    async def ask_permission(self, request: PermissionRequested) -> Answer | Refusal:
-        """The permission menu: the action, its diff when it edits a file, three answers
-        (none in "accept edits" mode for a file edit: it is allowed; none in plan mode for an
-        action that changes something: the agent is told to plan instead)."""
-        if self.mode == "accept edits" and request.kind == "edit":
-            return "allow"
-        request = replace(request, title=self.screen.short(request.title))  # as shown
-        if self.mode == menu.PLAN and request.kind not in menu.PLAN_ASKED:
-            self.say(f"(plan mode: {request.title} refused)", "dim")
-            return menu.PLAN_REFUSAL
-        # The tool call's own event may still be on its way to the screen: let it arrive,
-        # so the menu can show what the call would change.
-        for _ in range(20):
-            if self.screen.started_call(request.id) is not None:
-                break
-            await asyncio.sleep(0.01)
-        self.screen.flush()
-        self.say(f"permission: {request.title}", "bold yellow")
-        edit = self.screen.show_proposed(request.id, request.diffs)
-        self.say(menu.OPTIONS, "yellow")
-        self.permission = asyncio.get_running_loop().create_future()
-        self.notifier.ring(f"{self._provider()} asks for permission")
-        try:
-            answer = await self.permission
-        finally:
-            self.permission = None
-        answer, who = await self._settled(request, answer)
-        if not allows(answer):
-            self.screen.refused(request.id)
-        self.say(
-            menu.said(answer, request, edit) + (f" ({who} answered first)" if who else ""), "dim"
-        )
-        return answer
-
-    async def _settled(
-        self, request: PermissionRequested, answer: Answer | Refusal
-    ) -> tuple[Answer | Refusal, str | None]:
-        """The answer that applies, and who gave it when it was not this REPL: on a live
-        session attached to, the session's word (two clients answering at once: the first it
-        took, shown alike on both); here, the answer given."""
-        from avatar.server.remote import RemoteEngine
-
-        if isinstance(self.engine, RemoteEngine):
-            return await self.engine.settle(request.id, answer)
-        return answer, None
-
-    def answer_permission(self, text: str) -> bool:
-        """Answer a pending permission question with a typed line: a word of the menu, or
-        what to do instead (a refusal the agent reads); False when none is pending."""
-        if self.permission is None or self.permission.done():
-            return False
-        answer = menu.read_answer(text)
-        if answer is not None:
-            self.permission.set_result(answer)
-        return True
-
-    def cycle_mode(self) -> None:
-        """Shift-Tab: the next permission mode, said on the screen (plan where the open
-        session's agent has a plan mode; before the first prompt, checked when it opens)."""
-        current = self.engine.current
-        self.mode = menu.next_mode(self.mode, current is None or current.can_plan)
-        self.say(f"(permission mode: {self.mode}; {menu.MODE_HELP[self.mode]})", "dim")
-
-    async def _apply_mode(self) -> None:
-        """Before a turn: the agent's own plan mode on or off as the REPL's mode says (the
-        session may have opened, or changed, since Shift-Tab)."""
-        current = self.engine.current
-        if current is None and self.mode == menu.PLAN:
-            current = await self.engine.agent.new()
-        if current is None or not current.can_plan:
-            if self.mode == menu.PLAN:
-                self.mode = menu.MODES[0]
-                self.say(f"(plan mode: {self.engine.status().provider} has none; back to ask)")
-            return
-        await current.set_plan(self.mode == menu.PLAN)
-
-    def answer_key(self, key: str) -> None:
-        """Answer a pending permission question with a single key (`y`, `a`, `n`)."""
-        if self.permission is not None and not self.permission.done():
-            self.permission.set_result(menu.ANSWERS[key])
-            self._keyed = (key, time.monotonic())
-
     def keep(self, task: asyncio.Future[Any]) -> None:
         """Hold a task a key started until it ends."""
         self._kept.add(task)
@@ -286,10 +190,10 @@ class Repl:
             Part(status.session_id[:12] if status.session_id else "no session yet", SESSION),
             *figures(status.numbers),
         ]
-        if self.mode != menu.MODES[0]:  # (ask, the default, goes without saying)
-            parts.append(Part(f"{self.mode} mode", HINT))
+        if self.asking.mode != menu.MODES[0]:  # (ask, the default, goes without saying)
+            parts.append(Part(f"{self.asking.mode} mode", HINT))
         gone, elsewhere = _live_elsewhere(self.engine)
-        if self.permission is not None:
+        if self.asking.pending is not None:
             parts.append(Part("answer: y / a / n", HINT))
         elif gone is not None:
             parts.append(Part(f"{gone}: Ctrl-D leaves", HINT))
@@ -333,12 +237,12 @@ class Repl:
                 asked = read_mentions(text, self.engine.cwd)
                 asked = Prompt(self.shell.opening(asked.text), asked.images + pasted)
                 self.log.prompt(asked.text)
-                await self._apply_mode()
+                await self.asking.apply_mode()
                 for image in asked.images:
                     self.say(f"(attached image {image.summary})", "dim")
                 async for event in self.engine.send(asked):
                     if isinstance(event, ModeChanged) and not event.replay:
-                        self._follow_mode(event.mode)
+                        self.asking.follow_mode(event.mode)
                     self._on_event(event)
             except AvatarError as e:
                 self.screen.flush()
@@ -436,8 +340,7 @@ class Repl:
                 if self.hosting is not None:
                     self.hosting.dropped(line, client)
             self.queued.clear()
-            if self.permission is not None and not self.permission.done():
-                self.permission.set_result("deny")
+            self.asking.deny()
             if self.hosting is not None and self.turn_running:
                 self.hosting.cancelled()
             # Said at once, and nothing more of the answer is shown: what the agent still
@@ -530,11 +433,8 @@ class Repl:
 
     async def handle(self, line: str) -> bool:
         """Dispatch one input line; True means leave."""
-        keyed, self._keyed = self._keyed, None
-        if self.answer_permission(line):
-            return False
-        if keyed and time.monotonic() - keyed[1] < menu.FINISH and menu.completes(keyed[0], line):
-            return False  # `yes⏎` typed after `y` had answered: the rest of that answer
+        if self.asking.answer_line(line):
+            return False  # (an answer, or `yes⏎` typed after `y` had answered: its rest)
         text = line.strip()
         if not text:
             return False

@@ -27,7 +27,7 @@ def tool_bindings(repl: ReplHost) -> KeyBindings:
     """The keys of the module docstring, for `repl`'s input line."""
     bindings = KeyBindings()
     pastes = repl.pastes
-    asking = Condition(lambda: repl.permission is not None)
+    asking = Condition(lambda: repl.asking.pending is not None)
     offered = Condition(lambda: repl.shell.offered is not None)
 
     def say(text: str, style: str | None = "dim") -> None:
