@@ -122,11 +122,11 @@ async def test_two_terminals_answering_at_once_show_the_one_answer_that_applies(
     two = await setup.attached(live, "attach:2")
     turn = asyncio.ensure_future(live.prompt("may I", "keeper"))
     try:
-        await _until(lambda: one.permission is not None and two.permission is not None)
+        await _until(lambda: one.asking.pending is not None and two.asking.pending is not None)
     except AssertionError:
         raise AssertionError(_shown(one) + "\n----\n" + _shown(two)) from None
-    one.answer_key("y")  # the same moment: both answers are on their way
-    two.answer_key("n")
+    one.asking.answer_key("y")  # the same moment: both answers are on their way
+    two.asking.answer_key("n")
     ended = await asyncio.wait_for(turn, 30)
     assert ended["exit"] == 0
     said = [

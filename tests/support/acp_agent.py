@@ -204,7 +204,12 @@ class Store:
 
     def put(self, session: dict[str, Any]) -> None:
         session["updated_at"] = _now()
-        self.path(session["id"]).write_text(json.dumps(session))
+        # Whole or not at all (renamed into place): the stress test kills agents at any
+        # moment and then reads what they hold; a kill mid-write left an empty file.
+        path = self.path(session["id"])
+        fresh = path.with_name(f".{path.name}.{os.getpid()}.new")
+        fresh.write_text(json.dumps(session))
+        os.replace(fresh, path)
 
     def all(self) -> list[dict[str, Any]]:
         return [json.loads(p.read_text()) for p in sorted((self.root / "sessions").glob("*.json"))]
