@@ -100,7 +100,7 @@ class Support:
 def support() -> Support:
     """What this machine's kernel offers, probed once (building the stub if need be): the
     stub's probe says it all, Landlock's ABI included (asked in Python only where there is no
-    stub, to say why there are no walls: `ctypes` costs a cold one-shot ~1.5 ms)."""
+    stub or its probe could not run: `ctypes` costs a cold one-shot ~1.5 ms)."""
     if sys.platform != "linux":
         return Support(0, False)
     unbuilt = stub.available()
@@ -108,9 +108,12 @@ def support() -> Support:
         abi = landlock.abi_version()
         return Support(abi, False, unbuilt=unbuilt) if abi > 0 else Support(0, False)
     found = stub.probe()
-    if found.landlock <= 0:
+    # (a probe that could not run says nothing of Landlock: the kernel is asked, so that a
+    # failed probe never costs the walls Landlock alone can raise)
+    abi = found.landlock if found.landlock is not None else landlock.abi_version()
+    if abi <= 0:
         return Support(0, False)
-    return Support(found.landlock, found.namespaces, found.network, found.seccomp)
+    return Support(abi, found.namespaces, found.network, found.seccomp)
 
 
 class Sandbox:

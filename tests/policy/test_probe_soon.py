@@ -67,3 +67,18 @@ def test_the_probe_gives_the_landlock_abi_the_kernel_gives() -> None:
     out = subprocess.run([sys.executable, "-c", ask], capture_output=True, text=True, check=True)
     probed, kernel, supported = out.stdout.split()
     assert probed == kernel == supported
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the stub is for Linux")
+def test_a_probe_that_could_not_run_costs_no_walls() -> None:
+    """A probe that fails (it could not start, or said nothing) leaves Landlock's ABI to the
+    kernel: the walls Landlock alone raises stay."""
+    ask = (
+        "from avatar.policy.kernel import landlock, stub\n"
+        "from avatar.policy import sandbox\n"
+        "stub.probe = lambda: stub.Probe()\n"
+        "found = sandbox.support()\n"
+        "print(found.landlock_abi == landlock.abi_version() > 0, found.walls, found.namespaces)"
+    )
+    out = subprocess.run([sys.executable, "-c", ask], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "True", "False"]

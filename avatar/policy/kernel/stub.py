@@ -150,9 +150,9 @@ def available() -> str | None:
 @dataclass(frozen=True)
 class Probe:
     """What the kernel lets the stub do here (`landlock`: the Landlock ABI it offers, 0 for
-    none)."""
+    none; None when the probe could not say)."""
 
-    landlock: int = 0
+    landlock: int | None = None
     namespaces: bool = False
     network: bool = False
     seccomp: bool = False
@@ -206,9 +206,9 @@ def probe() -> Probe:
     except (OSError, subprocess.SubprocessError):
         return Probe()
     found = dict(part.split("=", 1) for part in out.split() if "=" in part)
-    abi = found.get("landlock", "0")
+    abi = found.get("landlock", "")
     return Probe(
-        int(abi) if abi.isdigit() else 0,
+        int(abi) if abi.isdigit() else None,
         *(found.get(k) == "1" for k in ("namespaces", "network", "seccomp")),
     )
 
