@@ -76,7 +76,7 @@ def inspect_when_used() -> None:
     theirs. A cold one-shot makes its dataclasses before its agent starts and loads what
     uses `inspect` (asyncio, click) after, while the agent boots: until then `inspect` is a
     stand-in module that, on the first name asked of it, imports the real one, takes its
-    names and puts it in its place (tests/core/test_startup_inspect.py).
+    names and puts it in its place (tests/core/test_cold_start.py).
     """
     name = "inspect"
     if name in sys.modules:
