@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from tests.support import drive
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
 
@@ -30,10 +32,12 @@ LATER = (
 )
 
 
-def _python(code: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+def _python(
+    code: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, **kwargs
-    )  # type: ignore[call-overload]
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env, cwd=cwd
+    )
 
 
 def test_inspect_loads_when_used_and_answers_as_itself() -> None:
@@ -86,14 +90,7 @@ def test_claude_starts_before_what_only_later_steps_need(
     env, cwd = avatar_env(agent_home), agent_home.workdir
     model_server.script("anthropic", Reply.text("First."))
     # (the first command of a home also makes its caches: the provider table's among them)
-    first = subprocess.run(
-        [sys.executable, "-m", "avatar", "-p", "claude", "chat", "hi"],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    first = drive.avatar(env, cwd, "-p", "claude", "chat", "hi", timeout=120)
     assert "First." in first.stdout, first.stderr
     model_server.script("anthropic", Reply.text("Answered."))
     out = _python(code, env=env, cwd=cwd)
