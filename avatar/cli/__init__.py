@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> None:
     gc.disable()
     without_pydantic_plugins()
     inspect_when_used()
-    # A one-shot `chat` starts its agent before click and the command tree load.
+    # A one-shot `chat` starts its agent and runs without click and the command tree.
     from avatar.cli.early import start_ahead
     from avatar.cli.state import discard_prebuilt
 

@@ -22,17 +22,18 @@ def run_chat(
     state: AppState,
     prompt: str,
     *,
-    resume: str | None,
-    cont: bool,
-    json_out: bool,
-    permission: str | None,
-    session_id: str | None,
-    source: str | None,
+    resume: str | None = None,
+    cont: bool = False,
+    json_out: bool = False,
+    permission: str | None = None,
+    session_id: str | None = None,
+    source: str | None = None,
     add_dirs: Sequence[Path] = (),
     wait: bool = True,
     worktree: str | None = None,
 ) -> int:
-    """Open (or resume) a session, run one turn, render it, and return the exit code.
+    """Open (or resume) a session, run one turn, render it, and return the exit code (the
+    defaults: `avatar chat PROMPT` with no option of its own).
 
     A session another process has open is waited for (Ctrl-C gives up) unless `wait` is False;
     `worktree` (not None): the session runs in a new git worktree (`""`: its name generated).

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import cast
+from typing import NoReturn, cast
 
 import click
 
-from avatar.cli.failing import failed
+from avatar.cli.failing import run_command
 from avatar.cli.state import AppState
 from avatar.core.errors import UsageError, utf8_text
 from avatar.core.version import __version__
@@ -31,13 +31,9 @@ WORKTREE = click.option(
 )
 
 
-def run(args: list[str]) -> None:
+def run(args: list[str]) -> NoReturn:
     """Run the CLI with avatar's error contract: one stderr line, exit 2 usage / 1 provider."""
-    try:
-        result = cli.main(args, prog_name="avatar", standalone_mode=False)
-    except (Exception, KeyboardInterrupt) as e:
-        raise SystemExit(failed(e)) from None
-    raise SystemExit(result if isinstance(result, int) else 0)
+    run_command(lambda: cli.main(args, prog_name="avatar", standalone_mode=False))
 
 
 class _Group(click.Group):

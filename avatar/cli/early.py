@@ -2,9 +2,9 @@
 
 `avatar [global options] chat PROMPT`, and nothing else, is read here from the bare argv: the
 engine is built from the global options as `AppState.engine` builds it, and its agent launched
-ahead (`Engine.launch_ahead`), so that the agent boots while click, the command tree and the
-rest of a turn's code load (~25 ms of a cold one-shot: benchmarks/oneshot.py). The command
-then takes that engine (`AppState.engine`, which is where anything the engine has to say is
+ahead (`Engine.launch_ahead`), so that the agent boots while the rest of a turn's code loads
+(~25 ms of a cold one-shot: benchmarks/oneshot.py). The command then runs here, without click,
+and takes that engine (`AppState.engine`, which is where anything the engine has to say is
 said); one no command took is stopped (`avatar.cli.state.discard_prebuilt`).
 
 Only the plain shapes are read here: anything else (another option, `--opt=value`, a value
@@ -86,9 +86,17 @@ def _text(value: str | bool | None) -> str | None:
 
 
 def start_ahead(args: list[str]) -> None:
-    """For `avatar [global options] chat PROMPT`, build the engine now and start its agent
-    (see the module docstring); nothing otherwise, or when building it fails (the command
-    then fails as it would have)."""
+    """For `avatar [global options] chat PROMPT`, build the engine now, start its agent and run
+    the command, ending the process (`SystemExit`); nothing otherwise, or when building the
+    engine fails (click then runs the command, which fails as it would have).
+
+    click is not needed for these shapes: they are `chat PROMPT` with no option of its own
+    (`run_chat`'s defaults), and the ~15 ms of loading and parsing it would compete with the
+    booting agent for the CPU."""
     state = one_shot_state(args)
-    if state is not None:
-        prebuild(state)
+    if state is None or not prebuild(state):
+        return
+    from avatar.cli.chat import run_chat
+    from avatar.cli.failing import run_command
+
+    run_command(lambda: run_chat(state, args[-1]))

@@ -7,8 +7,8 @@ from __future__ import annotations
 import errno
 import os
 import sys
-
-import click
+from collections.abc import Callable
+from typing import NoReturn
 
 from avatar.core.errors import AvatarError
 
@@ -27,16 +27,31 @@ _WRITE_ERRNOS = frozenset(
 )
 
 
+def run_command(command: Callable[[], object]) -> NoReturn:
+    """Run a command with the output contract: its exit code (an int it returns, else 0), or
+    what `failed` makes of what it raised."""
+    try:
+        result = command()
+    except (Exception, KeyboardInterrupt) as e:
+        raise SystemExit(failed(e)) from None
+    raise SystemExit(result if isinstance(result, int) else 0)
+
+
 def failed(e: Exception | KeyboardInterrupt) -> int:
     """What a command that raised `e` ends with: its one stderr line said, its exit code
     (never a traceback, unless AVATAR_DEBUG asks for one)."""
-    if isinstance(e, click.exceptions.Exit):
-        return e.exit_code
-    if isinstance(e, click.exceptions.Abort | KeyboardInterrupt):
+    if isinstance(e, KeyboardInterrupt):
         return 130
-    if isinstance(e, click.ClickException):
-        say_error(e.format_message())
-        return 2
+    # click's errors, where click ran (a one-shot `chat` may run without it: avatar.cli.early).
+    click = sys.modules.get("click")
+    if click is not None:
+        if isinstance(e, click.exceptions.Exit):
+            return int(e.exit_code)
+        if isinstance(e, click.exceptions.Abort):
+            return 130
+        if isinstance(e, click.ClickException):
+            say_error(e.format_message())
+            return 2
     if isinstance(e, AvatarError):
         say_error(str(e))
         return e.exit_code

@@ -83,23 +83,25 @@ class AppState:
 _prebuilt: tuple[AppState, Engine] | None = None
 
 
-def prebuild(state: AppState) -> None:
+def prebuild(state: AppState) -> bool:
     """Build `state`'s engine for a one-shot `chat` and start its agent now
-    (`Engine.launch_ahead`), for `AppState.engine` to take (`avatar.cli.early`). Nothing is
-    said here: a failure leaves the command to build it again, and to fail as it does."""
+    (`Engine.launch_ahead`), for `AppState.engine` to take (`avatar.cli.early`); True when it
+    did. Nothing is said here: a failure leaves the command to build it again, and to fail as
+    it does."""
     global _prebuilt
     discard_prebuilt()
     try:
         engine = state.build()
     except Exception:
-        return
+        return False
     engine.one_shot = True
     try:
         engine.launch_ahead()
     except Exception:
         engine.ahead.stop()
-        return
+        return False
     _prebuilt = (state, engine)
+    return True
 
 
 def _take_prebuilt(state: AppState, plain: bool) -> Engine | None:
