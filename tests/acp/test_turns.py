@@ -15,6 +15,7 @@ from avatar.core.config import Scope, Settings
 from avatar.core.events import (
     CommandsAvailable,
     ModeChanged,
+    Notice,
     PermissionRequested,
     Plan,
     TextDelta,
@@ -209,6 +210,21 @@ async def test_cancel_of_an_agent_that_ignores_it(h: Harness) -> None:
     assert isinstance(rest[-1], TurnFinished) and rest[-1].stop_reason == "cancelled"
     # Let the stubborn prompt finish inside the agent before the next test uses it.
     await asyncio.sleep(1.3)
+
+
+async def test_the_rest_of_a_turn_nobody_listens_to_is_not_said_outside_it(h: Harness) -> None:
+    await h.configure(chunk_delay=0.15, ignore_cancel=True)
+    stream = h.bridge.send("abandoned")
+    first = await anext(stream)
+    assert isinstance(first, TextDelta)
+    await stream.aclose()  # (the caller stopped listening: the turn is cancelled)
+    for _ in range(100):
+        if h.requests("session/cancel"):
+            break
+        await asyncio.sleep(0.02)
+    assert h.requests("session/cancel")
+    await asyncio.sleep(1.0)  # (the agent, ignoring the cancel, says the rest of its answer)
+    assert not [e for e in h.emitted if isinstance(e, Notice)], h.emitted
 
 
 async def test_turn_after_cancel_works(h: Harness) -> None:

@@ -9,6 +9,8 @@ The rule that keeps replayed history out of answers:
   history streams in, and nothing of the first answer is swallowed;
 - with a turn open, updates go to that `Turn`; otherwise (titles or usage that arrive
   between turns) to `ctx.emit`;
+- the rest of a turn its caller stopped listening to (cancelled: `close_turn(abandoned=True)`),
+  which an agent may still be streaming, is dropped until the next turn or load;
 - an agent's text outside any turn and any replay (a start-up banner it says unasked as a
   session opens) is no answer: it reaches `ctx.emit` as one `Notice`, and since such a banner
   may come a moment after the open's response, a session just opened waits for the agent to
@@ -23,7 +25,7 @@ from collections.abc import Iterable
 
 from avatar.bridges.base import EventSink
 from avatar.bridges.turn import Turn
-from avatar.core.events import BaseEvent, Notice, TextDelta
+from avatar.core.events import BaseEvent, Notice, TextDelta, TitleChanged, Usage
 
 #: How long the agent must stay quiet after a session opens before the first prompt goes.
 OPEN_QUIET = 0.02
@@ -39,6 +41,7 @@ class UpdateRouter:
         self.name = name
         self._aside: list[str] = []  # text said outside any turn, not yet noticed
         self._turn: Turn | None = None
+        self._abandoned = False  # the last turn was cancelled unheard: its rest is dropped
         self._replaying = False
         self._settled = asyncio.Event()
         self._settled.set()
@@ -55,6 +58,8 @@ class UpdateRouter:
                 self.emit(event)
             elif self._turn is not None:
                 self._turn.put(event)
+            elif self._abandoned and not isinstance(event, TitleChanged | Usage):
+                continue  # (what it still says of a cancelled answer: nobody's answer)
             elif isinstance(event, TextDelta):
                 self._aside.append(event.text)
                 if self._settled.is_set():
@@ -81,14 +86,18 @@ class UpdateRouter:
     def open_turn(self) -> Turn:
         """Start a new turn; events go to it until `close_turn()`."""
         self._say_aside()
+        self._abandoned = False
         self._turn = Turn()
         return self._turn
 
-    def close_turn(self, turn: Turn) -> None:
-        """`turn` is over: later events go to the sink (a newer turn is left alone)."""
+    def close_turn(self, turn: Turn, *, abandoned: bool = False) -> None:
+        """`turn` is over: later events go to the sink (a newer turn is left alone);
+        `abandoned`: its caller stopped listening and it was cancelled, so what the agent
+        still says of it is dropped until the next turn or load."""
         turn.finish()
         if self._turn is turn:
             self._turn = None
+            self._abandoned = abandoned
 
     # -- replay -----------------------------------------------------------------------------
 
@@ -96,6 +105,7 @@ class UpdateRouter:
         """A load starts: everything from now on is history until `settle()` finishes."""
         self._cancel_settle()
         self._replaying = True
+        self._abandoned = False
         self._settled.clear()
         self._touch()
 

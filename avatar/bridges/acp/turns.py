@@ -63,12 +63,13 @@ async def run_turn(
             ended = True
             return
     finally:
-        router.close_turn(turn)
+        # The caller stopped listening mid-turn: stop the agent's work too.
+        abandoned = not (ended or task.done())
+        router.close_turn(turn, abandoned=abandoned)
         if not task.done():
             task.cancel()
-            if not ended:
-                # The caller stopped listening mid-turn: stop the agent's work too.
-                background(agent.notify_cancel(session_id))
+        if abandoned:
+            background(agent.notify_cancel(session_id))
 
 
 async def _ending(
