@@ -53,13 +53,13 @@ def main(argv: list[str] | None = None) -> None:
     gc.disable()
     without_pydantic_plugins()
     inspect_when_used()
-    # A one-shot `chat` starts its agent and runs without click and the command tree.
-    from avatar.cli.early import start_ahead
+    # A one-shot `chat` starts its agent, and it and `session list` run without click.
+    from avatar.cli.early import run_plain
     from avatar.cli.state import discard_prebuilt
 
     status: object = 0
     try:
-        start_ahead(args)
+        run_plain(args)
         from avatar.cli.commands import run
 
         run(args)

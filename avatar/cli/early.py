@@ -5,7 +5,8 @@ engine is built from the global options as `AppState.engine` builds it, and its 
 ahead (`Engine.launch_ahead`), so that the agent boots while the rest of a turn's code loads
 (~25 ms of a cold one-shot: benchmarks/oneshot.py). The command then runs here, without click,
 and takes that engine (`AppState.engine`, which is where anything the engine has to say is
-said); one no command took is stopped (`avatar.cli.state.discard_prebuilt`).
+said); one no command took is stopped (`avatar.cli.state.discard_prebuilt`). So does
+`avatar [global options] session list`, the command a status line runs again and again.
 
 Only the plain shapes are read here: anything else (another option, `--opt=value`, a value
 starting with `-`, a prompt that is `-`, empty, not UTF-8, or that may mention a file or an
@@ -38,9 +39,9 @@ FLAGS = {"--trust": "trust"}
 MENTIONING = frozenset("@/~")
 
 
-def one_shot_state(args: list[str]) -> AppState | None:
-    """The global options of `avatar [global options] chat PROMPT` as an `AppState`, for the
-    plain shapes of the module docstring; None for anything else."""
+def plain_command(args: list[str]) -> tuple[AppState, list[str]] | None:
+    """The global options of `args` as an `AppState`, and the words after them; None where
+    click must read them (see the module docstring)."""
     given: dict[str, str | bool] = {}
     i = 0
     while i < len(args):
@@ -55,13 +56,11 @@ def one_shot_state(args: list[str]) -> AppState | None:
         if name in given:  # (given twice: click's to read)
             return None
         given[name] = value
-    if args[i : i + 1] != ["chat"] or len(args) != i + 2 or not _plain_prompt(args[i + 1]):
-        return None
     cwd = Path(str(given["cwd"])) if "cwd" in given else None
     config = Path(str(given["config"])) if "config" in given else None
     if (cwd is not None and not cwd.is_dir()) or (config is not None and config.is_dir()):
         return None
-    return AppState(
+    state = AppState(
         provider=_text(given.get("provider")),
         model=_text(given.get("model")),
         preset=_text(given.get("preset")),
@@ -69,6 +68,19 @@ def one_shot_state(args: list[str]) -> AppState | None:
         config=config,
         trust=given.get("trust") is True,
     )
+    return state, args[i:]
+
+
+def one_shot_state(args: list[str]) -> AppState | None:
+    """The global options of `avatar [global options] chat PROMPT` as an `AppState`, for the
+    plain shapes of the module docstring; None for anything else."""
+    read = plain_command(args)
+    if read is None:
+        return None
+    state, words = read
+    if len(words) != 2 or words[0] != "chat" or not _plain_prompt(words[1]):
+        return None
+    return state
 
 
 def _plain_prompt(prompt: str) -> bool:
@@ -85,18 +97,26 @@ def _text(value: str | bool | None) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def start_ahead(args: list[str]) -> None:
-    """For `avatar [global options] chat PROMPT`, build the engine now, start its agent and run
-    the command, ending the process (`SystemExit`); nothing otherwise, or when building the
-    engine fails (click then runs the command, which fails as it would have).
+def run_plain(args: list[str]) -> None:
+    """Run `avatar [global options] chat PROMPT` or `avatar [global options] session list`
+    here, ending the process (`SystemExit`): the one-shot's engine built and its agent started
+    first. Nothing for anything else, or when the one-shot's engine cannot be built (click
+    then runs the command, which fails as it would have).
 
-    click is not needed for these shapes: they are `chat PROMPT` with no option of its own
-    (`run_chat`'s defaults), and the ~15 ms of loading and parsing it would compete with the
-    booting agent for the CPU."""
-    state = one_shot_state(args)
-    if state is None or not prebuild(state):
+    click is not needed for these shapes: they are the commands with no option of their own
+    (the defaults of `run_chat` and `list_sessions`), and loading it and the command tree
+    (~15 ms) would delay a listing, and compete with a booting agent for the CPU."""
+    read = plain_command(args)
+    if read is None:
         return
-    from avatar.cli.chat import run_chat
     from avatar.cli.failing import run_command
 
-    run_command(lambda: run_chat(state, args[-1]))
+    state, words = read
+    if words == ["session", "list"]:
+        from avatar.cli.sessions import list_sessions
+
+        run_command(lambda: list_sessions(state, state.provider))
+    if len(words) == 2 and words[0] == "chat" and _plain_prompt(words[1]) and prebuild(state):
+        from avatar.cli.chat import run_chat
+
+        run_command(lambda: run_chat(state, words[1]))

@@ -35,13 +35,14 @@ def list_sessions(
     state: AppState,
     provider: str | None,
     *,
-    limit: int,
-    json_out: bool,
-    any_cwd: bool,
+    limit: int = 50,
+    json_out: bool = False,
+    any_cwd: bool = False,
     refresh: bool = False,
     tree: bool = False,
 ) -> int:
-    """Print the session table (newest first) or the JSON array of docs/design.md §3; with
+    """Print the session table (newest first) or the JSON array of docs/design.md §3 (the
+    defaults: `avatar session list` with no option of its own); with
     `refresh`, the agent is asked for its sessions too (`session/list`); with `tree`,
     sessions under the ones they were handed over or forked from."""
     engine = state.engine()

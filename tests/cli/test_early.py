@@ -28,6 +28,20 @@ def test_the_options_read_early_are_clicks_global_options() -> None:
     assert flags == FLAGS
 
 
+def test_a_plain_session_list_is_session_list_with_its_defaults() -> None:
+    import inspect
+
+    from avatar.cli.sessions import list_sessions
+
+    group = cli.commands["session"]
+    assert isinstance(group, click.Group)
+    listing = group.commands["list"]
+    defaults = listing.make_context("list", []).params  # (what click reads without options)
+    signature = inspect.signature(list_sessions).parameters
+    for name in ("limit", "json_out", "any_cwd", "refresh", "tree"):
+        assert signature[name].default == defaults[name], name
+
+
 def test_the_plain_shapes_of_a_one_shot_chat_are_read(tmp_path: Path) -> None:
     config = tmp_path / "c.yaml"
     read = one_shot_state(

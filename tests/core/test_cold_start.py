@@ -5,8 +5,9 @@
 - Before `claude` starts, avatar has loaded none of what only later steps need: `inspect`,
   `ctypes` (the Landlock ABI comes from the stub's probe), `shutil` (`avatar.core.which`),
   `datetime`, the worktree maker, the settings records, the secret detector.
-- A plain one-shot (`avatar [global options] chat PROMPT`) runs without click
-  (`avatar.cli.early.start_ahead`): the same answer and exit codes, its errors in one line.
+- A plain one-shot (`avatar [global options] chat PROMPT`) and a plain `session list` run
+  without click (`avatar.cli.early.run_plain`): the same output and exit codes as through
+  click, errors in one line.
 - The command's process ends with the command's status, its output all written
   (`avatar.core.quick_exit.exit_now`), and code registered to run at exit still runs.
 """
@@ -100,7 +101,7 @@ def test_claude_starts_before_what_only_later_steps_need(
     assert "BEFORE CLAUDE [[]]" in out.stdout, out.stdout
 
 
-def _one_shot_in_process(*args: str) -> str:
+def _in_process(*args: str) -> str:
     """Python code running `avatar ARGS` in its process, then printing whether click loaded."""
     return (
         "import sys\n"
@@ -116,7 +117,7 @@ def test_a_plain_one_shot_runs_without_click(
 ) -> None:
     env, cwd = avatar_env(agent_home), agent_home.workdir
     model_server.script("chat", "Answered.")
-    out = _python(_one_shot_in_process("-p", "native", "chat", "hello"), env=env, cwd=cwd)
+    out = _python(_in_process("-p", "native", "chat", "hello"), env=env, cwd=cwd)
     assert "Answered." in out.stdout, out.stderr
     assert out.stdout.splitlines()[-2:] == ["EXIT 0", "CLICK False"]
 
@@ -126,7 +127,7 @@ def test_a_plain_one_shot_that_fails_says_one_line_without_click(
 ) -> None:
     env, cwd = avatar_env(agent_home), agent_home.workdir
     model_server.script("chat", Reply.error(401, "invalid api key"))
-    out = _python(_one_shot_in_process("-p", "native", "chat", "hello"), env=env, cwd=cwd)
+    out = _python(_in_process("-p", "native", "chat", "hello"), env=env, cwd=cwd)
     assert out.stdout.splitlines()[-2:] == ["EXIT 1", "CLICK False"]
     said = [line for line in out.stderr.splitlines() if line.startswith("avatar: ")]
     assert len(said) == 1 and "Traceback" not in out.stderr, out.stderr
@@ -134,9 +135,26 @@ def test_a_plain_one_shot_that_fails_says_one_line_without_click(
 
 def test_a_one_shot_that_cannot_start_is_left_to_click(agent_home: AgentHome) -> None:
     env, cwd = avatar_env(agent_home), agent_home.workdir
-    out = _python(_one_shot_in_process("-p", "no-such-agent", "chat", "hello"), env=env, cwd=cwd)
+    out = _python(_in_process("-p", "no-such-agent", "chat", "hello"), env=env, cwd=cwd)
     assert out.stdout.splitlines() == ["EXIT 2", "CLICK True"]
     assert out.stderr.startswith("avatar: unknown provider 'no-such-agent'"), out.stderr
+
+
+def test_a_plain_session_list_runs_without_click_and_lists_as_click_does(
+    agent_home: AgentHome, model_server: FakeModelServer
+) -> None:
+    env, cwd = avatar_env(agent_home), agent_home.workdir
+    model_server.script("chat", "Answered.", "Again.")
+    for prompt in ("first question", "second question"):
+        assert drive.avatar(env, cwd, "-p", "native", "chat", prompt).returncode == 0
+    plain = _python(_in_process("session", "list"), env=env, cwd=cwd)
+    assert plain.stdout.splitlines()[-2:] == ["EXIT 0", "CLICK False"], plain.stderr
+    table = plain.stdout.splitlines()[:-2]
+    assert any("first question" in line for line in table), table
+    through_click = _python(_in_process("session", "list", "--limit", "50"), env=env, cwd=cwd)
+    assert through_click.stdout.splitlines() == [*table, "EXIT 0", "CLICK True"]
+    for_native = _python(_in_process("-p", "native", "session", "list"), env=env, cwd=cwd)
+    assert for_native.stdout.splitlines()[:-2] == table
 
 
 @pytest.mark.parametrize("status", [0, 3])
