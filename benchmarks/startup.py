@@ -4,13 +4,16 @@ Targets: `--version` ≤ 3×, `--help` ≤ 3×, `session list` ≤ 6× (run in a
 empty `$AVATAR_HOME`, so the figure is the command's fixed cost, not the listing).
 
 And what a config file adds: `session list` with the documented example (every key) as its
-config file, ≤ 1.5× the same command without one. Reading a file once loaded pydantic and
+config file, ≤ 1.5× the same command without one; and what native sessions add: the same in a
+project with 20 of them, ≤ 1.5× (its index was read by pydantic, ~80 ms of loading and
+schema: 2.2× here; see `avatar.native.store.index_record`). Reading a file once loaded pydantic and
 built its schema, ~110 ms, on every command (2.5× here); see `avatar.core.exact`.
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from benchmarks.common import ROOT, Command, avatar_exe, interleaved, row, scratch
 
@@ -20,7 +23,8 @@ EXAMPLE = ROOT / "examples" / "avatar.example.yaml"
 def run(quick: bool) -> list[dict[str, object]]:
     """Measure start-up against the bare interpreter, interleaved in the same run."""
     runs = 11 if quick else 31
-    with scratch("startup") as (proj, env):
+    with scratch("startup") as (proj, env), scratch("startup-native") as (native, native_env):
+        _native_sessions(native, Path(native_env["AVATAR_HOME"]), 20)
         t = interleaved(
             {
                 "base": Command([sys.executable, "-c", "pass"]),
@@ -30,6 +34,7 @@ def run(quick: bool) -> list[dict[str, object]]:
                 "configured": Command(
                     [avatar_exe(), "session", "list"], {**env, "AVATAR_CONFIG": str(EXAMPLE)}, proj
                 ),
+                "native": Command([avatar_exe(), "session", "list"], native_env, native),
                 # What any click command line on this interpreter pays before its own code.
                 "click": Command([sys.executable, "-c", "import click, pathlib"]),
             },
@@ -49,4 +54,22 @@ def run(quick: bool) -> list[dict[str, object]]:
             "≤ 1.5× without one",
             t["configured"] <= 1.5 * t["list"],
         ),
+        row(
+            "avatar session list, a project of 20 native sessions",
+            t["native"],
+            t["list"],
+            "≤ 1.5× without them",
+            t["native"] <= 1.5 * t["list"],
+        ),
     ]
+
+
+def _native_sessions(project: Path, home: Path, count: int) -> None:
+    """`count` native sessions of `project`, titled, as the native agent's store writes them."""
+    from avatar.native.store.manager import SessionManager
+
+    manager = SessionManager(home)
+    for i in range(count):
+        header, writer = manager.create(project, model="openai/gpt-4o")
+        manager.set_title(header.id, f"session {i}", writer)
+        writer.close()

@@ -20,6 +20,7 @@ So what `build` accepts is a subset of what pydantic accepts, with the same resu
 from __future__ import annotations
 
 import dataclasses
+import sys
 import types
 import typing
 from functools import cache
@@ -97,9 +98,15 @@ def _value(kind: Any, value: Any) -> Any:
             return float(value)
         except OverflowError:
             raise _GiveUp from None
-    if kind in (str, int, bool, float) and type(value) is kind:
+    if type(value) is kind and (kind in (str, int, bool, float) or _is_datetime(kind)):
         return value
     raise _GiveUp
+
+
+def _is_datetime(kind: Any) -> bool:
+    # (a datetime, as pydantic passes one through; none exists before its module loads)
+    loaded = sys.modules.get("datetime")
+    return loaded is not None and kind is loaded.datetime
 
 
 def _dataclass(cls: type, value: Any) -> Any:

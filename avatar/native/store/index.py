@@ -6,8 +6,8 @@ never parses session files. The files are the truth: a record whose file is gone
 a file without a record (or whose size changed since it was indexed) is scanned and its
 record re-appended — so the index heals itself after crashes, races or deletion.
 
-This module imports nothing of the entry models, nor pydantic until an index is read (in
-`index_record`): `avatar session list` stays light.
+This module imports nothing of the entry models, nor pydantic (`index_record` reads the lines
+avatar wrote without it): `avatar session list` stays light.
 """
 
 from __future__ import annotations
@@ -44,11 +44,7 @@ def project_slug(cwd: Path) -> str:
 
 
 def _lines(records: Iterable[IndexRecord]) -> bytes:
-    # The writer (a thread, a queue, file locks) loads only when an index is written: a
-    # listing whose index is current never needs it.
-    from avatar.native.store.writer import model_line
-
-    return b"".join(model_line(r) for r in records)
+    return b"".join(r.line() for r in records)
 
 
 class SessionIndex:

@@ -4,6 +4,7 @@ to when an index line is stale or missing, so the index only needs the entry par
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -108,7 +109,7 @@ def scan_record(path: Path, base: IndexRecord | None = None) -> IndexRecord | No
     except FileNotFoundError:
         return None
     if base is not None and 0 < base.size < size:
-        record = base.model_copy()
+        record = dataclasses.replace(base)
         try:
             with open_regular(path) as f:
                 f.seek(base.size)
