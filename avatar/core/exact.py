@@ -23,6 +23,7 @@ import dataclasses
 import sys
 import types
 import typing
+from collections.abc import Callable
 from functools import cache
 from typing import Any, Literal, TypeVar, Union
 
@@ -37,9 +38,137 @@ def build(cls: type[_T], data: Any) -> _T | None:
     """`cls` (a dataclass) made from `data`, when every value is exactly of its field's
     type; None when pydantic has to decide."""
     try:
-        return typing.cast(_T, _value(cls, data))
+        return typing.cast(_T, _check(cls)(data))
     except _GiveUp:
         return None
+
+
+#: What checks (and makes) a value of a type: the value, or `_GiveUp`.
+Check = Callable[[Any], Any]
+#: Each type's check, made once (a native index is checked line by line, thousands at a
+#: time), by the type's id: an `Annotated` type's markers need not be hashable.
+_CHECKS: dict[int, tuple[Any, Check]] = {}
+
+
+def _check(kind: Any) -> Check:
+    found = _CHECKS.get(id(kind))
+    if found is not None and found[0] is kind:
+        return found[1]
+    made = _make(kind)
+    _CHECKS[id(kind)] = (kind, made)  # (the type kept alive: its id stays its own)
+    return made
+
+
+def _make(kind: Any) -> Check:
+    origin = typing.get_origin(kind)
+    if origin is typing.Annotated:
+        return _annotated(kind.__origin__, kind.__metadata__)
+    if kind is Any:
+        return _same
+    if origin in (Union, types.UnionType):
+        return _union(typing.get_args(kind))
+    if origin is Literal:
+        return _literal(typing.get_args(kind))
+    if origin is list:
+        return _list(_check(typing.get_args(kind)[0]))
+    if origin is dict:
+        key, item = typing.get_args(kind)
+        return _dict(_check(key), _check(item))
+    if dataclasses.is_dataclass(kind):
+        return _dataclass(typing.cast(type, kind))
+    if kind is float:
+        return _float
+    if kind in (str, int, bool) or _is_datetime(kind):
+        return _exactly(kind)
+    return _refuse
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _refuse(value: Any) -> Any:
+    raise _GiveUp
+
+
+def _annotated(inner_kind: Any, markers: tuple[Any, ...]) -> Check:
+    inner = _check(inner_kind)
+    befores = [marker.before for marker in markers if hasattr(marker, "before")]
+    keeps = [marker.keeps for marker in markers if hasattr(marker, "keeps")]
+
+    def annotated(value: Any) -> Any:
+        for before in befores:
+            value = before(value)
+        made = inner(value)
+        if not all(keep(made) for keep in keeps):
+            raise _GiveUp
+        return made
+
+    return annotated
+
+
+def _union(members: tuple[Any, ...]) -> Check:
+    optional = type(None) in members
+    others = [m for m in members if m is not type(None)]
+    only = _check(others[0]) if len(others) == 1 else _refuse
+
+    def union(value: Any) -> Any:
+        if value is None and optional:
+            return None
+        return only(value)
+
+    return union
+
+
+def _literal(choices: tuple[Any, ...]) -> Check:
+    def literal(value: Any) -> Any:
+        if any(type(value) is type(c) and value == c for c in choices):
+            return value
+        raise _GiveUp
+
+    return literal
+
+
+def _list(item: Check) -> Check:
+    def listed(value: Any) -> Any:
+        if type(value) is not list:
+            raise _GiveUp
+        return [item(v) for v in value]
+
+    return listed
+
+
+def _dict(key: Check, item: Check) -> Check:
+    def mapped(value: Any) -> Any:
+        if type(value) is not dict:
+            raise _GiveUp
+        return {key(k): item(v) for k, v in value.items()}
+
+    return mapped
+
+
+def _float(value: Any) -> Any:
+    if type(value) not in (int, float):
+        raise _GiveUp
+    try:
+        return float(value)
+    except OverflowError:
+        raise _GiveUp from None
+
+
+def _exactly(kind: type) -> Check:
+    def exactly(value: Any) -> Any:
+        if type(value) is not kind:
+            raise _GiveUp
+        return value
+
+    return exactly
+
+
+def _is_datetime(kind: Any) -> bool:
+    # (a datetime, as pydantic passes one through; none exists before its module loads)
+    loaded = sys.modules.get("datetime")
+    return loaded is not None and kind is loaded.datetime
 
 
 @cache
@@ -57,68 +186,23 @@ def _fields(cls: type) -> tuple[tuple[str, Any, bool], ...]:
     )
 
 
-def _value(kind: Any, value: Any) -> Any:
-    origin = typing.get_origin(kind)
-    if origin is typing.Annotated:
-        markers = kind.__metadata__
-        for marker in markers:
-            if hasattr(marker, "before"):
-                value = marker.before(value)
-        inner = _value(kind.__origin__, value)
-        if not all(marker.keeps(inner) for marker in markers if hasattr(marker, "keeps")):
-            raise _GiveUp
-        return inner
-    if kind is Any:
-        return value
-    if origin in (Union, types.UnionType):
-        if value is None and type(None) in typing.get_args(kind):
-            return None
-        members = [a for a in typing.get_args(kind) if a is not type(None)]
-        if len(members) != 1:
-            raise _GiveUp
-        return _value(members[0], value)
-    if origin is Literal:
-        if any(type(value) is type(c) and value == c for c in typing.get_args(kind)):
-            return value
-        raise _GiveUp
-    if origin is list:
-        if type(value) is not list:
-            raise _GiveUp
-        (item,) = typing.get_args(kind)
-        return [_value(item, v) for v in value]
-    if origin is dict:
-        if type(value) is not dict:
-            raise _GiveUp
-        key, item = typing.get_args(kind)
-        return {_value(key, k): _value(item, v) for k, v in value.items()}
-    if dataclasses.is_dataclass(kind):
-        return _dataclass(typing.cast(type, kind), value)
-    if kind is float and type(value) in (int, float):
-        try:
-            return float(value)
-        except OverflowError:
-            raise _GiveUp from None
-    if type(value) is kind and (kind in (str, int, bool, float) or _is_datetime(kind)):
-        return value
-    raise _GiveUp
+def _dataclass(cls: type) -> Check:
+    # Its fields' checks are made on its first check (a dataclass may name itself).
+    plan: list[tuple[str, Check, bool]] = []
+    names: set[str] = set()
 
-
-def _is_datetime(kind: Any) -> bool:
-    # (a datetime, as pydantic passes one through; none exists before its module loads)
-    loaded = sys.modules.get("datetime")
-    return loaded is not None and kind is loaded.datetime
-
-
-def _dataclass(cls: type, value: Any) -> Any:
-    if type(value) is not dict:
-        raise _GiveUp
-    fields = _fields(cls)
-    if not set(value) <= {name for name, _, _ in fields}:
-        raise _GiveUp
-    args = {}
-    for name, kind, required in fields:
-        if name in value:
-            args[name] = _value(kind, value[name])
-        elif required:
+    def instance(value: Any) -> Any:
+        if not plan:
+            plan.extend((name, _check(kind), required) for name, kind, required in _fields(cls))
+            names.update(name for name, _, _ in plan)
+        if type(value) is not dict or not value.keys() <= names:
             raise _GiveUp
-    return cls(**args)
+        args = {}
+        for name, check, required in plan:
+            if name in value:
+                args[name] = check(value[name])
+            elif required:
+                raise _GiveUp
+        return cls(**args)
+
+    return instance

@@ -87,7 +87,8 @@ def test_text_typed_while_provider_switches_arrives_as_the_next_prompt(
         term.type("/provider claude")
         term.type("typed while switching")  # the switch starts a claude process meanwhile
         screen = term.wait_for("Claude heard you.", timeout=90)
-        assert "queued for after starting claude: typed while switching" in screen
+        said = term.history()  # (all of it: the screen alone may have scrolled the line away)
+        assert "queued for after starting claude: typed while switching" in said, said
         assert "wait for the command" not in screen
     users = [
         m.text

@@ -1,6 +1,8 @@
 """The native index's lines read without pydantic (`avatar.native.store.index_record`): each
-line avatar writes is made into its record directly, and whatever that makes, pydantic makes
-the same from the same line; any other line is pydantic's to convert or refuse, as before."""
+line avatar writes is made into its record directly (`records_of`), and whatever that makes,
+pydantic makes the same from the same line (`records_checked`, which reads an index where
+pydantic is loaded already or the index is very large); any other line is pydantic's to
+convert or refuse, as before."""
 
 from __future__ import annotations
 
@@ -12,20 +14,21 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import TypeAdapter, ValidationError
 
-from avatar.native.store.index_record import IndexRecord, read_index
+from avatar.native.store.index_record import (
+    IndexRecord,
+    read_index,
+    records_checked,
+    records_of,
+)
 from tests.hardening.fuzzing import JSON
 from tests.support import drive
 from tests.support.homes import AgentHome, avatar_env
 from tests.support.model_server import FakeModelServer
 
-CHECKED = TypeAdapter(IndexRecord)
-SETTINGS = settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+SETTINGS = settings(max_examples=300, deadline=None)
 
 _times = st.datetimes(
     min_value=datetime(1970, 1, 2), timezones=st.sampled_from([UTC, timezone(timedelta(hours=2))])
@@ -48,29 +51,24 @@ _foreign = JSON | st.sampled_from(["2026-11-29T20:21:51.076000Z", "2026-11-29", 
 _keys = st.sampled_from(["id", "created", "updated", "messages", "title", "size", "new_field"])
 
 
-def _read(tmp_path: Path, content: bytes) -> list[IndexRecord]:
-    index = tmp_path / ".index.jsonl"
-    index.write_bytes(content)
-    return read_index(index)
+def _lines(content: bytes) -> list[bytes]:
+    return [line for line in content.split(b"\n") if line.strip()]
 
 
 @SETTINGS
 @given(record=_records)
-def test_a_written_record_reads_back_as_itself(tmp_path: Path, record: IndexRecord) -> None:
-    assert _read(tmp_path, record.line()) == [record]
+def test_a_written_record_reads_back_as_itself(record: IndexRecord) -> None:
+    assert records_of(_lines(record.line())) == [record]
+    assert records_checked(_lines(record.line())) == [record]
 
 
 @SETTINGS
 @given(record=_records, changed=st.dictionaries(_keys, _foreign, max_size=2))
 def test_whatever_a_line_reads_as_pydantic_reads_the_same(
-    tmp_path: Path, record: IndexRecord, changed: dict[str, Any]
+    record: IndexRecord, changed: dict[str, Any]
 ) -> None:
     line = json.dumps(json.loads(record.line()) | changed).encode()
-    try:
-        checked = [CHECKED.validate_python(json.loads(line))]
-    except ValidationError:
-        checked = []
-    read = _read(tmp_path, line + b"\n")
+    read, checked = records_of([line]), records_checked([line])
     assert read == checked
     for ours, theirs in zip(read, checked, strict=True):
         for field in dataclasses.fields(ours):
@@ -83,7 +81,10 @@ def test_whatever_a_line_reads_as_pydantic_reads_the_same(
 def test_a_newer_avatars_line_is_read_and_a_torn_one_skipped(tmp_path: Path) -> None:
     newer = b'{"id": "s1", "title": "kept", "messages": 3, "colour": "blue"}\n'
     torn = b'{"id": "s2", "title": "cut off'
-    assert _read(tmp_path, newer + torn) == [IndexRecord(id="s1", title="kept", messages=3)]
+    index = tmp_path / ".index.jsonl"
+    index.write_bytes(newer + torn)
+    kept = [IndexRecord(id="s1", title="kept", messages=3)]
+    assert read_index(index) == records_of(_lines(newer + torn)) == kept
 
 
 def test_a_listing_of_native_sessions_loads_no_pydantic(
