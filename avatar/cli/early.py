@@ -78,9 +78,11 @@ def one_shot_state(args: list[str]) -> AppState | None:
     if read is None:
         return None
     state, words = read
-    if len(words) != 2 or words[0] != "chat" or not _plain_prompt(words[1]):
-        return None
-    return state
+    return state if _one_shot(words) else None
+
+
+def _one_shot(words: list[str]) -> bool:
+    return len(words) == 2 and words[0] == "chat" and _plain_prompt(words[1])
 
 
 def _plain_prompt(prompt: str) -> bool:
@@ -116,7 +118,7 @@ def run_plain(args: list[str]) -> None:
         from avatar.cli.sessions import list_sessions
 
         run_command(lambda: list_sessions(state, state.provider))
-    if len(words) == 2 and words[0] == "chat" and _plain_prompt(words[1]) and prebuild(state):
+    if _one_shot(words) and prebuild(state):
         from avatar.cli.chat import run_chat
 
         run_command(lambda: run_chat(state, words[1]))
