@@ -101,25 +101,14 @@ def test_claude_starts_before_what_only_later_steps_need(
     assert "BEFORE CLAUDE [[]]" in out.stdout, out.stdout
 
 
-def _in_process(*args: str) -> str:
-    """Python code running `avatar ARGS` in its process, then printing whether click loaded."""
-    return (
-        "import sys\n"
-        "from avatar.cli import main\n"
-        f"try:\n    main({list(args)!r})\n"
-        "except SystemExit as e:\n    print('EXIT', e.code)\n"
-        "print('CLICK', 'click' in sys.modules)\n"
-    )
-
-
 def test_a_plain_one_shot_runs_without_click(
     agent_home: AgentHome, model_server: FakeModelServer
 ) -> None:
     env, cwd = avatar_env(agent_home), agent_home.workdir
     model_server.script("chat", "Answered.")
-    out = _python(_in_process("-p", "native", "chat", "hello"), env=env, cwd=cwd)
+    out = drive.in_process(env, cwd, "-p", "native", "chat", "hello", watch=["click"])
     assert "Answered." in out.stdout, out.stderr
-    assert out.stdout.splitlines()[-2:] == ["EXIT 0", "CLICK False"]
+    assert (out.code, out.loaded) == (0, [])
 
 
 def test_a_plain_one_shot_that_fails_says_one_line_without_click(
@@ -127,16 +116,16 @@ def test_a_plain_one_shot_that_fails_says_one_line_without_click(
 ) -> None:
     env, cwd = avatar_env(agent_home), agent_home.workdir
     model_server.script("chat", Reply.error(401, "invalid api key"))
-    out = _python(_in_process("-p", "native", "chat", "hello"), env=env, cwd=cwd)
-    assert out.stdout.splitlines()[-2:] == ["EXIT 1", "CLICK False"]
+    out = drive.in_process(env, cwd, "-p", "native", "chat", "hello", watch=["click"])
+    assert (out.code, out.loaded) == (1, [])
     said = [line for line in out.stderr.splitlines() if line.startswith("avatar: ")]
     assert len(said) == 1 and "Traceback" not in out.stderr, out.stderr
 
 
 def test_a_one_shot_that_cannot_start_is_left_to_click(agent_home: AgentHome) -> None:
     env, cwd = avatar_env(agent_home), agent_home.workdir
-    out = _python(_in_process("-p", "no-such-agent", "chat", "hello"), env=env, cwd=cwd)
-    assert out.stdout.splitlines() == ["EXIT 2", "CLICK True"]
+    out = drive.in_process(env, cwd, "-p", "no-such-agent", "chat", "hello", watch=["click"])
+    assert (out.stdout, out.code, out.loaded) == ("", 2, ["click"])
     assert out.stderr.startswith("avatar: unknown provider 'no-such-agent'"), out.stderr
 
 
@@ -147,14 +136,13 @@ def test_a_plain_session_list_runs_without_click_and_lists_as_click_does(
     model_server.script("chat", "Answered.", "Again.")
     for prompt in ("first question", "second question"):
         assert drive.avatar(env, cwd, "-p", "native", "chat", prompt).returncode == 0
-    plain = _python(_in_process("session", "list"), env=env, cwd=cwd)
-    assert plain.stdout.splitlines()[-2:] == ["EXIT 0", "CLICK False"], plain.stderr
-    table = plain.stdout.splitlines()[:-2]
-    assert any("first question" in line for line in table), table
-    through_click = _python(_in_process("session", "list", "--limit", "50"), env=env, cwd=cwd)
-    assert through_click.stdout.splitlines() == [*table, "EXIT 0", "CLICK True"]
-    for_native = _python(_in_process("-p", "native", "session", "list"), env=env, cwd=cwd)
-    assert for_native.stdout.splitlines()[:-2] == table
+    plain = drive.in_process(env, cwd, "session", "list", watch=["click"])
+    assert (plain.code, plain.loaded) == (0, []), plain.stderr
+    assert "first question" in plain.stdout, plain.stdout
+    through_click = drive.in_process(env, cwd, "session", "list", "--limit", "50", watch=["click"])
+    assert (through_click.stdout, through_click.loaded) == (plain.stdout, ["click"])
+    for_native = drive.in_process(env, cwd, "-p", "native", "session", "list", watch=["click"])
+    assert for_native.stdout == plain.stdout
 
 
 @pytest.mark.parametrize("status", [0, 3])

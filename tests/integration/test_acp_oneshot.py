@@ -16,6 +16,7 @@ import pytest
 from avatar import Engine
 from avatar.core.events import BaseEvent
 from tests.integration.test_acp_cli import write_fake_provider
+from tests.support import drive
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
 
@@ -63,19 +64,11 @@ def test_a_continued_session_imports_neither_acp_nor_pydantic(
         timeout=150,
     )
     assert "First." in first.stdout, first.stderr
-    code = (
-        "import sys\n"
-        "from avatar.cli import main\n"
-        "try:\n    main(['-p', 'codex', 'chat', '--continue', 'and on'])\n"
-        "except SystemExit as e:\n    code = e.code\n"
-        "print('LOADED', sorted(m for m in ('acp', 'pydantic') if m in sys.modules))\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=cwd, timeout=150
-    )
+    args = ("-p", "codex", "chat", "--continue", "and on")
+    proc = drive.in_process(env, cwd, *args, watch=["acp", "pydantic"], timeout=150)
     assert "Continued." in proc.stdout, proc.stderr
     assert "(codex, continued)" in proc.stderr or "(codex, loaded)" in proc.stderr, proc.stderr
-    assert "LOADED []" in proc.stdout, proc.stdout
+    assert proc.loaded == [], proc.loaded
 
 
 def _shown(event: BaseEvent) -> tuple[object, ...]:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -93,15 +91,6 @@ def test_a_listing_of_native_sessions_loads_no_pydantic(
     env, cwd = avatar_env(agent_home), agent_home.workdir
     model_server.script("chat", "Answered.")
     assert drive.avatar(env, cwd, "-p", "native", "chat", "a native question").returncode == 0
-    code = (
-        "import sys\n"
-        "from avatar.cli import main\n"
-        "try:\n    main(['session', 'list'])\n"
-        "except SystemExit:\n    pass\n"
-        "print('PYDANTIC', 'pydantic' in sys.modules)\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=cwd, timeout=60
-    )
+    out = drive.in_process(env, cwd, "session", "list", watch=["pydantic"])
     assert "a native question" in out.stdout, out.stderr
-    assert out.stdout.splitlines()[-1] == "PYDANTIC False"
+    assert out.loaded == []

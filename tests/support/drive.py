@@ -3,10 +3,13 @@ the engine (a session to hand over, import or lose)."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import re
 import subprocess
+import sys
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from tests.support.homes import AgentHome, avatar_env
@@ -62,6 +65,45 @@ class Avatar:
     def notices(proc: subprocess.CompletedProcess[str]) -> list[str]:
         """The `notice:` lines on stderr."""
         return [line for line in proc.stderr.splitlines() if line.startswith("notice: ")]
+
+
+@dataclass
+class InProcess:
+    """`avatar ARGS` run by `main()` in a Python of its own: what it printed, its exit code,
+    and which of the modules asked about it had loaded when it ended."""
+
+    stdout: str
+    stderr: str
+    code: object
+    loaded: list[str]
+
+
+def in_process(
+    env: dict[str, str], cwd: Path, *args: str, watch: Iterable[str], timeout: float = 120
+) -> InProcess:
+    """Run `avatar ARGS` through `avatar.cli.main` in a new interpreter, and say which of the
+    modules in `watch` it loaded (what a command costs at start-up, as a user's run pays)."""
+    code = (
+        "import sys\n"
+        "from avatar.cli import main\n"
+        "code = None\n"
+        f"try:\n    main({list(args)!r})\n"
+        "except SystemExit as e:\n    code = e.code\n"
+        f"loaded = sorted(m for m in {sorted(watch)!r} if m in sys.modules)\n"
+        f"sys.stdout.write({_ENDED!r} + repr((code, loaded)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=cwd,
+        timeout=timeout,
+    )  # fmt: skip
+    printed, ended, tail = done.stdout.rpartition(_ENDED)
+    assert ended, f"avatar did not end: {done.stdout!r} {done.stderr!r}"
+    status, loaded = ast.literal_eval(tail)
+    return InProcess(printed, done.stderr, status, loaded)
+
+
+#: What `in_process` prints after the command's own output.
+_ENDED = "\n\x00ended\x00"
 
 
 def start(env: dict[str, str], cwd: Path, *args: str) -> subprocess.Popen[str]:
