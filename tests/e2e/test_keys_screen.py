@@ -88,7 +88,10 @@ def test_text_typed_while_provider_switches_arrives_as_the_next_prompt(
         term.type("typed while switching")  # the switch starts a claude process meanwhile
         screen = term.wait_for("Claude heard you.", timeout=90)
         said = term.history()  # (all of it: the screen alone may have scrolled the line away)
-        assert "queued for after starting claude: typed while switching" in said, said
+        # Queued while claude starts, and said so; on a loaded machine the line may come in
+        # after the switch ended, and then goes at once (never refused, never lost).
+        queued = re.findall(r"\(queued for after ([^:]+): typed while switching\)", said)
+        assert queued in (["starting claude"], []), said
         assert "wait for the command" not in screen
     users = [
         m.text
