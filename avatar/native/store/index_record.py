@@ -15,6 +15,7 @@ import json
 import sys
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,9 +79,6 @@ class IndexRecord:
 #: loaded (a server, any command that validated a file), it always does.
 PYDANTIC_FROM = 8000
 
-_checker: TypeAdapter[IndexRecord] | None = None
-_bulk: TypeAdapter[list[IndexRecord]] | None = None
-
 
 def _written_time(stamp: str) -> datetime | str:
     """A time as avatar writes it (`isoformat`, or pydantic's `Z` for UTC) read; any other
@@ -107,18 +105,18 @@ def _record(data: Any) -> IndexRecord | None:
     from pydantic import ValidationError
 
     try:
-        return _checker_of().validate_python(data)
+        record: IndexRecord = _adapter(IndexRecord).validate_python(data)
     except ValidationError:
         return None
+    return record
 
 
-def _checker_of() -> TypeAdapter[IndexRecord]:
-    global _checker
+@cache
+def _adapter(kind: Any) -> TypeAdapter[Any]:
+    """pydantic's checker of `kind` (made once: its schema is built on the first use)."""
     from pydantic import TypeAdapter
 
-    if _checker is None:
-        _checker = TypeAdapter(IndexRecord)
-    return _checker
+    return TypeAdapter(kind)
 
 
 def read_index(path: Path) -> list[IndexRecord]:
@@ -151,19 +149,17 @@ def records_of(lines: list[bytes]) -> list[IndexRecord]:
 def records_checked(lines: list[bytes]) -> list[IndexRecord]:
     """The records of an index's lines as pydantic reads them: in bulk (one call into
     pydantic-core for the whole file), line by line only when that fails."""
-    global _bulk
-    from pydantic import TypeAdapter
-
-    if _bulk is None:
-        _bulk = TypeAdapter(list[IndexRecord])
     try:
-        return _bulk.validate_json(b"[" + b",".join(lines) + b"]")
+        whole = b"[" + b",".join(lines) + b"]"
+        records: list[IndexRecord] = _adapter(list[IndexRecord]).validate_json(whole)
     except ValueError:
         return [r for line in lines if (r := _checked_line(line)) is not None]
+    return records
 
 
 def _checked_line(line: bytes) -> IndexRecord | None:
     try:
-        return _checker_of().validate_json(line)
+        record: IndexRecord = _adapter(IndexRecord).validate_json(line)
     except ValueError:
         return None  # a torn or foreign line: the files will tell
+    return record
