@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from avatar.core.collector import collector_paused
 from avatar.core.errors import SessionNotFoundError
 from avatar.core.fileio import open_regular, regular_file
 from avatar.core.ids import UUID_RE, is_valid_id
@@ -118,22 +119,25 @@ class JsonlSessionStore(SessionStore):
         keys = same_dir_keys(cwd) if cwd is not None else None
         out: builtins.list[SessionInfo] = []
         seen: set[str] = set()
-        for path in self.session_files(cwd):
-            summary = self._summary(path)
-            if summary is None:
-                continue
-            self.warn(summary.warnings)
-            info = summary.info
-            if info is None:
-                continue
-            self.place(path, info)
-            if keys is not None and (info.cwd is None or os.path.normpath(info.cwd) not in keys):
-                continue
-            if info.id in seen:
-                self.warn([f"{path}: duplicate session id {info.id}, skipped"])
-                continue
-            seen.add(info.id)
-            out.append(info)
+        with collector_paused():  # (every summary read stays alive: nothing to collect)
+            for path in self.session_files(cwd):
+                summary = self._summary(path)
+                if summary is None:
+                    continue
+                self.warn(summary.warnings)
+                info = summary.info
+                if info is None:
+                    continue
+                self.place(path, info)
+                if keys is not None and (
+                    info.cwd is None or os.path.normpath(info.cwd) not in keys
+                ):
+                    continue
+                if info.id in seen:
+                    self.warn([f"{path}: duplicate session id {info.id}, skipped"])
+                    continue
+                seen.add(info.id)
+                out.append(info)
         if cwd is None:
             self._cache.prune(str(self.root()))
         self._cache.save()

@@ -23,11 +23,12 @@ import contextlib
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from avatar.core.collector import collector_paused
 from avatar.library.search.document import read_document
 from avatar.library.search.hits import SearchHit, hit
 from avatar.library.search.query import parse
@@ -376,23 +377,6 @@ def _retitle(db: sqlite3.Connection, rowid: int, heading: str) -> None:
         " WHERE rowid = ?",
         (rowid,),
     )
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while an update reads thousands of sessions: their
-    objects are short-lived and acyclic, and the collector walking the growing heap again and
-    again cost ~10% of a 40,000-session build (15.6 → 14.0 s). The CLI pauses it for every
-    command anyway; this is for the Python API."""
-    import gc
-
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _in_memory(copy_of: Path | None = None) -> sqlite3.Connection:
