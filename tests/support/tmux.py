@@ -7,8 +7,11 @@ touch a developer's tmux and can run side by side.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import shlex
+import signal
 import subprocess
 import tempfile
 import time
@@ -16,6 +19,22 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 TMUX = "tmux"
+#: Seconds a program may take to end once its terminal has closed.
+OUTLIVE = 15.0
+
+
+def _ends(pid: int, within: float) -> bool:
+    """Whether process `pid` is gone (or a zombie) within `within` seconds."""
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.05)
+    return False
 
 
 class Terminal:
@@ -163,9 +182,19 @@ class Terminal:
         return self._tmux("display-message", "-p", "-t", "t", "#{pane_dead}").strip() == "1"
 
     def close(self) -> None:
-        """Stop the terminal and its tmux server."""
+        """Stop the terminal and its tmux server; the program in it must end with it, as a
+        program does when its terminal closes (AssertionError, after killing it, when it
+        still runs `OUTLIVE` seconds later)."""
+        try:
+            program = None if self.dead() else self.pid()
+        except (ValueError, subprocess.SubprocessError):  # (no pane any more)
+            program = None
         subprocess.run([TMUX, "-S", self.socket, "kill-server"], env=self.env, capture_output=True)
         self._dir.cleanup()
+        if program is not None and not _ends(program, OUTLIVE):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(program, signal.SIGKILL)
+            raise AssertionError(f"pid {program} still ran {OUTLIVE} s after its terminal closed")
 
     def __enter__(self) -> Terminal:
         return self

@@ -27,4 +27,5 @@ def keys_held() -> Iterator[None]:
     try:
         yield
     finally:
-        termios.tcsetattr(fd, termios.TCSANOW, before)
+        with contextlib.suppress(termios.error):  # (a terminal that went away: nothing to put back)
+            termios.tcsetattr(fd, termios.TCSANOW, before)

@@ -51,6 +51,8 @@ async def pick_session(
     session's last turns under the list); None when cancelled or nothing matches."""
     from prompt_toolkit import PromptSession
 
+    from avatar.cli.repl.prompting import prompt_line
+
     if not sessions:
         return None
     install()  # (emoji in titles and previews in the cells a terminal gives them)
@@ -63,7 +65,7 @@ async def pick_session(
     if read is not None:
         picker.bottom_toolbar = _with_preview(picker, sessions, read)
     try:
-        text = await picker.prompt_async(pre_run=lambda: picker.default_buffer.start_completion())
+        text = await prompt_line(picker, pre_run=picker.default_buffer.start_completion)
     except (KeyboardInterrupt, EOFError):
         return None
     if not text.strip():

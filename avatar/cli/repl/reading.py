@@ -44,6 +44,7 @@ def printing_above_prompt() -> Iterator[None]:
 async def read_terminal(repl: Repl) -> None:
     """The interactive loop on a terminal, until the user leaves."""
     from avatar.cli.repl.prompt import make_prompt
+    from avatar.cli.repl.prompting import prompt_line
 
     prompt = make_prompt(repl)
 
@@ -77,7 +78,7 @@ async def read_terminal(repl: Repl) -> None:
             while True:
                 default, back[:] = "\n".join(back), []
                 try:
-                    line = await prompt.prompt_async(default=default)
+                    line = await prompt_line(prompt, default=default)
                 except KeyboardInterrupt:
                     await repl.interrupt()
                     continue

@@ -86,6 +86,7 @@ async def pick(repl: ReplHost) -> list[str] | None:
     from prompt_toolkit.completion import WordCompleter
 
     from avatar.cli.repl.glyphs import install, to_glyphs
+    from avatar.cli.repl.prompting import prompt_line
 
     if repl.engine.status().session_id is None:
         return None
@@ -111,12 +112,12 @@ async def pick(repl: ReplHost) -> list[str] | None:
         bottom_toolbar="b, f or c (Enter: both) · Ctrl-C cancels",
     )
     try:
-        chosen = (await which.prompt_async()).strip()
+        chosen = (await prompt_line(which)).strip()
         if chosen not in shown:
             if chosen:
                 repl.say(f"no turn {chosen} (/rewind lists them)")
             return None
-        answer = (await what.prompt_async()).strip().lower() or "both"
+        answer = (await prompt_line(what)).strip().lower() or "both"
     except (KeyboardInterrupt, EOFError):
         return None
     found = next((flags for word, flags in WHAT.items() if word.startswith(answer)), None)
