@@ -1,8 +1,8 @@
-"""A REPL whose terminal goes away ends, and takes its agent with it: by the hang-up the
-kernel sends its controlling terminal's session, and also where no hang-up comes (the
-terminal was not its controlling one: a failed write to it is the sign). Before, a redraw on
-the dead terminal fed prompt-toolkit's error handler for ever, which asked for Enter on it:
-an orphan avatar spinning one core and growing by gigabytes."""
+"""A REPL whose terminal goes away ends as on a hang-up (129, through the same cancel that
+stops its agent): by the SIGHUP the kernel sends its controlling terminal's session, and also
+where none comes (the terminal was not its controlling one: a failed write is the sign).
+Before, a redraw on the dead terminal fed prompt-toolkit's error handler for ever, which asked
+for Enter on it: an orphan avatar spinning one core and growing by gigabytes."""
 
 from __future__ import annotations
 
