@@ -186,7 +186,9 @@ class Terminal:
         program does when its terminal closes (AssertionError, after killing it, when it
         still runs `OUTLIVE` seconds later)."""
         try:
-            program = None if self.dead() else self.pid()
+            shown = self._tmux("display-message", "-p", "-t", "t", "#{pane_dead} #{pane_pid}")
+            dead, pid = shown.split()
+            program = None if dead == "1" else int(pid)
         except (ValueError, subprocess.SubprocessError):  # (no pane any more)
             program = None
         subprocess.run([TMUX, "-S", self.socket, "kill-server"], env=self.env, capture_output=True)
