@@ -26,6 +26,7 @@ from typing import Any
 
 from avatar.core.errors import AvatarError
 from avatar.policy.confined import confined_more
+from avatar.policy.kernel.guard import guard
 from avatar.server.attaching import attach
 from avatar.server.hosted import host
 from avatar.server.hub import Hub
@@ -124,6 +125,9 @@ class Server:
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()
             await self.hub.close()
+            # (what its agents left in their groups, and the guard itself: ended before the
+            # lock `serve --stop` waits on is released, not after this process exits)
+            guard().close()
             for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                 loop.remove_signal_handler(sig)
             self.release()

@@ -138,4 +138,5 @@ def test_three_processes_on_one_live_session(
         stopped = avatar(env, cwd, "serve", "--stop")
         assert stopped.returncode == 0, stopped.stderr
         assert server.wait(15) == 0
-    assert helpers and not any(alive(pid) for pid in helpers)  # its helpers ended with it
+    left = [(pid, command_line(pid)) for pid in helpers if alive(pid)]
+    assert helpers and not left  # its helpers ended with it

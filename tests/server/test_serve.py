@@ -26,6 +26,8 @@ from tests.support.drive import avatar, start
 from tests.support.homes import AgentHome
 from tests.support.served import (
     alive,
+    command_line,
+    descendants,
     processes_with,
     serving,
     socket_inodes,
@@ -122,7 +124,11 @@ def test_stop_ends_the_server_and_every_agent_it_started(
         wait_until(in_a_turn)
         agents = processes_with(state)
         assert agents, "the fake agent runs"
+        helpers = descendants(server.pid)  # (the agent, its walls' stub, the guard)
         stopped = avatar(avatar_env, agent_home.workdir, "serve", "--stop")
+        # Nothing the server started runs once `--stop` says it stopped (not only once the
+        # server's process has exited: its guard used to outlive it by a moment).
+        assert not [(pid, command_line(pid)) for pid in helpers if alive(pid)]
         # It returns once the server has ended, not when the pid is reaped: this test, its
         # parent, has not waited for it yet, so it is still there, ended (a zombie).
         assert Path(f"/proc/{server.pid}/stat").read_text().split(") ")[1][0] == "Z"

@@ -90,6 +90,30 @@ class ProcessGuard:
                 os.killpg(pgid, signal.SIGKILL)
             self._watched.discard(pgid)
 
+    def close(self, timeout: float = 2.0) -> None:
+        """Do now what the guard does once avatar is gone, and end the guard: every group
+        still watched is killed, and the guard's own process waited for (at most `timeout`
+        seconds). A server that stops cleanly (`avatar serve --stop`) so leaves nothing of
+        its own running when it says it has stopped; the guard comes back if anything is
+        watched again."""
+        self.kill_all()
+        with self._lock:
+            proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout)
+
+    @property
+    def pid(self) -> int | None:
+        """The guard's process, while it runs (it starts with the first watched group)."""
+        with self._lock:
+            running = self._proc is not None and self._proc.poll() is None
+            return self._proc.pid if running and self._proc is not None else None
+
 
 _guard = ProcessGuard()
 
