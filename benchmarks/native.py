@@ -236,6 +236,13 @@ WITH_GC = (
     "import gc, sys; gc.disable = gc.freeze = lambda: None; "
     "from avatar.cli import main; sys.argv = ['avatar'] + "
 )
+# The same, its dataclasses' methods compiled in the run (`avatar.core.dataclass_code.keep`
+# leaves an `exec` of someone else's in place) against avatar's own, both started so.
+COMPILING = (
+    "import dataclasses, sys; dataclasses.exec = exec; "
+    "from avatar.cli import main; sys.argv = ['avatar'] + "
+)
+KEEPING = "import sys; from avatar.cli import main; sys.argv = ['avatar'] + "
 
 # The least a client can do for one answer: POST a chat request and read the stream to the end.
 PLAIN_REQUEST = (
@@ -280,11 +287,15 @@ def bench_chat_latency(workdir: Path, runs: int) -> list[dict[str, Any]]:
         # pauses until the command has set up): the pause stays only while this row shows it
         # pays.
         with_gc = [sys.executable, "-c", WITH_GC + repr(cmd[1:]) + "; main()"]
+        compiling = [sys.executable, "-c", COMPILING + repr(cmd[1:]) + "; main()"]
+        keeping = [sys.executable, "-c", KEEPING + repr(cmd[1:]) + "; main()"]
         plain = [sys.executable, "-c", PLAIN_REQUEST, f"{server.openai_base_url}/chat/completions"]
         times: list[float] = []
         base: list[float] = []
         floor: list[float] = []
         gc_on: list[float] = []
+        compiled: list[float] = []
+        kept: list[float] = []
         request: list[float] = []
         for _ in range(runs):
             t0 = time.perf_counter()
@@ -296,12 +307,15 @@ def bench_chat_latency(workdir: Path, runs: int) -> list[dict[str, Any]]:
             # The floor no CLI on this stack can beat: what the chat path must import.
             floor.append(median_wall([sys.executable, "-c", FLOOR_IMPORTS], 1))
             gc_on.append(median_wall(with_gc, 1, env, project))
+            compiled.append(median_wall(compiling, 1, env, project))
+            kept.append(median_wall(keeping, 1, env, project))
             request.append(median_wall(plain, 1, env))
     median_base = statistics.median(base)
     median_floor = statistics.median(floor)
     median = statistics.median(times)
     median_gc = statistics.median(gc_on)
     median_request = statistics.median(request)
+    median_compiled, median_kept = statistics.median(compiled), statistics.median(kept)
     return [
         row("one streamed chat request with httpx (baseline)", median_request, None, "-", True),
         row(
@@ -317,6 +331,13 @@ def bench_chat_latency(workdir: Path, runs: int) -> list[dict[str, Any]]:
             median,
             "> 1.03× (else drop the pause)",
             median_gc > 1.03 * median,
+        ),
+        row(
+            "the same chat, dataclass methods compiled in the run ÷ kept",
+            median_compiled,
+            median_kept,
+            "> 1.03× (else drop the keeping)",
+            median_compiled > 1.03 * median_kept,
         ),
         row(
             "import asyncio+click+pydantic+httpx+anyio (floor)",

@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> None:
     import gc
 
     from avatar.cli.startup import inspect_when_used, settled, without_pydantic_plugins
+    from avatar.core.dataclass_code import keep as keep_dataclass_code
     from avatar.core.quick_exit import exit_now
 
     # Start-up creates the objects that live as long as the process (modules, classes,
@@ -53,6 +54,7 @@ def main(argv: list[str] | None = None) -> None:
     gc.disable()
     without_pydantic_plugins()
     inspect_when_used()
+    keep_dataclass_code()  # (after `inspect_when_used`: it imports `dataclasses`)
     # A one-shot `chat` starts its agent, and it and `session list` run without click.
     from avatar.cli.early import run_plain
     from avatar.cli.state import discard_prebuilt

@@ -35,6 +35,7 @@ CLI_MAY_IMPORT = (
     "avatar.sessions.types",
     "avatar.core.times",
     "avatar.core.quick_exit",  # the process's end (it calls CPython's own exit steps)
+    "avatar.core.dataclass_code",  # start-up's: the methods `dataclasses` writes, kept
     "avatar.core.which",  # pure: `shutil.which` without shutil (where `avatar mcp` runs from)
 )
 
