@@ -4,18 +4,10 @@ clean end (`ProcessGuard.close`, as `avatar serve` ends) ends it all before avat
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 
 from avatar.policy.kernel.guard import ProcessGuard
+from tests.support.served import alive
 from tests.support.waiting import wait_until
-
-
-def _running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def test_close_kills_what_is_watched_and_ends_the_guard() -> None:
@@ -31,14 +23,14 @@ def test_close_kills_what_is_watched_and_ends_the_guard() -> None:
     job = int(leader.stdout.readline())
     guard.watch(leader.pid)
     guardian = guard.pid
-    assert guardian is not None and _running(guardian)
+    assert guardian is not None and alive(guardian)
     guard.release(leader.pid)  # (someone is left in it: it stays watched)
 
     guard.close()
 
     assert leader.wait(5) == -9
-    wait_until(lambda: not _running(job), timeout=5)  # (killed: gone a moment later)
-    assert not _running(guardian) and guard.pid is None
+    wait_until(lambda: not alive(job), timeout=5)  # (killed: gone a moment later)
+    assert not alive(guardian) and guard.pid is None
 
 
 def test_the_guard_comes_back_after_close() -> None:
