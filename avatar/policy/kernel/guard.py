@@ -111,8 +111,8 @@ class ProcessGuard:
     def pid(self) -> int | None:
         """The guard's process, while it runs (it starts with the first watched group)."""
         with self._lock:
-            running = self._proc is not None and self._proc.poll() is None
-            return self._proc.pid if running and self._proc is not None else None
+            proc = self._proc
+        return proc.pid if proc is not None and proc.poll() is None else None
 
 
 _guard = ProcessGuard()
