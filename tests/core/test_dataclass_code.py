@@ -142,20 +142,23 @@ def test_another_exec_in_dataclasses_is_left_alone() -> None:
     assert out.stdout == "True True\n", out.stderr
 
 
-def test_the_cli_keeps_them() -> None:
+def test_the_cli_keeps_them(tmp_path: Path) -> None:
+    home = {"HOME": str(tmp_path), "AVATAR_HOME": str(tmp_path / "avatar-home")}
     out = subprocess.run(
         [
             sys.executable,
             "-c",
             "import dataclasses\n"
             "from avatar.cli import main\n"
-            "try:\n    main(['providers', '--json'])\n"
+            "try:\n    main(['session', 'list'])\n"
             "except SystemExit:\n    pass\n"
             "print('kept by', type(dataclasses.exec.__self__).__name__)\n",
         ],
         capture_output=True,
         text=True,
         timeout=60,
+        cwd=tmp_path,
+        env={**os.environ, **home, "AVATAR_CONFIG": str(tmp_path / "none.yaml")},
     )
     assert out.stdout.splitlines()[-1] == "kept by KeptCode", out.stderr
 
