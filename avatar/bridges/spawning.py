@@ -69,6 +69,8 @@ def spawn(
     except OSError as e:
         raise ProviderError(f"{name}: cannot start {argv[0]}: {e}") from None
     guard().watch(popen.pid)
+    if sandbox is not None:
+        sandbox.started()
     return Spawned(popen, sandbox)
 
 

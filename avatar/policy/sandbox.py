@@ -204,6 +204,12 @@ class Sandbox:
             self._tmp, self._lock = private_tmp.make(self.kind)
         return self._tmp
 
+    def started(self) -> None:
+        """A process has started inside these walls: what `close()` takes is loaded now,
+        while it boots (its end is when avatar waits)."""
+        if self._tmp is not None:
+            private_tmp.load_removal()
+
     def close(self) -> None:
         """Remove the private temp dir, and each directory of `tidy` left empty."""
         for made in self.tidy:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import fcntl
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -44,3 +46,27 @@ def test_without_a_usable_tmpdir_it_is_slash_tmp(monkeypatch: pytest.MonkeyPatch
     for value in ("", "relative/dir", "/no/such/dir"):
         monkeypatch.setenv("TMPDIR", value)
         assert private_tmp.temp_root() == Path("/tmp")
+
+
+def test_once_its_process_started_closing_the_walls_loads_nothing(tmp_path: Path) -> None:
+    """What removing the temp dir takes is loaded when the walled process starts
+    (`Sandbox.started`), not at its end: a one-shot's end waits for its agent's exit, and
+    then for nothing more (a fresh interpreter, so that nothing is loaded by chance)."""
+    script = """
+import sys
+from pathlib import Path
+from avatar.policy.sandbox import Sandbox
+
+box = Sandbox("agent", Path(sys.argv[1]))
+made = box.tmpdir
+box.started()
+before = set(sys.modules)
+box.close()
+print(sorted(set(sys.modules) - before), made.exists())
+"""
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    ran = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], env=env, capture_output=True, text=True
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split() == ["[]", "False"]
