@@ -59,12 +59,12 @@ real path and the SHA-256 of the bytes trusted.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from avatar.core import quickjson
 from avatar.core.fileio import atomic_write
 from avatar.core.ids import sha256_hex
 from avatar.policy.patterns import is_whole_project, pattern_matches
@@ -337,7 +337,7 @@ class TrustStore:
 
     def _files(self) -> dict[str, Any]:
         try:
-            data = json.loads(self.path.read_bytes())
+            data = quickjson.loads(self.path.read_bytes().decode())
         except (OSError, ValueError):
             return {}  # none yet, or damaged: nothing is trusted
         files = data.get("files") if isinstance(data, dict) else None
@@ -389,5 +389,7 @@ class TrustStore:
         return gone
 
     def _write(self, files: dict[str, Any]) -> None:
+        import json  # (only `avatar trust` writes: a one-shot reads the store before its agent)
+
         text = json.dumps({"v": 1, "files": files}, indent=1, ensure_ascii=False, sort_keys=True)
         atomic_write(self.path, text.encode() + b"\n")

@@ -4,12 +4,12 @@ session capabilities the agent reported the last time it started (cached per ver
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from avatar.core import quickjson
 from avatar.core.fileio import atomic_write
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def _setting(path: Path, key: str) -> Any:
 
             data: Any = tomllib.loads(text)
         else:
-            data = json.loads(text)
+            data = quickjson.loads(text)
     except (OSError, ValueError):
         return None
     for part in key.split("."):
@@ -110,7 +110,7 @@ class CapabilityCache:
 
     def _read(self) -> dict[str, Any]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = quickjson.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
@@ -139,7 +139,8 @@ class CapabilityCache:
             names,
         ):
             return
-        from datetime import UTC, datetime  # (here: a cold one-shot loads this module early)
+        import json  # (here, as below: a cold one-shot loads this module before its agent)
+        from datetime import UTC, datetime
 
         data[provider] = {
             "version": version,

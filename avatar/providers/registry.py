@@ -7,13 +7,13 @@ served by the shared `ACPBridge`. Code lives in bridges only where behaviour dif
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from avatar.core import quickjson
 from avatar.core.errors import AvatarError, UsageError
 from avatar.core.fileio import atomic_write
 from avatar.core.which import which
@@ -152,7 +152,7 @@ def _table() -> dict[str, Any]:
     key = [stat.st_size, stat.st_mtime_ns, str(DATA_FILE)]
     copy = avatar_home() / "cache" / "providers.json"
     try:
-        cached = json.loads(copy.read_bytes())
+        cached = quickjson.loads(copy.read_bytes().decode())
         if cached["key"] == key:
             return dict(cached["table"])
     except (OSError, ValueError, TypeError, KeyError):
@@ -163,7 +163,7 @@ def _table() -> dict[str, Any]:
         table = tomllib.load(f)
 
     with contextlib.suppress(OSError):  # a read-only home: the file is parsed each time
-        atomic_write(copy, json.dumps({"key": key, "table": table}).encode())
+        atomic_write(copy, quickjson.dumps({"key": key, "table": table}).encode())
     return table
 
 
@@ -385,7 +385,7 @@ def package_version(executable: str, package: str | None) -> str | None:
         manifest = parent / "package.json"
         if manifest.is_file():
             try:
-                data = json.loads(manifest.read_text(encoding="utf-8"))
+                data = quickjson.loads(manifest.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 return None
             if package is None or data.get("name") == package:

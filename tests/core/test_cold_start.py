@@ -4,7 +4,9 @@
   (`avatar.cli.startup.inspect_when_used`): the stand-in then answers as the real module.
 - Before `claude` starts, avatar has loaded none of what only later steps need: `inspect`,
   `ctypes` (the Landlock ABI comes from the stub's probe), `shutil` (`avatar.core.which`),
-  `datetime`, the worktree maker, the settings records, the secret detector.
+  `json` (the provider table's copy, the trust store and the capability cache are read with
+  `avatar.core.quickjson`), `datetime`, the worktree maker, the settings records, the secret
+  detector.
 - A plain one-shot (`avatar [global options] chat PROMPT`) and a plain `session list` run
   without click (`avatar.cli.early.run_plain`): the same output and exit codes as through
   click, errors in one line.
@@ -28,6 +30,7 @@ LATER = (
     "ast",  # (with the real `inspect`; its stand-in is in sys.modules)
     "ctypes",
     "shutil",
+    "json",
     "datetime",
     "avatar.library.worktrees",
     "avatar.sessions.settings_log",

@@ -6,11 +6,11 @@ bridge loads."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from avatar.bridges.mcp import server_kind, stdio_command
+from avatar.core import quickjson
 from avatar.core.config import McpServer, Settings
 
 # Flags the bridge depends on; added when a configured `args:` left them out.
@@ -72,7 +72,7 @@ def mcp_config(servers: Mapping[str, McpServer]) -> str | None:
                 }
         elif server.url:
             out[name] = {"type": kind, "url": server.url, "headers": refs.get(name, {})}
-    return json.dumps({"mcpServers": out}) if out else None
+    return quickjson.dumps({"mcpServers": out}) if out else None
 
 
 def permission_mode(settings: Settings, provider: str) -> str:
