@@ -139,7 +139,8 @@ class CapabilityCache:
             names,
         ):
             return
-        import json  # (here, as below: a cold one-shot loads this module before its agent)
+        # (here, not at the top: a cold one-shot loads this module before its agent starts)
+        import json
         from datetime import UTC, datetime
 
         data[provider] = {
