@@ -337,7 +337,7 @@ class TrustStore:
 
     def _files(self) -> dict[str, Any]:
         try:
-            data = quickjson.loads(self.path.read_bytes().decode())
+            data = quickjson.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}  # none yet, or damaged: nothing is trusted
         files = data.get("files") if isinstance(data, dict) else None

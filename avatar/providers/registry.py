@@ -152,7 +152,7 @@ def _table() -> dict[str, Any]:
     key = [stat.st_size, stat.st_mtime_ns, str(DATA_FILE)]
     copy = avatar_home() / "cache" / "providers.json"
     try:
-        cached = quickjson.loads(copy.read_bytes().decode())
+        cached = quickjson.loads(copy.read_text(encoding="utf-8"))
         if cached["key"] == key:
             return dict(cached["table"])
     except (OSError, ValueError, TypeError, KeyError):
