@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from functools import partial
@@ -31,7 +30,7 @@ from typing import Any, Literal
 
 from avatar.core.errors import NotSupportedError, SessionNotFoundError, UsageError
 from avatar.core.fileio import append_line, atomic_write
-from avatar.core.ids import UUID_RE
+from avatar.core.ids import UUID_RE, new_uuid
 from avatar.policy.state import project_slug as project_slug  # the sandbox names it too
 from avatar.sessions.filestore import (
     FileFold,
@@ -241,7 +240,7 @@ def _entries(conversation: Transcript, sid: str, cwd: Path) -> Iterator[dict[str
     """`conversation` as the transcript entries Claude Code would have written."""
     parent: str | None = None
     for i, m in enumerate(conversation.messages):
-        uid = str(uuid.uuid4())
+        uid = new_uuid()
         stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         message: dict[str, object] = {"role": m.role, "content": [{"type": "text", "text": m.text}]}
         if m.role == "assistant":
@@ -335,7 +334,7 @@ class ClaudeStore(JsonlSessionStore):
     def fork_at(self, info: SessionInfo, at: int) -> SessionInfo:
         """A truncated copy of the transcript, in the parent's project directory."""
         source = self._own_file(info)
-        new_id = str(uuid.uuid4())
+        new_id = new_uuid()
         target = source.with_name(f"{new_id}.jsonl")
         write_fork(source, target, new_id, at)
         return self.listed(target)
@@ -344,7 +343,7 @@ class ClaudeStore(JsonlSessionStore):
         self, conversation: Transcript, cwd: Path, model: str | None = None
     ) -> SessionInfo:
         """A new transcript in `cwd`'s project directory, where `claude --resume` looks."""
-        sid = str(uuid.uuid4())
+        sid = new_uuid()
         path = self.project_dir(cwd) / f"{sid}.jsonl"
         atomic_write(path, b"".join(_line(e) for e in _entries(conversation, sid, cwd)))
         return self._checked_import(self.listed(path), conversation, partial(_unlink, path))

@@ -23,7 +23,6 @@ import builtins
 import json
 import os
 import re
-import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from functools import partial
@@ -32,7 +31,7 @@ from typing import Any
 
 from avatar.core.errors import ProviderError, SessionNotFoundError, UsageError
 from avatar.core.fileio import append_line, atomic_write
-from avatar.core.ids import UUID_RE
+from avatar.core.ids import UUID_RE, new_uuid
 from avatar.core.version import __version__
 from avatar.sessions.codex_rollout import LIST_WANT, RolloutFold, fold_head, parse_for_listing
 from avatar.sessions.codex_state import forget_thread, name_thread
@@ -192,7 +191,7 @@ class CodexStore(JsonlSessionStore):
         """A new rollout under today's date folder of `$CODEX_HOME/sessions`, where
         codex-acp looks."""
 
-        sid = str(uuid.uuid4())
+        sid = new_uuid()
         now = datetime.now(UTC)
         stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
         # codex reads no rollout whose metadata lacks `cli_version` or `source`.

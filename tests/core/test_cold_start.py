@@ -7,6 +7,7 @@
   `json` (the provider table's copy, the trust store and the capability cache are read with
   `avatar.core.quickjson`), `datetime`, the worktree maker, the settings records, the secret
   detector.
+- A Claude one-shot never loads `uuid` (with `platform`): ids are `avatar.core.ids.new_uuid`'s.
 - A plain one-shot (`avatar [global options] chat PROMPT`) and a plain `session list` run
   without click (`avatar.cli.early.run_plain`): the same output and exit codes as through
   click, errors in one line.
@@ -36,6 +37,8 @@ LATER = (
     "avatar.sessions.settings_log",
     "avatar.policy.secrets",
 )
+#: Loaded at no point of a Claude one-shot.
+NEVER = ("uuid", "platform")
 
 
 def _python(
@@ -92,6 +95,7 @@ def test_claude_starts_before_what_only_later_steps_need(
         "try:\n    main(['-p', 'claude', 'chat', 'hello'])\n"
         "except SystemExit as e:\n    code = e.code\n"
         "print('BEFORE CLAUDE', seen)\n"
+        f"print('AT THE END', sorted(m for m in {NEVER!r} if m in sys.modules))\n"
     )
     env, cwd = avatar_env(agent_home), agent_home.workdir
     model_server.script("anthropic", Reply.text("First."))
@@ -102,6 +106,7 @@ def test_claude_starts_before_what_only_later_steps_need(
     out = _python(code, env=env, cwd=cwd)
     assert "Answered." in out.stdout, out.stderr
     assert "BEFORE CLAUDE [[]]" in out.stdout, out.stdout
+    assert "AT THE END []" in out.stdout, out.stdout
 
 
 def test_a_plain_one_shot_runs_without_click(

@@ -30,7 +30,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import uuid
 from collections.abc import AsyncIterator, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -46,7 +45,7 @@ from avatar.bridges.claude.stream import StreamTranslator, user_message
 from avatar.bridges.turn import Turn, TurnSignal
 from avatar.core.errors import ProviderError, SessionNotFoundError, UsageError
 from avatar.core.events import BaseEvent, Error, Notice, OpenHow, SessionStarted, TurnFinished
-from avatar.core.ids import UUID_RE
+from avatar.core.ids import UUID_RE, new_uuid
 from avatar.core.prompts import Prompt
 from avatar.providers.capabilities import SessionCapabilities
 from avatar.sessions.claude import transcript_path, write_fork
@@ -254,13 +253,13 @@ class ClaudeBridge(BaseBridge):
             return await self._begin(ahead.session, self.ctx.cwd, "new", ahead)
         if ahead is not None:
             await self._starter.drop(ahead)
-        return await self._begin(Fresh(session_id or str(uuid.uuid4())), self.ctx.cwd, "new")
+        return await self._begin(Fresh(session_id or new_uuid()), self.ctx.cwd, "new")
 
     async def _reopen(self, info: SessionInfo, how: OpenHow) -> SessionStarted:
         return await self._begin(OnDisk(info.id), self._session_cwd(info), how)
 
     async def _fork(self, parent: SessionInfo) -> SessionStarted:
-        fork = PendingFork(str(uuid.uuid4()), parent)
+        fork = PendingFork(new_uuid(), parent)
         return await self._begin(fork, self._session_cwd(parent), "forked")
 
     async def _begin(

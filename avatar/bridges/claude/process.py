@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import uuid
+import os
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -180,7 +180,7 @@ class ClaudeProcess:
 
         TimeoutError after CONTROL_TIMEOUT; ProviderError when the process ends first.
         """
-        request_id = f"avatar-{uuid.uuid4().hex[:12]}"
+        request_id = f"avatar-{os.urandom(6).hex()}"
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = fut
         try:
