@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -27,10 +28,15 @@ def table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     providers.shipped.cache_clear()
 
 
+def copy_of(table: Path) -> Path:
+    """The cache's copy of `table` (the one JSON file there)."""
+    (copy,) = (table.parent / "home" / "cache").glob("providers*.json")
+    return copy
+
+
 def test_the_copy_follows_the_file(table: Path) -> None:
     assert providers.shipped()["toy"].install_hint == "first"
-    copy = table.parent / "home" / "cache" / "providers.json"
-    assert json.loads(copy.read_text())["table"]["toy"]["command"] == ["toy-agent"]
+    assert json.loads(copy_of(table).read_text())["table"]["toy"]["command"] == ["toy-agent"]
     table.write_text(ENTRY.format(hint="second, a little longer"))
     providers.shipped.cache_clear()
     assert providers.shipped()["toy"].install_hint == "second, a little longer"
@@ -40,8 +46,7 @@ def test_a_damaged_copy_or_a_home_that_cannot_be_written_changes_nothing(
     table: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     providers.shipped()
-    copy = table.parent / "home" / "cache" / "providers.json"
-    copy.write_text('{"key": [1, 2')
+    copy_of(table).write_text('{"key": [1, 2')
     providers.shipped.cache_clear()
     assert providers.shipped()["toy"].install_hint == "first"
     blocked = table.parent / "a-file"
@@ -49,6 +54,31 @@ def test_a_damaged_copy_or_a_home_that_cannot_be_written_changes_nothing(
     monkeypatch.setenv("AVATAR_HOME", str(blocked / "home"))  # no directory can be made there
     providers.shipped.cache_clear()
     assert providers.shipped()["toy"].install_hint == "first"
+
+
+def test_two_installations_sharing_a_home_each_keep_their_copy(
+    table: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkout and a release on one home, run in turns: once each has run, neither parses
+    its TOML again (one copy for both was made again at every turn)."""
+    other = table.parent / "other" / "providers.toml"
+    other.parent.mkdir()
+    other.write_text(ENTRY.format(hint="other"))
+    hints = []
+    for data in (table, other):
+        monkeypatch.setattr(providers, "DATA_FILE", data)
+        providers.shipped.cache_clear()
+        hints.append(providers.shipped()["toy"].install_hint)
+
+    def no_parse(*args: object) -> None:
+        raise AssertionError("the TOML was parsed again")
+
+    monkeypatch.setattr(tomllib, "load", no_parse)
+    for data in (table, other, table):
+        monkeypatch.setattr(providers, "DATA_FILE", data)
+        providers.shipped.cache_clear()
+        hints.append(providers.shipped()["toy"].install_hint)
+    assert hints == ["first", "other", "first", "other", "first"]
 
 
 def test_a_listing_after_the_first_command_loads_no_toml_parser(tmp_path: Path) -> None:
