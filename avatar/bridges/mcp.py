@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from avatar.providers.registry import find_executable
+from avatar.providers.programs import find_executable
 
 if TYPE_CHECKING:
     from avatar.core.config import McpServer

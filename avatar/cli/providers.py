@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from avatar.cli.output.table import render_table
 from avatar.core.version import __version__
 from avatar.providers.facts import CapabilityCache, hint, logged_in
-from avatar.providers.registry import executable_version, find_executable
+from avatar.providers.programs import executable_version, find_executable
 
 if TYPE_CHECKING:
     from avatar.cli.state import AppState

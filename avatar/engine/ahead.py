@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from avatar.core.errors import AvatarError
-from avatar.providers.registry import ACP_BRIDGE, find_executable
+from avatar.providers.programs import find_executable
+from avatar.providers.registry import ACP_BRIDGE
 
 if TYPE_CHECKING:
     from avatar.bridges.acp.launch import Ahead

@@ -155,7 +155,7 @@ class CapabilityCache:
 
 def installed_version(spec: ProviderSpec, env: Mapping[str, str]) -> str | None:
     """The version of the provider's program as its npm package says (no process spawned)."""
-    from avatar.providers.registry import find_executable, package_version
+    from avatar.providers.programs import find_executable, package_version
 
     if spec.executable is None:
         return None

@@ -32,6 +32,7 @@ CLI_MAY_IMPORT = (
     "avatar.core.markdown_blocks",  # pure: an answer cut into blocks (the web page's too)
     "avatar.providers.facts",
     "avatar.providers.registry",
+    "avatar.providers.programs",  # where an agent's program is, its version (`avatar providers`)
     "avatar.sessions.types",
     "avatar.core.times",
     "avatar.core.quick_exit",  # the process's end (it calls CPython's own exit steps)

@@ -95,16 +95,3 @@ def test_a_listing_after_the_first_command_loads_no_toml_parser(tmp_path: Path) 
         for _ in range(2)
     ]
     assert [r.stdout.strip() for r in runs] == ["True", "False"], runs[-1].stderr
-
-
-def test_find_executable_relative_path_and_no_program(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A configured `./agent` runs by its absolute path (a bare `agent` would be looked up on
-    PATH); no program at all is not found (it is not the bridges directory)."""
-    agent = tmp_path / "agent"
-    agent.write_text("#!/bin/sh\n")
-    agent.chmod(0o755)
-    monkeypatch.chdir(tmp_path)
-    assert providers.find_executable("./agent") == str(agent)
-    assert providers.find_executable("") is None

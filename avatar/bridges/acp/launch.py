@@ -19,7 +19,8 @@ from avatar.core.config import Settings
 from avatar.core.errors import ProviderError
 from avatar.policy import sandbox
 from avatar.policy.sandbox import Sandbox
-from avatar.providers.registry import ProviderSpec, find_executable
+from avatar.providers.programs import find_executable
+from avatar.providers.registry import ProviderSpec
 
 
 def claude_executable(settings: Settings, env: Mapping[str, str]) -> str | None:

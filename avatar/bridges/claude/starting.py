@@ -13,7 +13,7 @@ from avatar.bridges.claude.launch import ClaudeAhead, ClaudeLaunch, fresh_sessio
 from avatar.bridges.claude.process import ClaudeProcess, ControlHandler
 from avatar.bridges.process import AgentProcess
 from avatar.core.errors import ProviderError
-from avatar.providers.registry import find_executable
+from avatar.providers.programs import find_executable
 
 if TYPE_CHECKING:
     from avatar.bridges.base import BridgeContext

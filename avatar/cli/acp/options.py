@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from avatar.cli.repl import menu
-from avatar.providers.registry import find_executable
+from avatar.providers.programs import find_executable
 
 if TYPE_CHECKING:
     from avatar.engine.engine import Engine
