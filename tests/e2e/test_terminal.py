@@ -234,7 +234,8 @@ def test_a_killed_agent_is_one_line_and_the_next_prompt_reopens_it(
         term.type("remember GANNET")
         term.wait_for(TURN_END, timeout=90)
         kill_agent(term)
-        screen = term.wait_for(r"avatar: codex exited unexpectedly", timeout=15)
+        # Read once the prompt is drawn again below the line, so `body()` keeps it.
+        screen = term.wait_for(r"avatar: codex exited unexpectedly(?s:.*)" + PROMPT, timeout=15)
         errors = [line for line in body(screen) if line.startswith("avatar: ")]
         assert len(errors) == 1 and "SIGKILL" in errors[0]
         term.type("what was it?")
