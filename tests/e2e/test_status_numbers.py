@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_terminal import AVATAR, TURN_DONE, body, kill_agent, repl
+from tests.e2e.test_terminal import AVATAR, PROMPT, TURN_DONE, body, kill_agent, repl
 from tests.support.drive import backdate_gemini
 from tests.support.homes import AgentHome, avatar_env, require_bridges
 from tests.support.model_server import FakeModelServer, Reply
@@ -184,7 +184,7 @@ def test_resumed_gemini_says_it_resumes_and_shows_only_what_was_said(
         # Gemini takes seconds to start and reload: the screen says what it waits for.
         waiting = term.wait_for(f"resuming session {prefix}…", timeout=5)
         assert "earlier in this session" not in waiting
-        screen = term.wait_for("── earlier in this session", timeout=90)
+        screen = term.wait_for("── earlier in this session(?s:.*)" + PROMPT, timeout=90)
     lines = body(screen)
     assert "› summarise @notes.txt" in lines, lines
     assert "Read them." in lines, lines

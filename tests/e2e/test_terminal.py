@@ -192,7 +192,7 @@ def test_an_agent_turn_and_its_resume_on_screen(
         term.type("/quit")
     backdate_gemini(agent_home, provider, prefix)  # its files are found by an id prefix too
     with repl(agent_home, "-p", provider, "repl", "--resume", prefix) as term:
-        lines = body(term.wait_for("── earlier in this session", timeout=90))
+        lines = body(term.wait_for("── earlier in this session(?s:.*)" + PROMPT, timeout=90))
         assert "› say the word" in lines and "The word is HERON." in lines
         term.type("again?")
         term.wait_for("Still HERON.", timeout=90)
@@ -218,7 +218,7 @@ def test_the_picker_resumes_another_provider_s_session(
         screen = term.wait_for("kingfisher migration notes")
         assert re.search(r"native\s+kingfisher migration notes\s+\S+ ago|just now", screen)
         term.type("kingfish")
-        lines = body(term.wait_for(r"^── earlier in this session"))
+        lines = body(term.wait_for(r"^── earlier in this session(?s:.*)" + PROMPT))
         assert "› kingfisher migration notes" in lines  # where it was
         term.type("and now?")
         term.wait_for("Back again.")
