@@ -25,9 +25,11 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
 AVATAR = str(Path(sys.executable).parent / "avatar")
 TURN_END = r"^─ \d+\.\ds"
-# An empty prompt line with the status line drawn below it: the screen is read only then, so
-# `body()` never takes a prompt whose status line is not drawn yet for the status line.
+# An empty prompt line with the status line drawn below it: the screen as it settles after a
+# write above the prompt (prompt-toolkit erases both, writes, then draws them again).
 PROMPT = r"^›\s*$(?s:.*)^\S+ · "
+#: The status line's start: the provider, then its other fields after " · ".
+STATUS_LINE = re.compile(r"\S+ · ")
 # The turn's end line and, below it, the fresh prompt (drawn a moment after that line).
 TURN_DONE = TURN_END + r"(?s:.*)" + PROMPT
 
@@ -50,8 +52,12 @@ def kill_agent(term: Terminal) -> int:
 
 
 def body(screen: str) -> list[str]:
-    """The screen's lines above the status line, trailing blanks dropped."""
-    lines = screen.rstrip("\n").splitlines()[:-1]
+    """The screen's lines above the status line, trailing blanks dropped. (All of them when
+    the screen was read while prompt-toolkit had the prompt and status line erased, to write
+    above them: the last line is then what was written, not the status line.)"""
+    lines = screen.rstrip("\n").splitlines()
+    if lines and STATUS_LINE.match(lines[-1]):
+        lines.pop()
     while lines and not lines[-1].strip():
         lines.pop()
     return lines
