@@ -240,7 +240,7 @@ def test_a_killed_agent_is_one_line_and_the_next_prompt_reopens_it(
         term.type("remember GANNET")
         term.wait_for(TURN_END, timeout=90)
         kill_agent(term)
-        # Read once the prompt is drawn again below the line, so `body()` keeps it.
+        # Read once the prompt is drawn again below the line: the screen as it settles.
         screen = term.wait_for(r"avatar: codex exited unexpectedly(?s:.*)" + PROMPT, timeout=15)
         errors = [line for line in body(screen) if line.startswith("avatar: ")]
         assert len(errors) == 1 and "SIGKILL" in errors[0]
