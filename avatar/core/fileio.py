@@ -1,10 +1,15 @@
 """Writing files so that a crash never leaves half of one: atomic replace, one-line appends;
-and opening only regular files where a FIFO or a device would hang or harm."""
+opening only regular files where a FIFO or a device would hang or harm; and a lock file that
+lets processes take turns (`held`)."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import stat
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -28,6 +33,11 @@ class SpecialFileError(OSError):
         super().__init__(f"{os.fspath(path)} is {kind}, not a regular file")
         self.kind = kind
         self.filename = os.fspath(path)
+        self.strerror = f"{kind}, not a regular file"  # (what a command's error line says)
+
+    def __str__(self) -> str:
+        # (OSError's own would read "[Errno None] None: 'PATH'" once `filename` is set)
+        return f"{self.filename} is {self.kind}, not a regular file"
 
 
 def _open_file(path: str | os.PathLike[str], flags: int, mode: int = 0o666) -> int:
@@ -64,6 +74,33 @@ def regular_file(path: str | os.PathLike[str]) -> tuple[os.stat_result | None, s
     if kind is not None:
         return None, f"{kind}, not a regular file"
     return st, None
+
+
+@contextlib.contextmanager
+def held(path: Path, wait: float | None = None) -> Iterator[None]:
+    """Hold an exclusive lock on the file `path` (made, 0600, when missing) for the block.
+
+    Another process holding it is waited for: without end, or `wait` seconds at most
+    (`TimeoutError` after). The kernel drops the lock when its holder dies, so a crash never
+    leaves it held.
+    """
+    fd = _open_file(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if wait is None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        else:
+            deadline = time.monotonic() + wait
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise TimeoutError(f"{path} is held by another process") from None
+                    time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)
 
 
 def open_regular(path: str | os.PathLike[str]) -> BinaryIO:

@@ -5,7 +5,10 @@ A worktree is made with `git worktree add` from the repository's HEAD, on a new 
 `avatar/NAME`, at `<git common dir>/avatar/worktrees/NAME`: inside the repository's git
 directory, so it is never in the user's `git status` (no ignore file is touched), one place
 for every worktree of the repository (a name is unique per repository), and it goes with the
-repository. Uncommitted changes of the main worktree stay there. The submodules your checkout
+repository. Uncommitted changes of the main worktree stay there. Two avatars making or
+removing worktrees of one repository take turns (`turn`): git's own `worktree add` reads
+every other worktree's files, and caught between another one's creating a file and writing
+it, it fails ("failed to read …/commondir"). The submodules your checkout
 has initialised are initialised in it, from your checkout's copies
 (`avatar.library.worktree_modules`). The session's project root is the worktree, so the
 sandbox's write walls follow it.
@@ -19,18 +22,23 @@ what and how (commit them on its branch, or `discard` them). avatar commits noth
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from avatar.core.errors import AvatarError, UsageError
+from avatar.core.fileio import held
 from avatar.library import worktree_modules
 from avatar.library.worktree_modules import git as _git
 from avatar.library.worktree_modules import last_line as _last
 from avatar.library.worktree_place import PLACE, git_dir
 
 BRANCH_PREFIX = "avatar/"
+#: How long a worktree's making or removal waits for another avatar's (`turn`).
+TURN_WAIT = 120.0
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
@@ -63,6 +71,22 @@ def check_name(name: str) -> str:
     return name
 
 
+@contextlib.contextmanager
+def turn(common: Path) -> Iterator[None]:
+    """Hold the repository whose git common dir is `common` while a worktree of it is made or
+    removed (another avatar doing the same waits, `TURN_WAIT` seconds at most)."""
+    place = common.joinpath(*PLACE)
+    place.mkdir(parents=True, exist_ok=True)
+    try:
+        with held(place.with_name("worktrees.lock"), wait=TURN_WAIT):
+            yield
+    except TimeoutError:
+        raise AvatarError(
+            f"--worktree: another avatar has been making or removing a worktree of {common} "
+            f"for {TURN_WAIT:.0f} s; nothing was done, try again"
+        ) from None
+
+
 def create(cwd: Path, name: str | None = None) -> Worktree:
     """A new worktree of the repository `cwd` is in, from its HEAD (`name`: a generated one
     when None). Usage errors: not a repository, no commit yet, a name in use."""
@@ -72,11 +96,14 @@ def create(cwd: Path, name: str | None = None) -> Worktree:
         raise UsageError(f"--worktree: {cwd} is not in a git repository")
     if not _git(cwd, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")[0]:
         raise UsageError("--worktree: the repository has no commit to start a worktree from")
-    path = Path(common).resolve().joinpath(*PLACE, name)
+    common_dir = Path(common).resolve()
+    path = common_dir.joinpath(*PLACE, name)
     branch = BRANCH_PREFIX + name
-    if path.exists() or _git(cwd, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")[0]:
-        raise UsageError(f"--worktree: the name {name!r} is in use ({path}, branch {branch})")
-    ok, said = _git(cwd, "worktree", "add", "--quiet", "-b", branch, str(path), "HEAD")
+    with turn(common_dir):
+        taken = _git(cwd, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")[0]
+        if path.exists() or taken:
+            raise UsageError(f"--worktree: the name {name!r} is in use ({path}, branch {branch})")
+        ok, said = _git(cwd, "worktree", "add", "--quiet", "-b", branch, str(path), "HEAD")
     if not ok:
         raise AvatarError(f"--worktree: git worktree add failed: {_last(said)}")
     ok, changed = _git(cwd, "status", "--porcelain", "--untracked-files=no")
@@ -124,18 +151,20 @@ def remove(path: Path, discard: bool = False) -> str:
     gitdir = git_dir(path)
     if gitdir is None:
         return f"worktree {path} was already gone"
-    lost = unsaved(path)
-    if lost and not discard:
-        raise UsageError(refusal(path, lost))
-    branch = _git(path, "symbolic-ref", "--quiet", "--short", "HEAD")[1]
     main = gitdir.parent.parent  # <common>/worktrees/<id> -> <common>
-    # `--force`: what it would keep is thrown away on purpose, or there is none (git refuses a
-    # worktree with submodules without it, whatever they hold).
-    force = ["--force"] if lost or (gitdir / "modules").is_dir() else []
-    ok, said = _git(main, "worktree", "remove", *force, str(path))
-    if not ok:
-        raise AvatarError(f"cannot remove worktree {path}: {_last(said)}")
+    with turn(main):  # (`unsaved` asks `git worktree list`, which reads every worktree too)
+        lost = unsaved(path)
+        if lost and not discard:
+            raise UsageError(refusal(path, lost))
+        branch = _git(path, "symbolic-ref", "--quiet", "--short", "HEAD")[1]
+        # `--force`: what it would keep is thrown away on purpose, or there is none (git
+        # refuses a worktree with submodules without it, whatever they hold).
+        force = ["--force"] if lost or (gitdir / "modules").is_dir() else []
+        ok, said = _git(main, "worktree", "remove", *force, str(path))
+        if not ok:
+            raise AvatarError(f"cannot remove worktree {path}: {_last(said)}")
+        dropped = branch.startswith(BRANCH_PREFIX) and _git(main, "branch", "-d", branch)[0]
     thrown = f"; threw away its work not committed ({len(lost)})" if lost else ""
-    if branch.startswith(BRANCH_PREFIX) and _git(main, "branch", "-d", branch)[0]:
+    if dropped:
         return f"removed worktree {path} and its branch {branch}{thrown}"
     return f"removed worktree {path} (branch {branch} kept: it has commits of its own){thrown}"

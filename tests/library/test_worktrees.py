@@ -3,12 +3,14 @@ made, how they are found again without running git, and what removing one keeps.
 
 from __future__ import annotations
 
+import queue
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
 
-from avatar.core.errors import UsageError
+from avatar.core.errors import AvatarError, UsageError
 from avatar.library import worktree_place, worktrees
 
 
@@ -160,3 +162,45 @@ def test_a_submodule_that_cannot_be_checked_out_is_said(tmp_path: Path) -> None:
     assert len(made.empty_submodules) == 1
     assert made.empty_submodules[0].startswith("submodule sub could not be checked out: ")
     assert f"; {made.empty_submodules[0]}" in made.describe()
+
+
+def test_making_a_worktree_waits_for_another_avatars_turn(repo: Path) -> None:
+    # git's `worktree add` reads every other worktree's files: two at once in one repository
+    # can catch one half-written ("failed to read …/commondir") and fail.
+    made: list[worktrees.Worktree] = []
+    maker = threading.Thread(target=lambda: made.append(worktrees.create(repo, "late")))
+    with worktrees.turn(repo / ".git"):
+        maker.start()
+        maker.join(1.0)
+        assert maker.is_alive() and not made  # waiting, nothing made yet
+        assert not (repo / ".git" / "avatar" / "worktrees" / "late").exists()
+    maker.join(30)
+    assert [m.name for m in made] == ["late"] and (made[0].path / "f").exists()
+
+
+def test_a_turn_not_given_in_time_is_one_line_and_nothing_is_made(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(worktrees, "TURN_WAIT", 0.3)
+    made = worktrees.create(repo, "first")
+    with worktrees.turn(repo / ".git"):
+        refused = queue.Queue[BaseException]()
+
+        def remove() -> None:
+            try:
+                worktrees.remove(made.path)
+            except BaseException as e:  # (handed to the test)
+                refused.put(e)
+
+        remover = threading.Thread(target=remove)
+        remover.start()
+        with pytest.raises(AvatarError) as timed_out:
+            worktrees.create(repo, "second")
+        remover.join(10)
+    said = str(timed_out.value)
+    assert said.startswith("--worktree: another avatar has been making or removing a worktree")
+    assert "nothing was done, try again" in said and "\n" not in said
+    assert isinstance(refused.get_nowait(), AvatarError)
+    assert made.path.exists()  # the removal that did not get its turn removed nothing
+    assert not (repo / ".git" / "avatar" / "worktrees" / "second").exists()
+    assert "avatar/second" not in git(repo, "branch")

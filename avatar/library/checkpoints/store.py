@@ -22,7 +22,6 @@ must not hold it, which `FileStore.check_outside` makes sure of before anything 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
 import time
@@ -31,7 +30,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from avatar.core.fileio import atomic_write
+from avatar.core.fileio import atomic_write, held
 from avatar.core.ids import sha256_hex
 from avatar.library.checkpoints.git import CheckpointError as CheckpointError
 from avatar.library.checkpoints.git import StoreGit
@@ -160,12 +159,8 @@ class FileStore:
     def locked(self) -> Iterator[None]:
         """Hold the store for one record or restore (another avatar on this project waits)."""
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with held(self.dir / "lock"):
             yield
-        finally:
-            os.close(fd)
 
     def record_locked(self, exclude: Sequence[str] = (), *, whole: bool = False) -> str:
         """`record`, with the store held already; `whole`: every step, even where the index

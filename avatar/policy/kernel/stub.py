@@ -23,7 +23,6 @@ avatars build it once. Where no compiler is found, `available()` says why and th
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import subprocess
 import sys
@@ -32,6 +31,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from avatar.core.fileio import held
 from avatar.core.ids import sha256_hex
 from avatar.core.which import which
 
@@ -81,8 +81,7 @@ def compiler(avoid: Iterable[Path] = ()) -> str | None:
 
 def _build(target: Path, cc: str) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / "avatar-stub.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with held(target.parent / "avatar-stub.lock"):
         if target.exists():
             return  # another avatar built it meanwhile
         import tempfile

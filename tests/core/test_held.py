@@ -1,0 +1,87 @@
+"""The lock file processes take turns by (`avatar.core.fileio.held`): a second holder waits,
+a bounded wait ends in `TimeoutError`, a killed holder leaves it free, and a FIFO planted at
+its path is refused rather than waited on."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from avatar.core.fileio import SpecialFileError, held
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from avatar.core.fileio import held
+with held(Path(sys.argv[1])):
+    print("held", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_second_holder_waits_for_the_first(tmp_path: Path) -> None:
+    lock = tmp_path / "lock"
+    order: list[str] = []
+
+    def second() -> None:
+        with held(lock):
+            order.append("second")
+
+    with held(lock):
+        waiting = threading.Thread(target=second)
+        waiting.start()
+        waiting.join(0.5)
+        assert waiting.is_alive()  # still waiting while the first holds it
+        order.append("first")
+    waiting.join(5)
+    assert order == ["first", "second"]
+    assert lock.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_bounded_wait_ends_in_timeout_and_the_lock_still_works(tmp_path: Path) -> None:
+    lock = tmp_path / "lock"
+    with held(lock):
+        started = time.monotonic()
+        with pytest.raises(TimeoutError, match="held by another process"), held(lock, wait=0.3):
+            pass
+        assert 0.25 <= time.monotonic() - started < 5
+    with held(lock, wait=0.3):  # free again once the first is done
+        pass
+
+
+def test_a_killed_holder_leaves_the_lock_free(tmp_path: Path) -> None:
+    lock = tmp_path / "lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(lock)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with pytest.raises(TimeoutError), held(lock, wait=0.2):
+            pass
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait(10)
+        with held(lock, wait=5):
+            pass
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_fifo_at_the_locks_path_is_refused_not_waited_on(tmp_path: Path) -> None:
+    lock = tmp_path / "lock"
+    os.mkfifo(lock)
+    with pytest.raises(SpecialFileError, match="FIFO"), held(lock, wait=0.2):
+        pass
+
+
+def test_a_fifo_says_what_it_is_in_one_line(tmp_path: Path) -> None:
+    error = SpecialFileError(tmp_path / "lock", "a FIFO (named pipe)")
+    assert str(error) == f"{tmp_path / 'lock'} is a FIFO (named pipe), not a regular file"
+    assert error.strerror == "a FIFO (named pipe), not a regular file"
