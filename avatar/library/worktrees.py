@@ -5,13 +5,14 @@ A worktree is made with `git worktree add` from the repository's HEAD, on a new 
 `avatar/NAME`, at `<git common dir>/avatar/worktrees/NAME`: inside the repository's git
 directory, so it is never in the user's `git status` (no ignore file is touched), one place
 for every worktree of the repository (a name is unique per repository), and it goes with the
-repository. Uncommitted changes of the main worktree stay there. Two avatars making or
-removing worktrees of one repository take turns (`turn`): git's own `worktree add` reads
-every other worktree's files, and caught between another one's creating a file and writing
-it, it fails ("failed to read …/commondir"). The submodules your checkout
+repository. Uncommitted changes of the main worktree stay there. The submodules your checkout
 has initialised are initialised in it, from your checkout's copies
 (`avatar.library.worktree_modules`). The session's project root is the worktree, so the
 sandbox's write walls follow it.
+
+Two avatars making or removing worktrees of one repository take turns (`turn`): git's own
+`worktree add` reads every other worktree's files, and one that finds a file another has
+created but not yet written fails ("failed to read …/commondir").
 
 Removing a worktree never loses work: with uncommitted changes (untracked files included; what
 git ignores is not work), or commits of a submodule that only it holds, it is refused, saying
