@@ -51,7 +51,7 @@ def test_a_bounded_wait_ends_in_timeout_and_the_lock_still_works(tmp_path: Path)
         started = time.monotonic()
         with pytest.raises(TimeoutError, match="held by another process"), held(lock, wait=0.3):
             pass
-        assert 0.25 <= time.monotonic() - started < 5
+        assert time.monotonic() - started >= 0.25  # it waited before giving up
     with held(lock, wait=0.3):  # free again once the first is done
         pass
 
