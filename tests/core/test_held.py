@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -45,13 +44,23 @@ def test_a_second_holder_waits_for_the_first(tmp_path: Path) -> None:
     assert lock.stat().st_mode & 0o777 == 0o600
 
 
-def test_a_bounded_wait_ends_in_timeout_and_the_lock_still_works(tmp_path: Path) -> None:
+def test_a_bounded_wait_gets_a_lock_freed_in_time_and_gives_up_on_one_that_is_not(
+    tmp_path: Path,
+) -> None:
     lock = tmp_path / "lock"
-    with held(lock):
-        started = time.monotonic()
-        with pytest.raises(TimeoutError, match="held by another process"), held(lock, wait=0.3):
-            pass
-        assert time.monotonic() - started >= 0.25  # it waited before giving up
+    first = held(lock)
+    first.__enter__()
+    # Freed while the second waits: it gets the lock (it waits, not fails at once).
+    threading.Timer(0.2, first.__exit__, (None, None, None)).start()
+    with held(lock, wait=30):
+        pass
+    # Never freed while the second waits: it gives up, saying why.
+    with (
+        held(lock),
+        pytest.raises(TimeoutError, match="held by another process"),
+        held(lock, wait=0.3),
+    ):
+        pass
     with held(lock, wait=0.3):  # free again once the first is done
         pass
 
