@@ -82,9 +82,11 @@ def held(path: Path, wait: float | None = None) -> Iterator[None]:
 
     Another process holding it is waited for: without end, or `wait` seconds at most
     (`TimeoutError` after). The kernel drops the lock when its holder dies, so a crash never
-    leaves it held.
+    leaves it held. A symlink at `path` is refused (ELOOP), never followed: a lock may sit where
+    an agent can write (a repository's `.git`), and avatar, outside the walls, would otherwise
+    make a file wherever the link points.
     """
-    fd = _open_file(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = _open_file(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         if wait is None:
             fcntl.flock(fd, fcntl.LOCK_EX)

@@ -1,9 +1,10 @@
 """The lock file processes take turns by (`avatar.core.fileio.held`): a second holder waits,
-a bounded wait ends in `TimeoutError`, a killed holder leaves it free, and a FIFO planted at
-its path is refused rather than waited on."""
+a bounded wait ends in `TimeoutError`, a killed holder leaves it free, a FIFO planted at its
+path is refused rather than waited on, and a symlink there is refused rather than followed."""
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
@@ -88,6 +89,17 @@ def test_a_fifo_at_the_locks_path_is_refused_not_waited_on(tmp_path: Path) -> No
     os.mkfifo(lock)
     with pytest.raises(SpecialFileError, match="FIFO"), held(lock, wait=0.2):
         pass
+
+
+def test_a_symlink_at_the_locks_path_is_refused_and_its_target_never_made(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere" / "nologin"
+    target.parent.mkdir()
+    lock = tmp_path / "lock"
+    lock.symlink_to(target)
+    with pytest.raises(OSError) as refused, held(lock, wait=0.2):
+        pass
+    assert refused.value.errno == errno.ELOOP
+    assert not target.exists()
 
 
 def test_a_fifo_says_what_it_is_in_one_line(tmp_path: Path) -> None:
