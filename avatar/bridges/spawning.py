@@ -13,24 +13,29 @@ import os
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from avatar.core.errors import ProviderError
+from avatar.policy.kernel import stub
 from avatar.policy.kernel.guard import guard
-from avatar.policy.sandbox import entered
+from avatar.policy.sandbox import walls_spec
 
 if TYPE_CHECKING:
+    from avatar.bridges.claude.remembered import Early
     from avatar.policy.sandbox import Sandbox
 
 
 @dataclass
 class Spawned:
-    """A started agent process and the walls it runs in (closed when it is stopped)."""
+    """A started agent process and the walls it runs in (closed when it is stopped), and what
+    it was started with: the environment and the walls as the stub read them (None: no stub)."""
 
     popen: subprocess.Popen[bytes]
     sandbox: Sandbox | None
+    env: dict[str, str] = field(default_factory=dict)
+    spec: bytes | None = None
 
 
 def spawn(
@@ -45,13 +50,14 @@ def spawn(
     streams pipes; a missing or unrunnable program is a ProviderError."""
     if not cwd.is_dir():
         raise ProviderError(f"{name}: working directory {cwd} does not exist")
-    env = with_bundled_node(argv[0], env)
-    env = sandbox.env(env) if sandbox else env
+    env = started_env(argv[0], env, sandbox)
     try:
         # The kernel SIGTERMs the agent when avatar dies: its own process group keeps it from a
         # terminal's Ctrl-C, and an agent that ignores its stdin closing (Claude Code mid-turn)
         # would otherwise outlive an avatar killed with SIGKILL until the guard ends it.
-        with entered(sandbox, argv, env, cwd, deathsig=signal.SIGTERM) as entry:
+        spec = walls_spec(sandbox, argv, env, cwd, deathsig=signal.SIGTERM)
+        sent = spec.encode() if spec is not None else None
+        with stub.entered(sent, argv) as entry:
             popen = subprocess.Popen(
                 entry.argv,
                 stdin=subprocess.PIPE,
@@ -71,7 +77,39 @@ def spawn(
     guard().watch(popen.pid)
     if sandbox is not None:
         sandbox.started()
-    return Spawned(popen, sandbox)
+    return Spawned(popen, sandbox, env, sent)
+
+
+def adopt(
+    argv: Sequence[str], env: Mapping[str, str], cwd: Path, sandbox: Sandbox | None, early: Early
+) -> Spawned | None:
+    """`early` (a claude started from memory, before these walls were computed) as the agent
+    `spawn` would start now, when it was started exactly so: the same argv, environment,
+    directory and walls; else it is stopped at once (None: start one as always)."""
+    if sandbox is not None:
+        sandbox.adopt_tmp(Path(early.tmp), early.lock)
+    else:
+        os.close(early.lock)  # (its temp dir is then nobody's: swept by the next start)
+    env = started_env(argv[0], env, sandbox)
+    try:
+        spec = walls_spec(sandbox, argv, env, cwd, deathsig=signal.SIGTERM)
+    except OSError:
+        spec = None
+    sent = spec.encode() if spec is not None else None
+    same = (list(argv), env, str(cwd), sent) == (early.argv, early.env, early.cwd, early.spec)
+    if not same or early.popen.poll() is not None:
+        early.stop()
+        return None
+    guard().watch(early.popen.pid)
+    if sandbox is not None:
+        sandbox.started()
+    return Spawned(early.popen, sandbox, env, sent)
+
+
+def started_env(program: str, env: Mapping[str, str], sandbox: Sandbox | None) -> dict[str, str]:
+    """The environment `program` is started with inside `sandbox` (`spawn`)."""
+    out = with_bundled_node(program, env)
+    return sandbox.env(out) if sandbox else out
 
 
 def kill(spawned: Spawned) -> None:

@@ -34,6 +34,7 @@ def main(argv: list[str] | None = None) -> None:
     served_code = served(args)
     if served_code is not None:
         raise SystemExit(served_code)
+    _start_remembered(args)
     if _acp(args):
         # An editor asks `initialize` the moment it starts its agent: the answer is given
         # while the rest loads (`avatar.cli.acp.stdio`).
@@ -69,11 +70,27 @@ def main(argv: list[str] | None = None) -> None:
         status = done.code
     finally:
         discard_prebuilt()  # (the command ended before it took the agent started for it)
+        if "avatar.engine.from_memory" in sys.modules:
+            from avatar.engine.from_memory import discard
+
+            discard()  # (started from memory, and no engine took it)
         # And what is alive now dies with the process: no last walk over it at exit.
         settled(enable=enabled)
     if argv is None:  # (this process is the command: nothing of a caller runs after it)
         exit_now(status)
     raise SystemExit(status)
+
+
+def _start_remembered(args: list[str]) -> None:
+    """For a plain `avatar [-p NAME] chat PROMPT`, claude started from the launch the last one
+    here remembered, before the rest of avatar loads (`avatar.engine.from_memory`)."""
+    from avatar.cli.plain import asked_provider
+
+    asked = asked_provider(args)
+    if asked is not None:
+        from avatar.engine.from_memory import start
+
+        start(asked)
 
 
 def _acp(args: list[str]) -> bool:

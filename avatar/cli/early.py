@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from avatar.cli.plain import plain_prompt
 from avatar.cli.state import AppState, prebuild
 
 #: The global options of `avatar` that take a value (click's `cli` group, avatar.cli.commands;
@@ -34,9 +35,6 @@ VALUED = {
 }
 #: The global flags.
 FLAGS = {"--trust": "trust"}
-#: Characters a prompt that mentions a file or pastes an image path holds (`@path`, `/…`,
-#: `~/…`): its mentions are read before any agent starts (a bad image fails first).
-MENTIONING = frozenset("@/~")
 
 
 def plain_command(args: list[str]) -> tuple[AppState, list[str]] | None:
@@ -82,17 +80,7 @@ def one_shot_state(args: list[str]) -> AppState | None:
 
 
 def _one_shot(words: list[str]) -> bool:
-    return len(words) == 2 and words[0] == "chat" and _plain_prompt(words[1])
-
-
-def _plain_prompt(prompt: str) -> bool:
-    if prompt.startswith("-") or not prompt.strip() or MENTIONING & set(prompt):
-        return False
-    try:
-        prompt.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return len(words) == 2 and words[0] == "chat" and plain_prompt(words[1])
 
 
 def _text(value: str | bool | None) -> str | None:

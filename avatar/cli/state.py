@@ -95,8 +95,9 @@ def prebuild(state: AppState) -> bool:
     except Exception:
         return False
     engine.one_shot = True
+    plain = state.model is None and state.preset is None and state.config is None
     try:
-        engine.launch_ahead()
+        engine.launch_ahead(remember=plain and state.cwd == Path.cwd().resolve())
     except Exception:
         engine.ahead.stop()
         return False

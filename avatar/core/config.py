@@ -263,14 +263,19 @@ def avatar_home() -> Path:
 
 def find_project_config(cwd: Path) -> Path | None:
     """The nearest `.avatar.yaml` from cwd up to (not beyond) the home directory."""
+    return next((c for c in project_config_candidates(cwd) if c.is_file()), None)
+
+
+def project_config_candidates(cwd: Path) -> list[Path]:
+    """Where a project's `.avatar.yaml` is looked for, nearest first: cwd and each parent, up
+    to the home directory."""
     home = Path.home()
+    out = []
     for d in (cwd, *cwd.parents):
-        candidate = d / ".avatar.yaml"
-        if candidate.is_file():
-            return candidate
+        out.append(d / ".avatar.yaml")
         if d == home:
             break
-    return None
+    return out
 
 
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

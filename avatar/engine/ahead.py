@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from avatar.bridges.claude.launch import ClaudeAhead
     from avatar.bridges.held_back import Holding
     from avatar.core.config import Settings
+    from avatar.engine.remember import Remember
     from avatar.providers.registry import ProviderSpec
 
 
@@ -35,16 +36,22 @@ class StartedAhead:
         additional_dirs: Sequence[Path],
         env: Mapping[str, str],
         holding: Callable[[Path], Holding],
+        remember: Remember | None = None,
     ) -> None:
         """Start `spec`'s agent now, where its bridge can adopt it (an ACP agent's, or
         claude), without what `holding(cwd)` holds back of the project's config; nothing when
-        one was started already, or it cannot start (the open then says why)."""
+        one was started already, or it cannot start (the open then says why). Claude's
+        launch is remembered for the next cold one-shot where `remember` says how
+        (`avatar.bridges.claude.remembered`)."""
         if self._started is not None:
             return
         started: Ahead | ClaudeAhead | None
         try:
             if spec.transport == "stream-json":
-                started = _claude(spec, settings, cwd, additional_dirs, env, holding(cwd))
+                held = holding(cwd)
+                started = _claude(spec, settings, cwd, additional_dirs, env, held)
+                if started is not None and remember is not None:
+                    remember.keep(spec, settings, started, held, env)
             elif spec.bridge == ACP_BRIDGE:
                 from avatar.bridges.acp.launch import AgentLaunch, Ahead
 
@@ -84,21 +91,33 @@ def _claude(
 ) -> ClaudeAhead | None:
     """Claude started on a new session of its own, with the model the session will ask for
     (the flag's, else the provider's): the bridge adopts it only if it would start the same."""
+    from avatar.bridges.claude import remembered
     from avatar.bridges.claude.launch import ClaudeAhead, ClaudeLaunch, fresh_session
+    from avatar.bridges.claude.state import Fresh
 
-    program = find_executable(spec.executable or "claude", env.get("PATH"))
-    if program is None:
-        return None
-    launch = ClaudeLaunch.of(
-        spec,
-        settings,
-        program,
-        cwd=cwd,
-        env=env,
-        model=settings.model or spec.model,
-        system_prompt=settings.system_prompt,
-        add_dirs=additional_dirs,
-        held=held,
-        session_args=fresh_session().argv(),
-    )
+    early = remembered.take(spec.name)
+    try:
+        program = find_executable(spec.executable or "claude", env.get("PATH"))
+        if program is None:
+            return None
+        session = Fresh(early.session) if early is not None else fresh_session()
+        launch = ClaudeLaunch.of(
+            spec,
+            settings,
+            program,
+            cwd=cwd,
+            env=env,
+            model=settings.model or spec.model,
+            system_prompt=settings.system_prompt,
+            add_dirs=additional_dirs,
+            held=held,
+            session_args=session.argv(),
+        )
+        if early is not None:
+            adopted, early = ClaudeAhead.adopt(launch, early), None  # (stopped unless adopted)
+            if adopted is not None:
+                return adopted
+    finally:
+        if early is not None:  # (this start failed before it was looked at)
+            early.stop()
     return ClaudeAhead.spawn(spec.name, launch, spec.install_hint)

@@ -529,13 +529,15 @@ class Engine:
 
     # ----- starting ahead -----------------------------------------------------------------
 
-    def launch_ahead(self) -> None:
+    def launch_ahead(self, remember: bool = False) -> None:
         """Start now, before the event loop runs, the agent the next `open()` of a new one-shot
         session (`one_shot`) will run on, so that it boots while the caller loads the rest of
         what a turn needs (a cold `avatar chat`: benchmarks/oneshot.py). An ACP agent's bridge
         adopts it, and Claude's bridge a claude started on a new session of its own
         (`avatar.engine.ahead`); one no session took is stopped by the next open or
-        `close()`."""
+        `close()`. With `remember` (a plain `avatar [-p NAME] chat PROMPT` in the process's
+        directory), claude's launch is remembered for the next such one-shot here, to start
+        before avatar loads (`avatar.bridges.claude.remembered`)."""
         if self.one_shot:
             from avatar.policy.kernel.stub import probe_soon
 
@@ -548,7 +550,12 @@ class Engine:
             def held(cwd: Path) -> Holding:
                 return holding(spec, cwd, self.home, env, trusted_run=self.trust)
 
-            self.ahead.start(spec, self.settings, self.cwd, self.add_dirs, env, held)
+            keep = None
+            if remember and not self.trust:
+                from avatar.engine.remember import Remember
+
+                keep = Remember(self.home, self._requested or "", self.cwd)
+            self.ahead.start(spec, self.settings, self.cwd, self.add_dirs, env, held, keep)
 
     # ----- shutting down ------------------------------------------------------------------
 

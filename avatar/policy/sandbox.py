@@ -196,6 +196,14 @@ class Sandbox:
 
     # -- the private temp dir ---------------------------------------------------------------
 
+    def adopt_tmp(self, tmp: Path, lock: int) -> None:
+        """Take `tmp` (and the descriptor holding its lock) as this sandbox's private temp
+        dir: one made for a process started before these walls were computed
+        (`avatar.bridges.claude.remembered`)."""
+        if self._tmp is not None:
+            raise ValueError("this sandbox has its temp dir already")
+        self._tmp, self._lock = tmp, lock
+
     @property
     def tmpdir(self) -> Path:
         """This sandbox's private temp dir (made on first use, removed by `close()`; one left
@@ -342,14 +350,26 @@ def entered(
     the descriptor to pass it (closed when the block ends). Without walls, `deathsig` still
     asks the kernel to signal the process when avatar dies, through the stub when it is
     built. A missing or unrunnable program raises FileNotFoundError / PermissionError here."""
-    stub.resolve(argv[0], env.get("PATH", os.defpath), cwd)
-    spec: stub.Spec | None = None
-    if sandbox is not None and support().walls:
-        spec = sandbox.spec()
-    elif deathsig and stub.available() is None:
-        spec = stub.Spec(deathsig=deathsig)
-    with stub.entered(spec, argv) as entry:
+    with stub.entered(walls_spec(sandbox, argv, env, cwd, deathsig=deathsig), argv) as entry:
         yield entry
+
+
+def walls_spec(
+    sandbox: Sandbox | None,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: Path,
+    *,
+    deathsig: int = 0,
+) -> stub.Spec | None:
+    """What the stub is given to start `argv` inside `sandbox`'s walls (`entered`); None: the
+    program runs without the stub."""
+    stub.resolve(argv[0], env.get("PATH", os.defpath), cwd)
+    if sandbox is not None and support().walls:
+        return sandbox.spec()
+    if deathsig and stub.available() is None:
+        return stub.Spec(deathsig=deathsig)
+    return None
 
 
 def state_dirs(

@@ -31,6 +31,25 @@ def find_executable(program: str, path: str | None = None) -> str | None:
     return None
 
 
+def looked_at(program: str, path: str | None = None) -> list[str]:
+    """The files `find_executable(program, path)` looks at, in its order, up to the one it
+    finds: what decides its answer."""
+    if not program or os.sep in program:
+        return [os.path.abspath(Path(program).expanduser())] if program else []
+    out = []
+    seen = set()
+    for directory in (path if path is not None else os.environ.get("PATH", "")).split(os.pathsep):
+        if directory in seen:
+            continue
+        seen.add(directory)
+        candidate = os.path.join(directory, program)
+        out.append(candidate)
+        if which(os.path.abspath(candidate)):
+            return out
+    out.append(str(BRIDGES_BIN / program))
+    return out
+
+
 def package_version(executable: str, package: str | None) -> str | None:
     """The version of the npm package an executable belongs to, read from its package.json."""
     real = Path(os.path.realpath(executable))

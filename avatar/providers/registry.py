@@ -139,17 +139,23 @@ def shipped() -> dict[str, ProviderSpec]:
     return {name: _spec(name, entry) for name, entry in _table().items()}
 
 
+def data_files() -> list[Path]:
+    """The files the shipped providers are read from: the data file and avatar's copy."""
+    from avatar.core.config import avatar_home
+
+    copy = f"providers-{sha256_hex(str(DATA_FILE))[:16]}.json"
+    return [DATA_FILE, avatar_home() / "cache" / copy]
+
+
 def _table() -> dict[str, Any]:
     # The TOML parser costs ~15 ms of every command (its import and the parse), a JSON copy
     # in avatar's cache ~0.2: the copy is used while the data file is the one it was made
     # from, and made again (where it can be written) when it is not. The file stays the truth.
     # Each installation sharing a home keeps its own copy: one copy for all had two of them
     # (a checkout and a release, say) parse the TOML and rewrite it whenever they alternated.
-    from avatar.core.config import avatar_home
-
     stat = DATA_FILE.stat()
     key = [stat.st_size, stat.st_mtime_ns, str(DATA_FILE)]
-    copy = avatar_home() / "cache" / f"providers-{sha256_hex(str(DATA_FILE))[:16]}.json"
+    copy = data_files()[1]
     try:
         cached = quickjson.loads(copy.read_text(encoding="utf-8"))
         if cached["key"] == key:

@@ -16,6 +16,7 @@ CLI_FILES = sorted((AVATAR / "cli").rglob("*.py"))
 CLI_MAY_IMPORT = (
     "avatar.cli",
     "avatar.engine.engine",
+    "avatar.engine.from_memory",  # the engine's one step before it loads (a cold one-shot's)
     "avatar.server",  # the server's hub, client and remote engine (over the engine's API)
     "avatar.events",  # the public names
     "avatar.permissions",

@@ -28,6 +28,7 @@ from avatar.policy.scope import ScopePolicy
 
 if TYPE_CHECKING:
     from avatar.bridges.claude.process import ClaudeProcess
+    from avatar.bridges.claude.remembered import Early
     from avatar.bridges.held_back import Holding
     from avatar.core.config import Settings
     from avatar.policy.sandbox import Sandbox
@@ -109,6 +110,8 @@ class ClaudeAhead:
     launch: ClaudeLaunch
     spawned: spawning.Spawned | None = None
     process: ClaudeProcess | None = None
+    #: Started from memory (`avatar.bridges.claude.remembered`), before the launch was known.
+    remembered: bool = False
 
     @classmethod
     def spawn(cls, name: str, launch: ClaudeLaunch, install_hint: str) -> ClaudeAhead:
@@ -119,6 +122,15 @@ class ClaudeAhead:
             name, launch.argv, launch.env, launch.cwd, install_hint, launch.walls
         )
         return cls(session, launch, spawned=started)
+
+    @classmethod
+    def adopt(cls, launch: ClaudeLaunch, early: Early) -> ClaudeAhead | None:
+        """The claude started from memory (`avatar.bridges.claude.remembered`), when it was
+        started exactly as `launch` would start it; else it is stopped (None)."""
+        started = spawning.adopt(launch.argv, launch.env, launch.cwd, launch.walls, early)
+        if started is None:
+            return None
+        return cls(Fresh(early.session), launch, spawned=started, remembered=True)
 
     def stop(self) -> None:
         """End one no session took and the loop never read (a process in the loop is stopped

@@ -292,15 +292,16 @@ class Entry:
 
 
 @contextlib.contextmanager
-def entered(spec: Spec | None, argv: Sequence[str]) -> Iterator[Entry]:
-    """The `Entry` that runs `argv` through the stub with `spec` (the program itself when no
-    spec is given); the spec's descriptor is closed when the block ends (after the spawn)."""
+def entered(spec: Spec | bytes | None, argv: Sequence[str]) -> Iterator[Entry]:
+    """The `Entry` that runs `argv` through the stub with `spec` (or the spec encoded; the
+    program itself when no spec is given); the spec's descriptor is closed when the block
+    ends (after the spawn)."""
     if spec is None:
         yield Entry(list(argv), ())
         return
     fd = os.memfd_create("avatar-walls", os.MFD_CLOEXEC)
     try:
-        os.write(fd, spec.encode())
+        os.write(fd, spec.encode() if isinstance(spec, Spec) else spec)
         yield Entry([str(executable()), str(fd), *argv], (fd,))
     finally:
         os.close(fd)
