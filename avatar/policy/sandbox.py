@@ -39,7 +39,7 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-from avatar.core.config import user_config_path
+from avatar.core.config import avatar_home, user_config_path
 from avatar.policy import private_tmp, sockets
 from avatar.policy.covered import CoveredTree, git_covers
 from avatar.policy.kernel import landlock, stub
@@ -283,9 +283,13 @@ class Sandbox:
             read_only += inside
             hidden += self.state.hidden
             pinned += self.state.opened
-        # avatar's config and its stub run outside the walls: never writable inside them.
-        for own in (Path(os.path.realpath(user_config_path())), stub.executable()):
-            if own.is_file() and any(own.is_relative_to(w) for w in self._writable()):
+        # What avatar, outside the walls, reads and acts on is never writable inside them: its
+        # config, its stub and its data dir (the trust store, the providers' copy, the launch
+        # a one-shot starts claude from before anything checks it: a project holding it, `~`
+        # say, would otherwise let an agent choose what the next avatar runs, and where).
+        data = Path(os.path.realpath(avatar_home()))
+        for own in (Path(os.path.realpath(user_config_path())), stub.executable(), data):
+            if own.exists() and any(own.is_relative_to(w) for w in self._writable()):
                 read_only.append(own)
         return list(dict.fromkeys(hidden)), list(dict.fromkeys(read_only)), pinned
 

@@ -84,6 +84,32 @@ def test_an_agents_walls_are_for_writes(tree: Path, tmp_path: Path) -> None:
         box.close()
 
 
+def test_avatars_own_data_is_never_writable_inside_the_walls(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A project that holds avatar's data dir (`~` as the project, say): an agent there may not
+    write the trust store, nor the launch a one-shot starts claude from before anything checks
+    it (avatar reads both outside the walls), while the rest of the project stays its to
+    write."""
+    data = tree / "share" / "avatar"
+    (data / "cache" / "launches").mkdir(parents=True)
+    (data / "trust.json").write_text("{}")
+    monkeypatch.setenv("AVATAR_HOME", str(data))
+    box = Sandbox("agent", tree)
+    try:
+        out = run_walled(
+            box,
+            "echo '{\"files\": 1}' > share/avatar/trust.json; "
+            "echo x > share/avatar/cache/launches/l.json; echo y > src/y.py",
+            tree,
+        )
+        assert (data / "trust.json").read_text() == "{}", out.stderr
+        assert not (data / "cache" / "launches" / "l.json").exists()
+        assert (tree / "src" / "y.py").read_text() == "y\n"
+    finally:
+        box.close()
+
+
 def _start(box: Sandbox, script: str, cwd: Path) -> subprocess.Popen[bytes]:
     env = box.env({"PATH": os.environ["PATH"], "HOME": str(cwd)})
     with entered(box, ["bash", "-c", script], env, cwd) as entry:
