@@ -283,6 +283,11 @@ class Screen:
         if isinstance(event, ev.Usage):  # prints nothing: the block in progress goes on
             self.tokens = (event.input_tokens or 0) + (event.output_tokens or 0) or self.tokens
             return
+        if isinstance(event, (ev.TitleChanged, ev.CommandsAvailable, ev.ModeChanged, ev.Plan)):
+            # Shown elsewhere, or not at all: an agent announcing its commands or the
+            # session's title mid-answer (claude-agent-acp does) must not cut the paragraph
+            # in progress in two ("Saw" above "the listing.").
+            return
         self.flush()
         if isinstance(event, ev.SessionStarted):
             self.cwd = Path(event.cwd) if event.cwd else self.cwd
