@@ -8,7 +8,6 @@ avatar loads (`Engine.launch_ahead`), so that the two overlap.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -19,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from avatar.core.errors import ProviderError
 from avatar.policy.kernel import stub
-from avatar.policy.kernel.guard import guard
+from avatar.policy.kernel.guard import end_group, guard
 from avatar.policy.sandbox import walls_spec
 
 if TYPE_CHECKING:
@@ -114,14 +113,8 @@ def started_env(program: str, env: Mapping[str, str], sandbox: Sandbox | None) -
 
 def kill(spawned: Spawned) -> None:
     """End a spawned agent that was never adopted: its whole group, at once."""
-    popen = spawned.popen
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(popen.pid, signal.SIGKILL)
-    popen.wait()
-    for stream in (popen.stdin, popen.stdout, popen.stderr):
-        if stream is not None:
-            stream.close()
-    guard().release(popen.pid)
+    end_group(spawned.popen)
+    guard().release(spawned.popen.pid)
     if spawned.sandbox is not None:
         spawned.sandbox.close()
 

@@ -91,6 +91,23 @@ def test_any_change_to_what_it_was_computed_from_starts_nothing(
     assert _started(home, cwd) is None
 
 
+def test_nothing_derived_from_a_secret_is_written(
+    place: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key's value changing keeps the record (the claude started from memory takes the
+    environment it starts in): the record holds nothing that depends on it."""
+    home, cwd = place
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-first-key-0123456789")
+    _remember(home, cwd, [])
+    written = Path(remembered.place(home, cwd, "")).read_text()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-other-key-9876543210")
+    _remember(home, cwd, [])
+    assert Path(remembered.place(home, cwd, "")).read_text() == written
+    assert "sk-ant" not in written
+    early = _started(home, cwd)
+    assert early is not None and early.env["ANTHROPIC_API_KEY"] == "sk-ant-other-key-9876543210"
+
+
 def test_a_record_of_another_avatar_or_format_or_a_damaged_one_starts_nothing(
     place: tuple[Path, Path],
 ) -> None:

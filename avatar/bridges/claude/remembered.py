@@ -7,11 +7,12 @@ program on `PATH`, the environment and the working directory; computing it means
 of avatar (~20 ms), during which claude has not started. So each plain `avatar [-p NAME] chat
 PROMPT` that started claude remembers what it started it with and from what: a file in
 avatar's cache naming each input file with its signature (inode, size, and both times: a
-rewrite, a rename or a `touch` back changes one), a digest of the whole environment, the
-kernel's boot and avatar's version. The next one in that directory starts claude from it at
-once when every input is as it was (`start`), and only then; the engine still computes the
-launch as always and adopts that claude only if it would have started exactly the same
-(`take`, `avatar.bridges.spawning.adopt`), else stops it, before any prompt is written.
+rewrite, a rename or a `touch` back changes one), a digest of the environment (of a variable
+named as a secret's, its name only), the kernel's boot and avatar's version. The next one in
+that directory starts claude from it at once when every input is as it was (`start`), and only
+then; the engine still computes the launch as always and adopts that claude only if it would
+have started exactly the same (`take`, `avatar.bridges.spawning.adopt`), else stops it, before
+any prompt is written.
 
 What it may not decide from memory, it never remembers: a launch that holds back part of the
 project's agent config (its files decide, and their trust), with MCP values in its
@@ -32,8 +33,10 @@ from avatar.core import quickjson
 from avatar.core.fileio import atomic_write
 from avatar.core.ids import new_uuid, sha256_hex
 from avatar.core.version import __version__
+from avatar.policy.kernel.guard import end_group
+from avatar.policy.secrets import is_secret_name
 
-TYPE_CHECKING = False  # not `typing`: loaded before anything else
+TYPE_CHECKING = False  # (only mypy needs `typing` here)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -73,12 +76,7 @@ class Early:
     def stop(self) -> None:
         """End it (its whole group) and release its pipes; its temp dir stays with whoever
         took it (`take`), else is left for the next start's sweep."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.popen.pid, 9)
-        self.popen.wait()
-        for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
-            if stream is not None:
-                stream.close()
+        end_group(self.popen)
 
 
 _early: Early | None = None
@@ -115,8 +113,13 @@ def signature(path: str) -> Signature:
 
 
 def environment_digest(environ: Mapping[str, str]) -> str:
-    """One digest of every variable (name and value): any change is another environment."""
-    return sha256_hex("\0".join(f"{k}={v}" for k, v in sorted(environ.items())))
+    """One digest of every variable, its name and value: any change is another environment.
+    Of one whose name says it holds a secret, the name only: nothing derived from a secret is
+    written, and the claude started from memory takes its values from the environment it
+    starts in, not from the record."""
+    return sha256_hex(
+        "\0".join(k if is_secret_name(k) else f"{k}={v}" for k, v in sorted(environ.items()))
+    )
 
 
 def boot_id() -> str:

@@ -121,3 +121,14 @@ _guard = ProcessGuard()
 def guard() -> ProcessGuard:
     """This process's guard."""
     return _guard
+
+
+def end_group(popen: subprocess.Popen[bytes]) -> None:
+    """End `popen`'s whole process group at once (it leads one: `start_new_session`), reap it
+    and close its pipes: an agent started that nobody will talk to."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(popen.pid, signal.SIGKILL)
+    popen.wait()
+    for stream in (popen.stdin, popen.stdout, popen.stderr):
+        if stream is not None:
+            stream.close()
