@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from functools import cache
 
+from avatar.policy.secret_names import is_secret_name
 from avatar.policy.secret_rules import (
     MASK,
     MIN_QUOTED,
@@ -50,15 +51,6 @@ __all__ = [
     "url_password",
     "url_shown",
 ]
-
-#: Environment variables whose values hold keys, by name (matched case-blind).
-SECRET_NAME_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
-
-
-def is_secret_name(name: str) -> bool:
-    """True for an environment variable name that says it holds a key, token or password."""
-    upper = name.upper()
-    return any(part in upper for part in SECRET_NAME_PARTS)
 
 
 def longest_first(values: Iterable[str]) -> list[str]:

@@ -34,7 +34,7 @@ from avatar.core.fileio import atomic_write
 from avatar.core.ids import new_uuid, sha256_hex
 from avatar.core.version import __version__
 from avatar.policy.kernel.guard import end_group
-from avatar.policy.secrets import is_secret_name
+from avatar.policy.secret_names import is_secret_name
 
 TYPE_CHECKING = False  # (only mypy needs `typing` here)
 if TYPE_CHECKING:
