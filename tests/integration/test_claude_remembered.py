@@ -12,7 +12,7 @@ import pytest
 from tests.integration.test_agent_config_trust import claude_repo
 from tests.support.drive import SESSION_LINE, Avatar
 from tests.support.homes import AgentHome, avatar_env, bridge_bin, require_bridges
-from tests.support.model_server import FakeModelServer, Reply
+from tests.support.model_server import FakeModelServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -62,12 +62,14 @@ class Logged:
         return found.group(1), ours, starts
 
 
-def test_a_second_cold_one_shot_starts_claude_before_the_config_loads(
-    tmp_path: Path, model_server: FakeModelServer
-) -> None:
+@pytest.fixture
+def logged(tmp_path: Path, model_server: FakeModelServer) -> Logged:
+    """One project, its runs logged; the model answers each with its default text."""
     require_bridges("claude")
-    logged = Logged(tmp_path, model_server)
-    model_server.queue("anthropic").extend([Reply.text(logged.home.server.default_text)] * 3)
+    return Logged(tmp_path, model_server)
+
+
+def test_a_second_cold_one_shot_starts_claude_before_the_config_loads(logged: Logged) -> None:
     _, first, [started] = logged.chat()
     assert started > first.index("import config")  # (nothing remembered yet)
     for _ in range(2):
@@ -77,12 +79,7 @@ def test_a_second_cold_one_shot_starts_claude_before_the_config_loads(
         assert f"--session-id {session}" in ours[starts[0]]  # on the session that ran
 
 
-def test_agent_config_that_appeared_since_is_never_started_from_memory(
-    tmp_path: Path, model_server: FakeModelServer
-) -> None:
-    require_bridges("claude")
-    logged = Logged(tmp_path, model_server)
-    model_server.queue("anthropic").extend([Reply.text(logged.home.server.default_text)] * 3)
+def test_agent_config_that_appeared_since_is_never_started_from_memory(logged: Logged) -> None:
     logged.chat()
     repo, _, _ = claude_repo(logged.home)  # a SessionStart hook and a project MCP server
     for _ in range(2):
