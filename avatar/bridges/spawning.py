@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from avatar.core.errors import ProviderError
 from avatar.policy.kernel import stub
-from avatar.policy.kernel.guard import end_group, guard
+from avatar.policy.kernel.guard import end_group, guard, start_group
 from avatar.policy.sandbox import walls_spec
 
 if TYPE_CHECKING:
@@ -57,17 +57,7 @@ def spawn(
         spec = walls_spec(sandbox, argv, env, cwd, deathsig=signal.SIGTERM)
         sent = spec.encode() if spec is not None else None
         with stub.entered(sent, argv) as entry:
-            popen = subprocess.Popen(
-                entry.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                bufsize=0,
-                env=env,
-                cwd=str(cwd),
-                start_new_session=True,
-                pass_fds=entry.pass_fds,
-            )
+            popen = start_group(entry.argv, env, str(cwd), entry.pass_fds)
     except (FileNotFoundError, PermissionError, NotADirectoryError) as e:
         hint = f" (install: {install_hint})" if install_hint else ""
         raise ProviderError(f"{name}: cannot run {argv[0]}: {e.strerror or e}{hint}") from None

@@ -81,7 +81,16 @@ class Remember:
         tool = str(stub.executable()) if spawned.spec is not None else None
         tmp = str(walls.tmpdir) if walls is not None else ""
         remembered.remember(
-            self.home, self.asked, self.cwd, inputs, argv, spawned.env, spawned.spec, tool, tmp
+            self.home,
+            self.asked,
+            self.cwd,
+            inputs,
+            argv,
+            spawned.env,
+            spawned.spec,
+            tool,
+            tmp,
+            provider=spec.name,
         )
 
     def inputs(self, spec: ProviderSpec, env: Mapping[str, str]) -> list[str] | None:

@@ -28,9 +28,15 @@ def place(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     remembered.discard()
 
 
-def _remember(home: Path, cwd: Path, inputs: list[str], env: dict[str, str] | None = None) -> None:
+def _remember(
+    home: Path,
+    cwd: Path,
+    inputs: list[str],
+    env: dict[str, str] | None = None,
+    provider: str = "claude",
+) -> None:
     env = dict(os.environ) if env is None else env
-    remembered.remember(home, "", cwd, inputs, PROGRAM, env, None, None, "")
+    remembered.remember(home, "", cwd, inputs, PROGRAM, env, None, None, "", provider=provider)
 
 
 def _started(home: Path, cwd: Path) -> remembered.Early | None:
@@ -131,7 +137,7 @@ def test_what_changes_with_each_start_is_not_remembered(place: tuple[Path, Path]
     tmp = "/tmp/avatar-agent-0123456789ab"
     env = {**os.environ, "TMPDIR": f"{tmp}/tmp", "ADDED": "yes"}
     spec = f"d\0 15\0p\0{os.getpid()}\0k\0{tmp}\0".replace(" ", "").encode()
-    remembered.remember(home, "", cwd, [], PROGRAM, env, spec, "/bin/stub", tmp)
+    remembered.remember(home, "", cwd, [], PROGRAM, env, spec, "/bin/stub", tmp, provider="claude")
     record = json.loads(Path(remembered.place(home, cwd, "")).read_text())
     assert record["env"] == {"TMPDIR": f"{remembered.TMP}/tmp", "ADDED": "yes"}
     assert record["argv"][-1] == remembered.SESSION
@@ -139,9 +145,18 @@ def test_what_changes_with_each_start_is_not_remembered(place: tuple[Path, Path]
     assert record["unset"] == []
 
 
-def test_a_provider_not_claude_takes_nothing_and_stops_it(place: tuple[Path, Path]) -> None:
+def test_only_the_provider_it_was_remembered_for_takes_it(place: tuple[Path, Path]) -> None:
+    """The default provider may be another stream-json agent than `claude` (a config's): the
+    record says whose launch it is, and that provider's engine takes it; any other stops it."""
     home, cwd = place
-    _remember(home, cwd, [])
+    remembered.remember(
+        home, "", cwd, [], PROGRAM, dict(os.environ), None, None, "", provider="work"
+    )
     remembered.start(str(home), str(cwd), "")
-    assert remembered.take("codex") is None
-    assert remembered.take("claude") is None  # (stopped, not kept for later)
+    early = remembered.take("work")
+    assert early is not None and early.popen.poll() is None
+    early.stop()
+    os.close(early.lock)
+    remembered.start(str(home), str(cwd), "")
+    assert remembered.take("claude") is None
+    assert remembered.take("work") is None  # (stopped, not kept for later)

@@ -33,7 +33,7 @@ from avatar.core import quickjson
 from avatar.core.fileio import atomic_write
 from avatar.core.ids import new_uuid, sha256_hex
 from avatar.core.version import __version__
-from avatar.policy.kernel.guard import end_group
+from avatar.policy.kernel.guard import end_group, start_group
 from avatar.policy.secret_names import is_secret_name
 
 TYPE_CHECKING = False  # (only mypy needs `typing` here)
@@ -53,6 +53,7 @@ class Early:
 
     def __init__(
         self,
+        provider: str,
         popen: subprocess.Popen[bytes],
         session: str,
         tmp: str,
@@ -62,6 +63,7 @@ class Early:
         spec: bytes | None,
         cwd: str,
     ) -> None:
+        self.provider = provider
         self.popen = popen
         self.session = session
         self.tmp = tmp
@@ -83,10 +85,11 @@ _early: Early | None = None
 
 
 def take(provider: str) -> Early | None:
-    """The claude started from memory for `provider`'s launch, once."""
+    """The claude started from memory for `provider`'s launch, once (one started for another
+    provider is stopped)."""
     global _early
     early, _early = _early, None
-    if early is not None and provider != "claude":
+    if early is not None and provider != early.provider:
         early.stop()
         return None
     return early
@@ -94,7 +97,8 @@ def take(provider: str) -> Early | None:
 
 def discard() -> None:
     """Stop one nobody took."""
-    early = take("claude")
+    global _early
+    early, _early = _early, None
     if early is not None:
         early.stop()
         os.close(early.lock)
@@ -148,6 +152,8 @@ def remember(
     spec: bytes | None,
     stub: str | None,
     tmp: str,
+    *,
+    provider: str,
 ) -> None:
     """Keep what claude was started with (`argv` ending with its session id, `env`, the walls
     `spec` as sent to `stub`, the private temp dir `tmp` inside them) and the signatures of
@@ -162,6 +168,7 @@ def remember(
         "environ": environment_digest(environ),
         "cwd": os.fspath(cwd),
         "asked": asked,
+        "provider": provider,
         "inputs": [[path, signature(path)] for path in sorted(set(inputs))],
         "argv": [SESSION if a == session else a for a in argv],
         "env": changed,
@@ -208,7 +215,8 @@ def start(home: str, cwd: str, asked: str) -> None:
     tmp = os.fspath(made)
     session = new_uuid()
     argv = [session if a == SESSION else a for a in record["argv"]]
-    env = {k: v for k, v in os.environ.items() if k not in set(record["unset"])}
+    unset = set(record["unset"])
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     env.update({k: v.replace(TMP, tmp) for k, v in record["env"].items()})
     spec: bytes | None = None
     entry: list[str] = list(argv)
@@ -220,17 +228,7 @@ def start(home: str, cwd: str, asked: str) -> None:
         os.write(fd, spec)
         entry, fds = [record["stub"], str(fd), *argv], (fd,)
     try:
-        popen = subprocess.Popen(
-            entry,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            bufsize=0,
-            env=env,
-            cwd=cwd,
-            start_new_session=True,
-            pass_fds=fds,
-        )
+        popen = start_group(entry, env, cwd, fds)
     except OSError:
         private_tmp.remove(made)
         os.close(lock)
@@ -238,7 +236,7 @@ def start(home: str, cwd: str, asked: str) -> None:
     finally:
         for fd in fds:
             os.close(fd)
-    _early = Early(popen, session, tmp, lock, argv, env, spec, cwd)
+    _early = Early(record["provider"], popen, session, tmp, lock, argv, env, spec, cwd)
 
 
 def _valid(path: str, cwd: str, asked: str) -> dict[str, Any] | None:

@@ -123,6 +123,25 @@ def guard() -> ProcessGuard:
     return _guard
 
 
+def start_group(
+    argv: list[str], env: dict[str, str], cwd: str, pass_fds: tuple[int, ...] = ()
+) -> subprocess.Popen[bytes]:
+    """Start an agent's process: its three streams pipes (unbuffered), exactly `env`, in a
+    session and process group of its own (a terminal's Ctrl-C is avatar's to pass on, and
+    `end_group` ends all it started). OSError when it cannot start."""
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        bufsize=0,
+        env=env,
+        cwd=cwd,
+        start_new_session=True,
+        pass_fds=pass_fds,
+    )
+
+
 def end_group(popen: subprocess.Popen[bytes]) -> None:
     """End `popen`'s whole process group at once (it leads one: `start_new_session`), reap it
     and close its pipes: an agent started that nobody will talk to."""
